@@ -1,0 +1,90 @@
+//! Seeded, portable random streams (xoshiro256++ seeded through SplitMix64).
+//!
+//! Implemented here rather than taken from a crate so that the streams, and so
+//! every published prediction, stay identical across dependency upgrades.
+
+/// One independent random stream, identified by `(seed, stream)`.
+#[derive(Debug, Clone)]
+pub struct RngStream {
+    s: [u64; 4],
+}
+
+fn splitmix64(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl RngStream {
+    /// The stream numbered `stream` of the run seeded with `seed`.
+    pub fn new(seed: u64, stream: u64) -> Self {
+        let mut x = seed ^ stream.wrapping_mul(0xD605_BBB5_8C8A_BBFD);
+        let mut s = [0u64; 4];
+        for v in &mut s {
+            *v = splitmix64(&mut x);
+        }
+        RngStream { s }
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        let s = &mut self.s;
+        let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
+        result
+    }
+
+    /// A uniform draw in `[0, 1)`.
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.uniform() < p
+    }
+
+    /// An exponential draw with the given mean.
+    pub fn exponential(&mut self, mean: f64) -> f64 {
+        -mean * (1.0 - self.uniform()).ln()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_stream_same_numbers() {
+        let mut a = RngStream::new(7, 3);
+        let mut b = RngStream::new(7, 3);
+        for _ in 0..100 {
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+    }
+
+    #[test]
+    fn streams_differ() {
+        let mut a = RngStream::new(7, 3);
+        let mut b = RngStream::new(7, 4);
+        assert_ne!(a.next_u64(), b.next_u64());
+    }
+
+    #[test]
+    fn uniform_mean_is_about_half_and_exponential_mean_holds() {
+        let mut r = RngStream::new(1, 0);
+        let n = 200_000;
+        let u: f64 = (0..n).map(|_| r.uniform()).sum::<f64>() / n as f64;
+        assert!((u - 0.5).abs() < 0.005, "{u}");
+        let e: f64 = (0..n).map(|_| r.exponential(100.0)).sum::<f64>() / n as f64;
+        assert!((e - 100.0).abs() < 1.5, "{e}");
+    }
+}

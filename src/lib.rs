@@ -1,0 +1,21 @@
+//! iosim: a discrete-event simulator and capacity model of server I/O
+//! subsystems — PCI and PCI-X buses at transaction level, the bridges, ropes
+//! and cells above them, host CPUs, and the adapters and links below.
+//!
+//! Three activities, three layers: **describing** hardware and experiments
+//! ([`loader`] reads TOML into [`model`]), **assembling** a system from them
+//! ([`sim::config`]), and **executing** it on the [`engine`]; [`report`]
+//! formats what came out, [`validate`] sets it beside the published figures.
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod engine;
+pub mod error;
+pub mod loader;
+pub mod model;
+pub mod report;
+pub mod sim;
+pub mod units;
+pub mod validate;
+
+pub use error::{Error, Result};

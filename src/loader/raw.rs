@@ -1,0 +1,187 @@
+//! Serde structures that mirror the TOML files exactly (parse, then validate).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// `key = { value = 133.33, unit = "MHz", source = "..." }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawParam {
+    pub value: f64,
+    pub unit: String,
+    pub source: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub note: String,
+}
+
+pub type RawParams = BTreeMap<String, Spanned<RawParam>>;
+
+/// Only the `kind` key, read first to choose the layout.
+#[derive(Debug, Deserialize)]
+pub struct RawKind {
+    pub kind: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBus {
+    #[allow(dead_code)]
+    pub kind: String,
+    pub name: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub description: String,
+    pub protocol: Spanned<String>,
+    pub param: Spanned<RawParams>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLink {
+    #[allow(dead_code)]
+    pub kind: String,
+    pub name: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub description: String,
+    pub framing: Spanned<String>,
+    pub param: Spanned<RawParams>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSlot {
+    pub name: Spanned<String>,
+    pub modes: Spanned<Vec<Spanned<String>>>,
+    pub ropes: Spanned<i64>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub note: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    #[allow(dead_code)]
+    pub kind: String,
+    pub name: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub description: String,
+    pub param: Spanned<RawParams>,
+    pub bridge: Spanned<RawParams>,
+    pub slot: Spanned<Vec<RawSlot>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFunction {
+    pub name: Spanned<String>,
+    pub engine: Spanned<String>,
+    pub link: Spanned<String>,
+    pub param: Spanned<RawParams>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAdapter {
+    #[allow(dead_code)]
+    pub kind: String,
+    pub name: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub description: String,
+    pub modes: Spanned<Vec<Spanned<String>>>,
+    pub function: Spanned<Vec<RawFunction>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTestbed {
+    #[allow(dead_code)]
+    pub kind: String,
+    pub name: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub description: String,
+    pub param: Spanned<RawParams>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenarioHead {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub source: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRun {
+    pub duration_ms: Option<Spanned<f64>>,
+    pub warmup_ms: Option<Spanned<f64>>,
+    pub max_events: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCard {
+    pub name: Option<Spanned<String>>,
+    pub adapter: Spanned<String>,
+    pub slot: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkload {
+    pub card: Spanned<String>,
+    pub function: Spanned<String>,
+    pub kind: Spanned<String>,
+    pub direction: Spanned<String>,
+    pub socket_kib: Option<Spanned<f64>>,
+    pub message_kib: Option<Spanned<f64>>,
+    pub block_kib: Option<Spanned<f64>>,
+    pub outstanding: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFigure {
+    pub id: Spanned<String>,
+    pub card: Spanned<String>,
+    pub function: Spanned<String>,
+    pub published: Spanned<f64>,
+    pub unit: Spanned<String>,
+    #[serde(default)]
+    pub source: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExperiment {
+    pub id: Spanned<String>,
+    pub server: Spanned<String>,
+    pub testbed: Spanned<String>,
+    pub cells: Spanned<i64>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub note: String,
+    pub card: Spanned<Vec<RawCard>>,
+    #[serde(default)]
+    pub workload: Vec<RawWorkload>,
+    #[serde(default)]
+    pub figure: Vec<RawFigure>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub scenario: RawScenarioHead,
+    pub run: Option<RawRun>,
+    pub experiment: Spanned<Vec<RawExperiment>>,
+}

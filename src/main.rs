@@ -1,0 +1,304 @@
+//! The `iosim` command line: glue between flags, the library and the report.
+//! Exit codes: 0 success, 1 bad input (file, key and line in the message),
+//! 2 bad usage, 3 a simulation hit its event bound.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use iosim::loader::{load_bundled_scenarios, load_registry, load_scenario};
+use iosim::model::{Registry, Scenario};
+use iosim::report::{Cell, Format, Report, Section};
+use iosim::sim::ExperimentResult;
+use iosim::validate::{figure_rows, run_scenario, summarise, FigureRow};
+use iosim::Error;
+
+#[derive(Parser)]
+#[command(name = "iosim", version, about = "Simulate server I/O subsystems and compare with published figures")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Table,
+    Csv,
+    Json,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Table => Format::Table,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Json => Format::Json,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct Common {
+    /// Seed of every random stream (recorded in the output).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: FormatArg,
+    /// Extra directory of model files (servers, adapters, buses, links, testbeds); repeatable.
+    #[arg(long = "models", value_name = "DIR")]
+    models: Vec<PathBuf>,
+    /// Threads used to run experiments in parallel (results do not depend on it).
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every bundled scenario and print model beside paper for each published figure.
+    Validate {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run one scenario file (any path) and print throughput, utilisations and bottleneck.
+    Run {
+        /// Scenario TOML file.
+        scenario: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// List the bundled and given models, their parameters and sources.
+    Params {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Engine benchmarks.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// K DMA masters sharing one bus (compare with shared/bench/bus_contention_simpy.py).
+    BusContention {
+        /// Number of masters.
+        #[arg(long, default_value_t = 4)]
+        masters: usize,
+        /// Simulated seconds.
+        #[arg(long, default_value_t = 0.05)]
+        sim_seconds: f64,
+        /// Seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match execute(cli) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(match e {
+                Error::EventLimit { .. } => 3,
+                Error::Usage(_) => 2,
+                _ => 1,
+            })
+        }
+    }
+}
+
+fn execute(cli: Cli) -> iosim::Result<String> {
+    match cli.command {
+        Command::Validate { common } => {
+            let reg = load_registry(&common.models)?;
+            let scenarios = load_bundled_scenarios(&reg)?;
+            let mut rows = Vec::new();
+            let mut all = Vec::new();
+            for sc in &scenarios {
+                let results = run_scenario(&reg, sc, common.seed, common.threads)?;
+                rows.extend(figure_rows(&reg, sc, &results));
+                all.push((sc, results));
+            }
+            let mut rep = Report { command: "validate".into(), seed: common.seed, ..Default::default() };
+            rep.meta.push(("scenarios".into(), scenarios.len().to_string()));
+            rep.sections.push(figures_section(&rows));
+            rep.sections.push(papers_section(&rows));
+            rep.sections.push(experiments_section(&all));
+            Ok(rep.render(common.format.into()))
+        }
+        Command::Run { scenario, common } => {
+            let reg = load_registry(&common.models)?;
+            let sc = load_scenario(&scenario, &reg)?;
+            let results = run_scenario(&reg, &sc, common.seed, common.threads)?;
+            let mut rep = Report { command: format!("run {}", scenario.display()), seed: common.seed, ..Default::default() };
+            rep.meta.push(("scenario".into(), sc.name.clone()));
+            rep.meta.push(("run".into(), format!("warm-up {} ms discarded, {} ms measured", sc.run.warmup_ms, sc.run.duration_ms)));
+            rep.sections.push(inputs_section(&reg, &sc));
+            let pairs = vec![(&sc, results)];
+            rep.sections.push(functions_section(&pairs));
+            rep.sections.push(buses_section(&pairs));
+            rep.sections.push(experiments_section(&pairs));
+            let rows = figure_rows(&reg, &sc, &pairs[0].1);
+            if !rows.is_empty() {
+                rep.sections.push(figures_section(&rows));
+                rep.sections.push(papers_section(&rows));
+            }
+            Ok(rep.render(common.format.into()))
+        }
+        Command::Params { common } => {
+            let mut reg = load_registry(&common.models)?;
+            let mut s = Section::new("parameters", &["parameter", "value", "unit", "source", "meaning", "file"]);
+            for (prefix, set) in reg.param_sets_mut() {
+                for (k, p) in &set.map {
+                    s.rows.push(vec![
+                        Cell::Text(format!("{prefix}.{k}")),
+                        Cell::Num(p.written, 4),
+                        Cell::Text(p.unit.clone()),
+                        Cell::Text(p.source.clone()),
+                        Cell::Text(p.meaning.into()),
+                        Cell::Text(format!("{}:{}", p.at.file.display(), p.at.line)),
+                    ]);
+                }
+            }
+            let rep = Report { command: "params".into(), seed: common.seed, meta: vec![], sections: vec![s] };
+            Ok(rep.render(common.format.into()))
+        }
+        Command::Bench { which: BenchCmd::BusContention { masters, sim_seconds, seed } } => {
+            if !(sim_seconds.is_finite() && sim_seconds > 0.0 && sim_seconds <= 100.0) || masters == 0 || masters > 100_000 {
+                return Err(Error::Usage("--sim-seconds must be in (0, 100] and --masters in 1..=100000".into()));
+            }
+            let r = iosim::bench::bus_contention(masters, sim_seconds, seed);
+            Ok(format!(
+                "masters={} sim_seconds={} seed={} transactions={} wall_s={:.3} tx_per_wall_s={:.0} bus_MB_s={:.1} per_master_MB_s={:.1}\n",
+                r.masters, r.sim_seconds, r.seed, r.transactions, r.wall_s, r.tx_per_wall_s, r.bus_mb_s, r.per_master_mb_s
+            ))
+        }
+    }
+}
+
+fn figures_section(rows: &[FigureRow]) -> Section {
+    let mut s = Section::new("figures", &["id", "published", "predicted", "unit", "error_pct", "experiment", "source", "paper"]);
+    for r in rows {
+        s.rows.push(vec![
+            Cell::Text(r.id.clone()),
+            Cell::Num(r.published, 1),
+            Cell::Num(r.predicted, 1),
+            Cell::Text(r.unit.clone()),
+            Cell::Num(r.error_pct, 1),
+            Cell::Text(r.experiment.clone()),
+            Cell::Text(r.source.clone()),
+            Cell::Text(r.paper.clone()),
+        ]);
+    }
+    s
+}
+
+fn papers_section(rows: &[FigureRow]) -> Section {
+    let mut s = Section::new("papers", &["paper", "figures", "mape_pct", "worst_pct", "worst_id"]);
+    for p in summarise(rows) {
+        s.rows.push(vec![Cell::Text(p.paper), Cell::Int(p.figures as u64), Cell::Num(p.mape, 2), Cell::Num(p.worst_pct, 1), Cell::Text(p.worst_id)]);
+    }
+    s
+}
+
+fn inputs_section(reg: &Registry, sc: &Scenario) -> Section {
+    let mut s = Section::new("inputs", &["experiment", "server", "cells", "card", "adapter", "slot", "bus_mode", "workloads"]);
+    for e in &sc.experiments {
+        for (ci, (label, adapter, slot)) in e.cards.iter().enumerate() {
+            let mode = reg
+                .servers
+                .get(&e.server)
+                .and_then(|srv| srv.slots.iter().find(|x| &x.name == slot))
+                .and_then(|sl| reg.adapters.get(adapter).and_then(|a| iosim::loader::negotiate_mode(a, sl)))
+                .unwrap_or_default();
+            let a = &reg.adapters[adapter];
+            let w: Vec<String> = e
+                .workloads
+                .iter()
+                .filter(|w| w.card == ci)
+                .map(|w| format!("{}: {:?} {:?}", a.functions[w.function].name, w.kind, w.direction))
+                .collect();
+            s.rows.push(vec![
+                Cell::Text(e.id.clone()),
+                Cell::Text(e.server.clone()),
+                Cell::Int(e.cells as u64),
+                Cell::Text(label.clone()),
+                Cell::Text(adapter.clone()),
+                Cell::Text(slot.clone()),
+                Cell::Text(mode),
+                Cell::Text(w.join("; ")),
+            ]);
+        }
+    }
+    s
+}
+
+fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
+    let mut s = Section::new(
+        "functions",
+        &["experiment", "function", "link", "out_MB_s", "in_MB_s", "total_MB_s", "total_Mbit_s", "link_ceiling_MB_s", "cpu_util_pct", "link_out_util_pct", "link_in_util_pct"],
+    );
+    for (_, results) in all {
+        for r in results {
+            for f in &r.functions {
+                s.rows.push(vec![
+                    Cell::Text(r.id.clone()),
+                    Cell::Text(f.label.clone()),
+                    Cell::Text(f.link.clone()),
+                    Cell::Num(f.out.mb_s(), 1),
+                    Cell::Num(f.inn.mb_s(), 1),
+                    Cell::Num(f.total().mb_s(), 1),
+                    Cell::Num(f.total().mbit_s(), 0),
+                    Cell::Num(f.ceiling.mb_s(), 1),
+                    Cell::Num(f.cpu_util * 100.0, 1),
+                    Cell::Num(f.wire_out_util * 100.0, 1),
+                    Cell::Num(f.wire_in_util * 100.0, 1),
+                ]);
+            }
+        }
+    }
+    s
+}
+
+fn buses_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
+    let mut s = Section::new(
+        "buses",
+        &["experiment", "bus", "mode", "peak_MB_s", "data_MB_s", "bus_util_pct", "retries_per_s", "rope_capacity_MB_s", "rope_data_MB_s", "rope_util_pct"],
+    );
+    for (_, results) in all {
+        for r in results {
+            for b in &r.buses {
+                s.rows.push(vec![
+                    Cell::Text(r.id.clone()),
+                    Cell::Text(b.label.clone()),
+                    Cell::Text(b.mode.clone()),
+                    Cell::Num(b.peak.mb_s(), 0),
+                    Cell::Num(b.data.mb_s(), 1),
+                    Cell::Num(b.util * 100.0, 1),
+                    Cell::Num(b.retries_per_s, 0),
+                    Cell::Num(b.rope_capacity.mb_s(), 0),
+                    Cell::Num(b.rope_data.mb_s(), 1),
+                    Cell::Num(b.rope_util * 100.0, 1),
+                ]);
+            }
+        }
+    }
+    s
+}
+
+fn experiments_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
+    let mut s = Section::new("experiments", &["scenario", "experiment", "bottleneck", "events"]);
+    for (sc, results) in all {
+        for r in results {
+            s.rows.push(vec![Cell::Text(sc.name.clone()), Cell::Text(r.id.clone()), Cell::Text(r.bottleneck.clone()), Cell::Int(r.events)]);
+        }
+    }
+    s
+}

@@ -1,0 +1,13 @@
+//! Validated descriptions of hardware and experiments: what the loader produces
+//! from TOML and what the simulator assembles into components. No file access here.
+
+mod params;
+mod scenario;
+mod spec;
+
+pub use params::{ParamSet, ParamValue};
+pub use scenario::{Direction, Experiment, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind};
+pub use spec::{
+    AdapterSpec, BusSpec, EngineKind, Framing, FunctionSpec, LinkSpec, Protocol, Registry,
+    ServerSpec, SlotSpec, TestbedSpec,
+};

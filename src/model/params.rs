@@ -1,0 +1,61 @@
+//! Physical parameters with their unit, meaning and source.
+
+use std::collections::BTreeMap;
+
+use crate::error::Location;
+
+/// One parameter as read from a model file, converted to its base unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamValue {
+    /// Value in the base unit of its dimension (ns, MHz, bytes, bytes/s, baud, count).
+    pub base: f64,
+    /// Value as written in the file.
+    pub written: f64,
+    /// Unit as written in the file.
+    pub unit: String,
+    /// Where the value comes from: a spec, a document, "assumed" or "fitted".
+    pub source: String,
+    /// What the parameter means physically (from the schema).
+    pub meaning: &'static str,
+    /// Where it was written.
+    pub at: Location,
+}
+
+impl ParamValue {
+    /// True when the source says the value was fitted to published figures.
+    pub fn is_fitted(&self) -> bool {
+        self.source.trim_start().starts_with("fitted")
+    }
+}
+
+/// A validated set of parameters of one component, keyed by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParamSet {
+    /// The parameters.
+    pub map: BTreeMap<String, ParamValue>,
+}
+
+impl ParamSet {
+    /// The base-unit value of `key`. The loader guarantees that every key the
+    /// schema requires is present, so a missing key is a programming error
+    /// reported as NaN-free zero rather than a panic.
+    pub fn get(&self, key: &str) -> f64 {
+        self.map.get(key).map(|p| p.base).unwrap_or(0.0)
+    }
+
+    /// The value of `key` as a whole number (rounded).
+    pub fn count(&self, key: &str) -> u64 {
+        self.get(key).round().max(0.0) as u64
+    }
+
+    /// Replaces the base value of `key` (used by calibration); false if absent.
+    pub fn set(&mut self, key: &str, base: f64) -> bool {
+        match self.map.get_mut(key) {
+            Some(p) => {
+                p.base = base;
+                true
+            }
+            None => false,
+        }
+    }
+}

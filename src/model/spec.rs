@@ -1,0 +1,192 @@
+//! Hardware descriptions: buses, links, servers, adapters and test beds.
+
+use std::collections::BTreeMap;
+
+use super::ParamSet;
+use crate::error::Location;
+
+/// The signalling protocol of a bus mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// Conventional PCI: delayed reads with retries, posted writes.
+    Pci,
+    /// PCI-X: split reads, posted writes, attribute phase.
+    PciX,
+}
+
+/// A bus mode (e.g. `pcix133`): one parameterised mechanism for every bus.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BusSpec {
+    /// Name used by slots and adapters.
+    pub name: String,
+    /// PCI or PCI-X protocol.
+    pub protocol: Protocol,
+    /// clock, transfers_per_clock, width, overhead clocks, latency timer, max burst.
+    pub params: ParamSet,
+    /// Where it was defined.
+    pub at: Location,
+}
+
+/// How a link frames data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// IEEE 802.3 frames with preamble and inter-frame gap.
+    Ethernet,
+    /// Fibre Channel frames, 8b/10b, idles between frames.
+    FibreChannel,
+}
+
+/// A network or storage link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkSpec {
+    /// Name used by adapter functions.
+    pub name: String,
+    /// Its framing.
+    pub framing: Framing,
+    /// Line rate and framing sizes.
+    pub params: ParamSet,
+    /// Where it was defined.
+    pub at: Location,
+}
+
+/// One I/O slot of a server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlotSpec {
+    /// Slot name, unique in the server.
+    pub name: String,
+    /// Bus modes the slot can run, fastest first.
+    pub modes: Vec<String>,
+    /// Ropes between the slot's bus adapter and the system bus adapter.
+    pub ropes: u32,
+    /// Where it was defined.
+    pub at: Location,
+}
+
+/// A server: its cells, memory, I/O path, CPUs and protocol stack costs, and slots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    /// Name used by scenarios.
+    pub name: String,
+    /// Memory, I/O path, CPU and stack parameters.
+    pub params: ParamSet,
+    /// Parameters of the bus adapter (bridge) above each slot.
+    pub bridge: ParamSet,
+    /// The slots.
+    pub slots: Vec<SlotSpec>,
+    /// Where it was defined.
+    pub at: Location,
+}
+
+/// What kind of DMA engine an adapter function is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    /// An Ethernet NIC (descriptor rings, frames, TCP).
+    Nic,
+    /// A Fibre Channel host bus adapter (SCSI I/Os, FCP exchanges).
+    Hba,
+}
+
+/// One PCI function of an adapter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionSpec {
+    /// Function name within the adapter (e.g. `fc`, `gige`).
+    pub name: String,
+    /// Its engine.
+    pub engine: EngineKind,
+    /// The link it drives.
+    pub link: String,
+    /// DMA engine parameters.
+    pub params: ParamSet,
+    /// Where it was defined.
+    pub at: Location,
+}
+
+/// An adapter card: one or more functions sharing a slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdapterSpec {
+    /// Name used by scenarios.
+    pub name: String,
+    /// Bus modes the card can run, fastest first.
+    pub modes: Vec<String>,
+    /// Its PCI functions.
+    pub functions: Vec<FunctionSpec>,
+    /// Where it was defined.
+    pub at: Location,
+}
+
+/// The machines at the far end of the links (netperf peer, disk arrays).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestbedSpec {
+    /// Name used by scenarios.
+    pub name: String,
+    /// Peer and target parameters.
+    pub params: ParamSet,
+    /// Where it was defined.
+    pub at: Location,
+}
+
+/// Every model known to a run, by kind and name.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    /// Bus modes.
+    pub buses: BTreeMap<String, BusSpec>,
+    /// Links.
+    pub links: BTreeMap<String, LinkSpec>,
+    /// Servers.
+    pub servers: BTreeMap<String, ServerSpec>,
+    /// Adapters.
+    pub adapters: BTreeMap<String, AdapterSpec>,
+    /// Test beds.
+    pub testbeds: BTreeMap<String, TestbedSpec>,
+}
+
+impl Registry {
+    /// Every parameter set with its dotted prefix (`server.rp8400-seu`, ...).
+    pub fn param_sets_mut(&mut self) -> Vec<(String, &mut ParamSet)> {
+        let mut v: Vec<(String, &mut ParamSet)> = Vec::new();
+        for (n, b) in self.buses.iter_mut() {
+            v.push((format!("bus.{n}"), &mut b.params));
+        }
+        for (n, l) in self.links.iter_mut() {
+            v.push((format!("link.{n}"), &mut l.params));
+        }
+        for (n, s) in self.servers.iter_mut() {
+            v.push((format!("server.{n}"), &mut s.params));
+            v.push((format!("server.{n}.bridge"), &mut s.bridge));
+        }
+        for (n, a) in self.adapters.iter_mut() {
+            for f in a.functions.iter_mut() {
+                v.push((format!("adapter.{n}.{}", f.name), &mut f.params));
+            }
+        }
+        for (n, t) in self.testbeds.iter_mut() {
+            v.push((format!("testbed.{n}"), &mut t.params));
+        }
+        v
+    }
+
+    /// Sets the parameter named `path` (`server.rp8400-seu.io_read_latency`)
+    /// to `base` (in its base unit). False when no such parameter exists.
+    pub fn set_param(&mut self, path: &str, base: f64) -> bool {
+        for (prefix, set) in self.param_sets_mut() {
+            if let Some(key) = path.strip_prefix(&prefix).and_then(|k| k.strip_prefix('.')) {
+                if set.set(key, base) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The parameter named `path`, if any.
+    pub fn param(&mut self, path: &str) -> Option<super::ParamValue> {
+        for (prefix, set) in self.param_sets_mut() {
+            if let Some(key) = path.strip_prefix(&prefix).and_then(|k| k.strip_prefix('.')) {
+                if let Some(p) = set.map.get(key) {
+                    return Some(p.clone());
+                }
+            }
+        }
+        None
+    }
+}

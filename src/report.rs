@@ -1,0 +1,238 @@
+//! Output: the same records as an aligned table, CSV or JSON. The only module
+//! that writes files (plots and reports); everything else returns data.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Map, Value};
+
+/// One cell of a record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Text.
+    Text(String),
+    /// A number printed with this many decimals (JSON keeps full precision).
+    Num(f64, usize),
+    /// A whole number.
+    Int(u64),
+}
+
+impl Cell {
+    fn text(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Num(v, d) if v.is_finite() => format!("{v:.d$}"),
+            Cell::Num(_, _) => "NaN".into(),
+            Cell::Int(i) => i.to_string(),
+        }
+    }
+    fn json(&self) -> Value {
+        match self {
+            Cell::Text(s) => Value::String(s.clone()),
+            // Rounded to 6 significant decimals so output is stable and readable.
+            Cell::Num(v, _) if v.is_finite() => json!((v * 1e6).round() / 1e6),
+            Cell::Num(_, _) => Value::Null,
+            Cell::Int(i) => json!(i),
+        }
+    }
+}
+
+/// A named list of records with the same fields.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    /// JSON key and table title.
+    pub name: String,
+    /// Field names; units go in the name, e.g. `throughput_MB_s`.
+    pub fields: Vec<String>,
+    /// Rows.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Section {
+    /// An empty section with these fields.
+    pub fn new(name: &str, fields: &[&str]) -> Section {
+        Section { name: name.into(), fields: fields.iter().map(|s| s.to_string()).collect(), rows: Vec::new() }
+    }
+}
+
+/// A whole output: header facts (seed, version, units) and sections.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// The command that produced it.
+    pub command: String,
+    /// The seed.
+    pub seed: u64,
+    /// Extra header facts (key, value).
+    pub meta: Vec<(String, String)>,
+    /// Sections, in print order.
+    pub sections: Vec<Section>,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned text.
+    Table,
+    /// Comma-separated values, one block per section.
+    Csv,
+    /// One JSON object.
+    Json,
+}
+
+/// Units line printed in every header.
+pub const UNITS: &str = "MB/s = 10^6 bytes/s; Mbit/s = 10^6 bit/s; utilisation in percent of time busy";
+
+impl Report {
+    /// Renders the report.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Table => self.table(),
+            Format::Csv => self.csv(),
+            Format::Json => self.json(),
+        }
+    }
+
+    fn header_lines(&self) -> Vec<String> {
+        let mut v = vec![
+            format!("iosim {} {}", env!("CARGO_PKG_VERSION"), self.command),
+            format!("seed: {}", self.seed),
+            format!("units: {UNITS}"),
+        ];
+        for (k, val) in &self.meta {
+            v.push(format!("{k}: {val}"));
+        }
+        v
+    }
+
+    fn table(&self) -> String {
+        let mut out = String::new();
+        for l in self.header_lines() {
+            let _ = writeln!(out, "# {l}");
+        }
+        for s in &self.sections {
+            let _ = writeln!(out, "\n## {}", s.name);
+            let cells: Vec<Vec<String>> = s.rows.iter().map(|r| r.iter().map(|c| c.text()).collect()).collect();
+            let mut w: Vec<usize> = s.fields.iter().map(|f| f.len()).collect();
+            for r in &cells {
+                for (i, c) in r.iter().enumerate() {
+                    if i < w.len() {
+                        w[i] = w[i].max(c.len());
+                    }
+                }
+            }
+            let line = |vals: Vec<&str>, numeric: &dyn Fn(usize) -> bool| {
+                let mut l = String::new();
+                for (i, v) in vals.iter().enumerate() {
+                    if i > 0 {
+                        l.push_str("  ");
+                    }
+                    if numeric(i) {
+                        let _ = write!(l, "{v:>width$}", width = w[i]);
+                    } else {
+                        let _ = write!(l, "{v:<width$}", width = w[i]);
+                    }
+                }
+                l.trim_end().to_string()
+            };
+            let is_num = |i: usize| s.rows.first().is_some_and(|r| matches!(r.get(i), Some(Cell::Num(..)) | Some(Cell::Int(_))));
+            let _ = writeln!(out, "{}", line(s.fields.iter().map(|x| x.as_str()).collect(), &is_num));
+            for r in &cells {
+                let _ = writeln!(out, "{}", line(r.iter().map(|x| x.as_str()).collect(), &is_num));
+            }
+        }
+        out
+    }
+
+    fn csv(&self) -> String {
+        let mut out = String::new();
+        for l in self.header_lines() {
+            let _ = writeln!(out, "# {l}");
+        }
+        for s in &self.sections {
+            let _ = writeln!(out, "# section: {}", s.name);
+            let _ = writeln!(out, "{}", s.fields.iter().map(|f| csv_quote(f)).collect::<Vec<_>>().join(","));
+            for r in &s.rows {
+                let _ = writeln!(out, "{}", r.iter().map(|c| csv_quote(&c.text())).collect::<Vec<_>>().join(","));
+            }
+        }
+        out
+    }
+
+    fn json(&self) -> String {
+        let mut root = Map::new();
+        root.insert("schema_version".into(), json!(1));
+        root.insert("tool".into(), json!("iosim"));
+        root.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
+        root.insert("command".into(), json!(self.command));
+        root.insert("seed".into(), json!(self.seed));
+        root.insert("units".into(), json!(UNITS));
+        for (k, v) in &self.meta {
+            root.insert(k.clone(), json!(v));
+        }
+        for s in &self.sections {
+            let rows: Vec<Value> = s
+                .rows
+                .iter()
+                .map(|r| {
+                    let mut m = Map::new();
+                    for (f, c) in s.fields.iter().zip(r) {
+                        m.insert(f.clone(), c.json());
+                    }
+                    Value::Object(m)
+                })
+                .collect();
+            root.insert(s.name.clone(), Value::Array(rows));
+        }
+        let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_else(|_| "{}".into());
+        text.push('\n');
+        text
+    }
+}
+
+fn csv_quote(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Writes `text` to `path`, creating parent directories.
+pub fn write_file(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir)?;
+        }
+    }
+    std::fs::write(path, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Report {
+        let mut s = Section::new("figures", &["id", "published", "unit"]);
+        s.rows.push(vec![Cell::Text("a,b".into()), Cell::Num(1.23456, 1), Cell::Text("MB/s".into())]);
+        Report { command: "validate".into(), seed: 7, meta: vec![], sections: vec![s] }
+    }
+
+    #[test]
+    fn every_format_carries_the_seed_and_the_same_fields() {
+        let r = sample();
+        for f in [Format::Table, Format::Csv] {
+            let t = r.render(f);
+            assert!(t.contains("seed: 7"), "{t}");
+            assert!(t.contains("published"), "{t}");
+            assert!(t.contains("10^6 bytes/s"));
+        }
+        let j: Value = serde_json::from_str(&r.render(Format::Json)).expect("valid JSON");
+        assert_eq!(j["seed"], 7);
+        assert_eq!(j["figures"][0]["id"], "a,b");
+        assert_eq!(j["figures"][0]["published"], 1.23456);
+    }
+
+    #[test]
+    fn csv_quotes_commas() {
+        assert!(sample().render(Format::Csv).contains("\"a,b\",1.2,MB/s"));
+    }
+}

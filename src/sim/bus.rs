@@ -1,0 +1,393 @@
+//! A PCI or PCI-X bus segment and its bridge, at bus-transaction level.
+//!
+//! Masters: each function on the bus has a write channel and a read channel
+//! (two masters that arbitrate separately, as a DMA engine interleaves its
+//! queues), and the bridge masters split completions. Arbitration is
+//! round-robin; a burst ends at the latency timer when another master waits.
+//!
+//! Transactions:
+//! - posted write: `write_overhead + ceil(bytes / bytes_per_clock)` clocks; the
+//!   bridge must have posted-buffer room, else the master waits (the bridge
+//!   would Retry it at once; that cost is not charged);
+//! - PCI-X read: a request answered with Split Response (`read_request`
+//!   clocks), later a split completion mastered by the bridge
+//!   (`completion_overhead + data` clocks);
+//! - PCI delayed read: an attempt the bridge answers with Retry
+//!   (`read_request` clocks) while it latches the request in one of its
+//!   delayed-read slots and fetches `delayed_read_prefetch` bytes; the master
+//!   asks again after `retry_interval` and, once the data is there, reads it
+//!   (`completion_overhead + data` clocks). Attempts while every slot holds
+//!   another master's read are retried too, and cost bus time.
+
+use std::collections::VecDeque;
+
+use super::config::{BridgeCfg, BusCfg};
+use super::meter::BusyMeter;
+use super::path::{Fetch, FetchKind};
+use super::{Ev, System};
+use crate::engine::Scheduler;
+use crate::model::Protocol;
+use crate::units::Picos;
+
+/// Work queued at a master.
+#[derive(Debug, Clone, Copy)]
+pub enum BusItem {
+    /// Posted write of `left` more bytes for op `op`.
+    Write {
+        /// Op id.
+        op: u64,
+        /// Bytes still to post.
+        left: u64,
+    },
+    /// PCI-X read request of `bytes` for op `op`.
+    ReadReq {
+        /// Op id.
+        op: u64,
+        /// Bytes requested.
+        bytes: u64,
+    },
+    /// PCI delayed read of `left` more bytes for op `op`.
+    PciRead {
+        /// Op id.
+        op: u64,
+        /// Bytes still to read.
+        left: u64,
+    },
+    /// Split completion of `bytes` for op `op` of global function `func`.
+    Completion {
+        /// Global function.
+        func: usize,
+        /// Op id.
+        op: u64,
+        /// Bytes to deliver.
+        bytes: u64,
+    },
+}
+
+/// One bus master (a function's channel, or the bridge).
+#[derive(Debug)]
+pub struct Master {
+    /// Global index of the function (None for the bridge).
+    pub func: Option<usize>,
+    /// Largest write burst of this master.
+    pub burst: u64,
+    /// Queued work, served in order.
+    pub queue: VecDeque<BusItem>,
+    /// A retried master does not ask for the bus before this time.
+    pub wait_until: Picos,
+}
+
+/// A latched delayed read in the bridge.
+#[derive(Debug, Clone, Copy)]
+pub struct DelayedRead {
+    /// Master index on this bus.
+    pub master: usize,
+    /// Op it serves.
+    pub op: u64,
+    /// Bytes fetched.
+    pub bytes: u64,
+    /// Data has arrived from memory.
+    pub ready: bool,
+}
+
+/// The transaction on the bus now.
+#[derive(Debug, Clone, Copy)]
+enum Tx {
+    Write { m: usize, op: u64, bytes: u64, last: bool },
+    ReadReq { op: u64, bytes: u64, func: usize },
+    Retry { m: usize },
+    PciData { op: u64, bytes: u64, func: usize },
+    Completion { op: u64, bytes: u64, func: usize, last: bool },
+}
+
+/// A bus segment with its bridge.
+#[derive(Debug)]
+pub struct Bus {
+    /// Timing.
+    pub cfg: BusCfg,
+    /// Bridge.
+    pub bridge: BridgeCfg,
+    /// Masters: per local function a write then a read channel; the bridge last.
+    pub masters: Vec<Master>,
+    rr: usize,
+    current: Option<Tx>,
+    /// Busy time.
+    pub meter: BusyMeter,
+    /// Posted-write bytes held by the bridge.
+    pub posted_used: u64,
+    /// Delayed-read slots.
+    pub delayed: Vec<Option<DelayedRead>>,
+    /// Data bytes moved (writes + read data) since the last reset.
+    pub data_bytes: u64,
+    /// Retries since the last reset.
+    pub retries: u64,
+}
+
+impl Bus {
+    /// A bus for functions with the given (global index, write burst).
+    pub fn new(cfg: BusCfg, bridge: BridgeCfg, funcs: &[(usize, u64)]) -> Bus {
+        let mut masters = Vec::new();
+        for &(f, burst) in funcs {
+            for _ in 0..2 {
+                masters.push(Master { func: Some(f), burst, queue: VecDeque::new(), wait_until: Picos(0) });
+            }
+        }
+        masters.push(Master { func: None, burst: cfg.max_burst, queue: VecDeque::new(), wait_until: Picos(0) });
+        let slots = bridge.delayed_read_slots;
+        Bus { cfg, bridge, masters, rr: 0, current: None, meter: BusyMeter::default(), posted_used: 0, delayed: vec![None; slots], data_bytes: 0, retries: 0 }
+    }
+
+    /// Index of the bridge master.
+    pub fn bridge_master(&self) -> usize {
+        self.masters.len() - 1
+    }
+
+    /// Largest data chunk the master may move now.
+    fn chunk_cap(&self, m: usize, others_waiting: bool) -> u64 {
+        let mut cap = self.cfg.max_burst.min(self.masters[m].burst);
+        if others_waiting {
+            let lt = (self.cfg.latency_timer as f64 * self.cfg.bytes_per_clock) as u64;
+            cap = cap.min(lt.max(self.cfg.bytes_per_clock as u64));
+        }
+        cap.max(1)
+    }
+
+    /// Whether master `m` asks for the bus at `now`.
+    fn wants(&self, m: usize, now: Picos) -> bool {
+        let master = &self.masters[m];
+        if master.wait_until > now {
+            return false;
+        }
+        match master.queue.front() {
+            None => false,
+            Some(BusItem::Write { left, .. }) => {
+                let need = (*left).min(self.cfg.max_burst).min(master.burst).min(self.bridge.posted_write_buffer);
+                self.posted_used + need <= self.bridge.posted_write_buffer
+            }
+            Some(_) => true,
+        }
+    }
+}
+
+impl System {
+    /// Grants the bus of `b` to the next waiting master, if it is idle.
+    pub(super) fn bus_arbitrate(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        let now = s.now();
+        let bus = &self.buses[b];
+        if bus.current.is_some() {
+            return;
+        }
+        let n = bus.masters.len();
+        let Some(m) = (0..n).map(|i| (bus.rr + i) % n).find(|&m| bus.wants(m, now)) else {
+            return;
+        };
+        let others = (0..n).any(|o| o != m && bus.wants(o, now));
+        let cap = bus.chunk_cap(m, others);
+        let cfg = bus.cfg.clone();
+        let item = self.buses[b].masters[m].queue.front().copied();
+        let func = self.buses[b].masters[m].func;
+        let (tx, clocks) = match (item, func) {
+            (Some(BusItem::Write { op, left }), Some(_)) => {
+                let bytes = left.min(cap).min(self.buses[b].bridge.posted_write_buffer);
+                let bus = &mut self.buses[b];
+                bus.posted_used += bytes;
+                let last = bytes == left;
+                if last {
+                    bus.masters[m].queue.pop_front();
+                } else if let Some(BusItem::Write { left: l, .. }) = bus.masters[m].queue.front_mut() {
+                    *l -= bytes;
+                }
+                (Tx::Write { m, op, bytes, last }, cfg.write_overhead + cfg.data_clocks(bytes))
+            }
+            (Some(BusItem::ReadReq { op, bytes }), Some(f)) => {
+                self.buses[b].masters[m].queue.pop_front();
+                (Tx::ReadReq { op, bytes, func: f }, cfg.read_request)
+            }
+            (Some(BusItem::PciRead { op, left }), Some(f)) => {
+                let bus = &mut self.buses[b];
+                let mine = bus.delayed.iter().position(|d| matches!(d, Some(d) if d.master == m && d.op == op));
+                match mine {
+                    Some(slot) => {
+                        let d = bus.delayed[slot].expect("slot found above");
+                        if d.ready {
+                            let bytes = left.min(d.bytes).min(cap);
+                            bus.delayed[slot] = None;
+                            if bytes == left {
+                                bus.masters[m].queue.pop_front();
+                            } else if let Some(BusItem::PciRead { left: l, .. }) = bus.masters[m].queue.front_mut() {
+                                *l -= bytes;
+                            }
+                            (Tx::PciData { op, bytes, func: f }, cfg.completion_overhead + cfg.data_clocks(bytes))
+                        } else {
+                            (Tx::Retry { m }, cfg.read_request)
+                        }
+                    }
+                    None => {
+                        if let Some(slot) = bus.delayed.iter().position(|d| d.is_none()) {
+                            let bytes = left.min(bus.bridge.delayed_read_prefetch);
+                            bus.delayed[slot] = Some(DelayedRead { master: m, op, bytes, ready: false });
+                            let fetch = Fetch { bus: b, bytes, kind: FetchKind::Delayed { slot, op } };
+                            self.rope_push(b, super::path::RopeItem::ReadReq(fetch), s);
+                        }
+                        (Tx::Retry { m }, cfg.read_request)
+                    }
+                }
+            }
+            (Some(BusItem::Completion { func, op, bytes }), None) => {
+                let bus = &mut self.buses[b];
+                let chunk = bytes.min(cap);
+                if chunk == bytes {
+                    bus.masters[m].queue.pop_front();
+                } else if let Some(BusItem::Completion { bytes: l, .. }) = bus.masters[m].queue.front_mut() {
+                    *l -= chunk;
+                }
+                (Tx::Completion { op, bytes: chunk, func, last: chunk == bytes }, cfg.completion_overhead + cfg.data_clocks(chunk))
+            }
+            _ => return,
+        };
+        let bus = &mut self.buses[b];
+        bus.rr = (m + 1) % n;
+        bus.current = Some(tx);
+        bus.meter.start(now);
+        s.schedule_in(cfg.clocks(clocks), Ev::BusDone(b));
+    }
+
+    /// The transaction on bus `b` ends.
+    pub(super) fn bus_done(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        let now = s.now();
+        let Some(tx) = self.buses[b].current.take() else {
+            return;
+        };
+        self.buses[b].meter.stop(now);
+        match tx {
+            Tx::Write { m, op, bytes, last } => {
+                self.buses[b].data_bytes += bytes;
+                self.totals.bus_write_bytes += bytes;
+                self.rope_push(b, super::path::RopeItem::Write { bytes }, s);
+                if last {
+                    if let Some(f) = self.buses[b].masters[m].func {
+                        self.dma_write_done(f, op, s);
+                    }
+                }
+            }
+            Tx::ReadReq { op, bytes, func } => {
+                let fetch = Fetch { bus: b, bytes, kind: FetchKind::Split { func, op } };
+                self.rope_push(b, super::path::RopeItem::ReadReq(fetch), s);
+            }
+            Tx::Retry { m } => {
+                let bus = &mut self.buses[b];
+                bus.retries += 1;
+                let wake = now + bus.bridge.retry_interval;
+                bus.masters[m].wait_until = wake;
+                if wake > now {
+                    s.schedule_at(wake, Ev::BusWake(b));
+                }
+            }
+            Tx::PciData { op, bytes, func } => {
+                self.buses[b].data_bytes += bytes;
+                self.dma_read_data(func, op, bytes, false, s);
+            }
+            Tx::Completion { op, bytes, func, last } => {
+                self.buses[b].data_bytes += bytes;
+                self.dma_read_data(func, op, bytes, last, s);
+            }
+        }
+        self.bus_arbitrate(b, s);
+    }
+
+    /// Queues a split completion at the bridge of bus `b`.
+    pub(super) fn bus_push_completion(&mut self, b: usize, func: usize, op: u64, bytes: u64, s: &mut Scheduler<Ev>) {
+        let bm = self.buses[b].bridge_master();
+        self.buses[b].masters[bm].queue.push_back(BusItem::Completion { func, op, bytes });
+        self.bus_arbitrate(b, s);
+    }
+
+    /// Marks delayed-read slot `slot` of bus `b` ready.
+    pub(super) fn bus_delayed_ready(&mut self, b: usize, slot: usize, op: u64) {
+        if let Some(d) = self.buses[b].delayed[slot].as_mut() {
+            if d.op == op {
+                d.ready = true;
+            }
+        }
+    }
+
+    /// Starts a posted DMA write of `bytes` by global function `f`.
+    pub(super) fn dma_write(&mut self, f: usize, bytes: u64, purpose: super::dma::Purpose, s: &mut Scheduler<Ev>) {
+        let op = self.ports[f].new_op();
+        self.ports[f].writes.insert(op, purpose);
+        let (b, j) = self.fn_place[f];
+        self.buses[b].masters[2 * j].queue.push_back(BusItem::Write { op, left: bytes.max(1) });
+        self.bus_arbitrate(b, s);
+    }
+
+    /// Starts a DMA read of `bytes` by global function `f`.
+    pub(super) fn dma_read(&mut self, f: usize, bytes: u64, purpose: super::dma::Purpose, s: &mut Scheduler<Ev>) {
+        let bytes = bytes.max(1);
+        let op = self.ports[f].new_op();
+        self.ports[f].reads.insert(op, super::dma::ReadOp { remaining: bytes, purpose });
+        let (b, j) = self.fn_place[f];
+        match self.buses[b].cfg.protocol {
+            Protocol::Pci => {
+                self.buses[b].masters[2 * j + 1].queue.push_back(BusItem::PciRead { op, left: bytes });
+                self.bus_arbitrate(b, s);
+            }
+            Protocol::PciX => {
+                let max = self.max_read[f].max(1);
+                let mut left = bytes;
+                while left > 0 {
+                    let c = left.min(max);
+                    self.ports[f].unissued.push_back((op, c));
+                    left -= c;
+                }
+                self.dma_issue_reads(f, s);
+            }
+        }
+    }
+
+    /// Issues queued PCI-X read requests of `f` up to its outstanding limit.
+    pub(super) fn dma_issue_reads(&mut self, f: usize, s: &mut Scheduler<Ev>) {
+        let (b, j) = self.fn_place[f];
+        let mut any = false;
+        while self.ports[f].outstanding < self.max_outstanding[f] {
+            let Some((op, bytes)) = self.ports[f].unissued.pop_front() else {
+                break;
+            };
+            self.ports[f].outstanding += 1;
+            self.buses[b].masters[2 * j + 1].queue.push_back(BusItem::ReadReq { op, bytes });
+            any = true;
+        }
+        if any {
+            self.bus_arbitrate(b, s);
+        }
+    }
+
+    /// Read data for op `op` of `f` arrived at the function.
+    fn dma_read_data(&mut self, f: usize, op: u64, bytes: u64, request_done: bool, s: &mut Scheduler<Ev>) {
+        self.totals.read_bytes_delivered += bytes;
+        if request_done && self.ports[f].outstanding > 0 {
+            self.ports[f].outstanding -= 1;
+        }
+        let done = match self.ports[f].reads.get_mut(&op) {
+            Some(r) => {
+                r.remaining = r.remaining.saturating_sub(bytes);
+                r.remaining == 0
+            }
+            None => false,
+        };
+        if request_done {
+            self.dma_issue_reads(f, s);
+        }
+        if done {
+            if let Some(r) = self.ports[f].reads.remove(&op) {
+                self.on_dma_done(f, r.purpose, s);
+            }
+        }
+    }
+
+    /// The last burst of write op `op` of `f` was posted.
+    fn dma_write_done(&mut self, f: usize, op: u64, s: &mut Scheduler<Ev>) {
+        if let Some(p) = self.ports[f].writes.remove(&op) {
+            self.on_dma_done(f, p, s);
+        }
+    }
+}

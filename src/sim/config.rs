@@ -1,0 +1,410 @@
+//! Assembly: turns validated descriptions into the typed, unit-resolved
+//! configuration the components run with. All defaults come from model files.
+
+use crate::error::{Error, Result};
+use crate::loader::negotiate_mode;
+use crate::model::{EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
+use crate::units::{BytesPerSec, Picos};
+
+/// A bus in the mode negotiated between a card and its slot.
+#[derive(Debug, Clone)]
+pub struct BusCfg {
+    /// Name of the negotiated mode.
+    pub mode: String,
+    /// PCI or PCI-X.
+    pub protocol: Protocol,
+    /// One clock.
+    pub clock: Picos,
+    /// Bytes moved per clock (width x transfers per clock).
+    pub bytes_per_clock: f64,
+    /// Clocks of a posted write besides data.
+    pub write_overhead: u64,
+    /// Clocks of a read request (Retry or Split Response).
+    pub read_request: u64,
+    /// Clocks of a read-data transaction besides data.
+    pub completion_overhead: u64,
+    /// Burst cap, in clocks, when another master waits.
+    pub latency_timer: u64,
+    /// Largest burst of one transaction.
+    pub max_burst: u64,
+}
+
+impl BusCfg {
+    /// Peak data rate.
+    pub fn peak(&self) -> BytesPerSec {
+        BytesPerSec(self.bytes_per_clock * 1e12 / self.clock.0 as f64)
+    }
+    /// Clocks to move `bytes` of data.
+    pub fn data_clocks(&self, bytes: u64) -> u64 {
+        ((bytes as f64) / self.bytes_per_clock).ceil() as u64
+    }
+    /// Duration of `clocks` clocks.
+    pub fn clocks(&self, clocks: u64) -> Picos {
+        Picos(self.clock.0 * clocks)
+    }
+}
+
+/// The bus adapter (bridge) above a slot.
+#[derive(Debug, Clone)]
+pub struct BridgeCfg {
+    /// Posted-write buffer, bytes.
+    pub posted_write_buffer: u64,
+    /// Delayed-read slots (PCI mode).
+    pub delayed_read_slots: usize,
+    /// Bytes fetched per delayed read.
+    pub delayed_read_prefetch: u64,
+    /// Wait of a retried master before it asks again.
+    pub retry_interval: Picos,
+}
+
+/// The path from a slot's bridge to memory.
+#[derive(Debug, Clone)]
+pub struct PathCfg {
+    /// Ropes of this slot times the rope rate (shared by both directions).
+    pub rope_rate: BytesPerSec,
+    /// Header bytes per rope packet.
+    pub rope_overhead: u64,
+    /// Fixed round trip of a DMA read outside memory.
+    pub io_read_latency: Picos,
+}
+
+/// Memory of the partition, as DMA sees it.
+#[derive(Debug, Clone)]
+pub struct MemoryCfg {
+    /// Latency of a line from the local cell.
+    pub local: Picos,
+    /// Latency of a line from a remote cell.
+    pub remote: Picos,
+    /// Probability a line is remote: (cells - 1) / cells with interleaving.
+    pub p_remote: f64,
+    /// Interleave unit.
+    pub line: u64,
+    /// Line fetches in flight per DMA read.
+    pub lines_in_flight: u64,
+}
+
+/// Host CPU and protocol stack costs.
+#[derive(Debug, Clone)]
+pub struct CpuCfg {
+    /// Per network packet.
+    pub per_packet: Picos,
+    /// Per KiB of payload, in ps.
+    pub per_kib_ps: f64,
+    /// Per disk I/O.
+    pub per_io: Picos,
+    /// Segments per ACK.
+    pub ack_every: u32,
+}
+
+/// Ethernet framing.
+#[derive(Debug, Clone)]
+pub struct EthCfg {
+    /// Line rate.
+    pub rate: BytesPerSec,
+    /// TCP payload per full segment.
+    pub mss: u64,
+    /// Frame bytes (MAC header to FCS) of a full segment.
+    pub frame: u64,
+    /// Wire bytes of a full segment (frame + preamble + gap).
+    pub wire_overhead: u64,
+    /// Frame bytes of a pure ACK (at least the minimum frame).
+    pub ack_frame: u64,
+}
+
+impl EthCfg {
+    /// Wire bytes of a frame of `frame` bytes.
+    pub fn wire_bytes(&self, frame: u64) -> u64 {
+        frame + self.wire_overhead
+    }
+    /// TCP payload ceiling of the line.
+    pub fn goodput_ceiling(&self) -> BytesPerSec {
+        BytesPerSec(self.rate.0 * self.mss as f64 / self.wire_bytes(self.frame) as f64)
+    }
+}
+
+/// Fibre Channel framing.
+#[derive(Debug, Clone)]
+pub struct FcCfg {
+    /// Encoded byte rate (baud / bits per byte).
+    pub byte_rate: BytesPerSec,
+    /// Header, SOF, CRC, EOF.
+    pub frame_overhead: u64,
+    /// Idles between frames.
+    pub idle: u64,
+    /// Data payload per frame.
+    pub max_payload: u64,
+}
+
+impl FcCfg {
+    /// Wire bytes of a frame with `payload` bytes.
+    pub fn wire_bytes(&self, payload: u64) -> u64 {
+        payload + self.frame_overhead + self.idle
+    }
+    /// Payload ceiling of the link per direction.
+    pub fn goodput_ceiling(&self) -> BytesPerSec {
+        BytesPerSec(self.byte_rate.0 * self.max_payload as f64 / self.wire_bytes(self.max_payload) as f64)
+    }
+}
+
+/// NIC engine parameters.
+#[derive(Debug, Clone)]
+pub struct NicCfg {
+    /// Bytes per read request.
+    pub max_read: u64,
+    /// Read requests in flight.
+    pub max_outstanding: u32,
+    /// Bytes per write burst.
+    pub write_burst: u64,
+    /// Descriptor size.
+    pub descriptor: u64,
+    /// Receive descriptors per fetch.
+    pub rx_desc_batch: u32,
+    /// Transmit FIFO bytes.
+    pub tx_fifo: u64,
+    /// Receive FIFO bytes.
+    pub rx_fifo: u64,
+}
+
+/// HBA engine parameters.
+#[derive(Debug, Clone)]
+pub struct HbaCfg {
+    /// Bytes per read request.
+    pub max_read: u64,
+    /// Read requests in flight.
+    pub max_outstanding: u32,
+    /// Bytes per write burst.
+    pub write_burst: u64,
+    /// Command block bytes.
+    pub command: u64,
+    /// Completion entry bytes.
+    pub completion: u64,
+    /// Receive frame buffers.
+    pub rx_buffers: u32,
+    /// Transmit frame buffers.
+    pub tx_buffers: u32,
+}
+
+/// The far ends of the links.
+#[derive(Debug, Clone)]
+pub struct TestbedCfg {
+    /// netperf peer ACK turnaround.
+    pub peer_turnaround: Picos,
+    /// Disk array command latency.
+    pub target_latency: Picos,
+    /// Default outstanding I/Os per direction.
+    pub outstanding: u32,
+}
+
+/// What drives one function.
+#[derive(Debug, Clone)]
+pub enum FunctionCfg {
+    /// An Ethernet NIC.
+    Nic {
+        /// Engine.
+        nic: NicCfg,
+        /// Link.
+        eth: EthCfg,
+        /// TCP window (socket size), if a netperf runs: (out, in) streams.
+        streams: (Option<u64>, Option<u64>),
+    },
+    /// A Fibre Channel HBA.
+    Hba {
+        /// Engine.
+        hba: HbaCfg,
+        /// Link.
+        fc: FcCfg,
+        /// diskbench (block bytes, outstanding) for (write, read) streams.
+        streams: (Option<(u64, u32)>, Option<(u64, u32)>),
+    },
+}
+
+/// One function, placed.
+#[derive(Debug, Clone)]
+pub struct PlacedFunction {
+    /// `card.function` label.
+    pub label: String,
+    /// Link name.
+    pub link: String,
+    /// Index of its bus (one bus per card).
+    pub bus: usize,
+    /// Engine and workload.
+    pub cfg: FunctionCfg,
+}
+
+/// One card's bus, bridge and path.
+#[derive(Debug, Clone)]
+pub struct PlacedBus {
+    /// `card@slot` label.
+    pub label: String,
+    /// The bus.
+    pub bus: BusCfg,
+    /// Its bridge.
+    pub bridge: BridgeCfg,
+    /// The path above it.
+    pub path: PathCfg,
+}
+
+/// Everything one experiment runs with.
+#[derive(Debug, Clone)]
+pub struct SystemCfg {
+    /// Buses, one per card.
+    pub buses: Vec<PlacedBus>,
+    /// Functions, in card then function order.
+    pub functions: Vec<PlacedFunction>,
+    /// Memory.
+    pub memory: MemoryCfg,
+    /// CPU costs.
+    pub cpu: CpuCfg,
+    /// Test bed.
+    pub testbed: TestbedCfg,
+    /// CPUs in the partition.
+    pub cpus: u32,
+}
+
+fn ps_ns(p: &ParamSet, k: &str) -> Picos {
+    Picos::from_ns(p.get(k))
+}
+
+/// Builds the configuration of `exp` from the registry.
+pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
+    let invalid = |m: String| Error::Invalid { at: exp.at.clone(), message: m };
+    let server = reg.servers.get(&exp.server).ok_or_else(|| invalid(format!("unknown server `{}`", exp.server)))?;
+    let tb = reg.testbeds.get(&exp.testbed).ok_or_else(|| invalid(format!("unknown testbed `{}`", exp.testbed)))?;
+    let sp = &server.params;
+    let cells = exp.cells.max(1);
+    let memory = MemoryCfg {
+        local: ps_ns(sp, "memory_local_latency"),
+        remote: ps_ns(sp, "memory_remote_latency"),
+        p_remote: (cells - 1) as f64 / cells as f64,
+        line: sp.count("cache_line").max(1),
+        lines_in_flight: sp.count("line_fetches_in_flight").max(1),
+    };
+    let cpu = CpuCfg {
+        per_packet: ps_ns(sp, "cpu_per_packet"),
+        per_kib_ps: sp.get("cpu_per_kb") * 1e3,
+        per_io: ps_ns(sp, "cpu_per_io"),
+        ack_every: sp.count("tcp_ack_every").max(1) as u32,
+    };
+    let tp = &tb.params;
+    let testbed = TestbedCfg {
+        peer_turnaround: ps_ns(tp, "peer_turnaround"),
+        target_latency: ps_ns(tp, "target_latency"),
+        outstanding: tp.count("diskbench_outstanding").max(1) as u32,
+    };
+    let bp = &server.bridge;
+    let bridge = BridgeCfg {
+        posted_write_buffer: bp.count("posted_write_buffer"),
+        delayed_read_slots: bp.count("delayed_read_slots").max(1) as usize,
+        delayed_read_prefetch: bp.count("delayed_read_prefetch").max(1),
+        retry_interval: ps_ns(bp, "retry_interval"),
+    };
+    let mut buses = Vec::new();
+    let mut functions = Vec::new();
+    for (ci, (label, adapter_name, slot_name)) in exp.cards.iter().enumerate() {
+        let adapter = &reg.adapters[adapter_name];
+        let slot = server.slots.iter().find(|s| &s.name == slot_name).ok_or_else(|| invalid(format!("unknown slot `{slot_name}`")))?;
+        let mode = negotiate_mode(adapter, slot).ok_or_else(|| invalid(format!("`{adapter_name}` cannot run in slot `{slot_name}`")))?;
+        let b = &reg.buses[&mode];
+        let p = &b.params;
+        let bus = BusCfg {
+            mode: mode.clone(),
+            protocol: b.protocol,
+            clock: Picos((1e6 / p.get("clock")).round() as u64),
+            bytes_per_clock: p.get("width") * p.get("transfers_per_clock"),
+            write_overhead: p.count("write_overhead_clocks"),
+            read_request: p.count("read_request_clocks"),
+            completion_overhead: p.count("completion_overhead_clocks"),
+            latency_timer: p.count("latency_timer_clocks"),
+            max_burst: p.count("max_burst"),
+        };
+        let path = PathCfg {
+            rope_rate: BytesPerSec(sp.get("rope_bandwidth") * slot.ropes as f64),
+            rope_overhead: sp.count("rope_packet_overhead"),
+            io_read_latency: ps_ns(sp, "io_read_latency"),
+        };
+        buses.push(PlacedBus { label: format!("{label}@{slot_name}"), bus, bridge: bridge.clone(), path });
+        for (fi, f) in adapter.functions.iter().enumerate() {
+            let link = &reg.links[&f.link];
+            let lp = &link.params;
+            let fp = &f.params;
+            let work: Vec<_> = exp.workloads.iter().filter(|w| w.card == ci && w.function == fi).collect();
+            let cfg = match f.engine {
+                EngineKind::Nic => {
+                    let mtu = lp.count("mtu");
+                    let hdrs = lp.count("tcp_ip_headers");
+                    let frame = mtu + lp.count("header") + lp.count("fcs");
+                    let eth = EthCfg {
+                        rate: BytesPerSec(lp.get("line_rate")),
+                        mss: mtu.saturating_sub(hdrs).max(1),
+                        frame,
+                        wire_overhead: lp.count("preamble") + lp.count("gap"),
+                        ack_frame: (lp.count("header") + hdrs + lp.count("fcs")).max(lp.count("min_frame")),
+                    };
+                    let mut streams = (None, None);
+                    for w in &work {
+                        if let WorkloadKind::NetperfTcpStream { socket_bytes, .. } = w.kind {
+                            if socket_bytes < eth.mss * cpu.ack_every as u64 {
+                                return Err(invalid(format!("socket of {socket_bytes} bytes is smaller than {} segments of {} bytes", cpu.ack_every, eth.mss)));
+                            }
+                            use crate::model::Direction::*;
+                            match w.direction {
+                                Out => streams.0 = Some(socket_bytes),
+                                In => streams.1 = Some(socket_bytes),
+                                Both => streams = (Some(socket_bytes), Some(socket_bytes)),
+                            }
+                        }
+                    }
+                    let nic = NicCfg {
+                        max_read: fp.count("max_read"),
+                        max_outstanding: fp.count("max_outstanding_reads").max(1) as u32,
+                        write_burst: fp.count("write_burst"),
+                        descriptor: fp.count("descriptor"),
+                        rx_desc_batch: fp.count("rx_descriptor_batch").max(1) as u32,
+                        tx_fifo: fp.count("tx_fifo"),
+                        rx_fifo: fp.count("rx_fifo"),
+                    };
+                    if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
+                        return Err(Error::Invalid { at: f.at.clone(), message: format!("NIC FIFOs must hold one {}-byte frame", eth.frame) });
+                    }
+                    FunctionCfg::Nic { nic, eth, streams }
+                }
+                EngineKind::Hba => {
+                    let fc = FcCfg {
+                        byte_rate: BytesPerSec(lp.get("baud") / lp.get("bits_per_byte")),
+                        frame_overhead: lp.count("frame_overhead"),
+                        idle: lp.count("idle_between_frames"),
+                        max_payload: lp.count("max_payload"),
+                    };
+                    let mut streams = (None, None);
+                    for w in &work {
+                        if let WorkloadKind::Diskbench { block_bytes, outstanding } = w.kind {
+                            let s = Some((block_bytes, outstanding.unwrap_or(testbed.outstanding)));
+                            use crate::model::Direction::*;
+                            match w.direction {
+                                Out => streams.0 = s,
+                                In => streams.1 = s,
+                                Both => streams = (s, s),
+                            }
+                        }
+                    }
+                    let hba = HbaCfg {
+                        max_read: fp.count("max_read"),
+                        max_outstanding: fp.count("max_outstanding_reads").max(1) as u32,
+                        write_burst: fp.count("write_burst"),
+                        command: fp.count("command_bytes"),
+                        completion: fp.count("completion_bytes"),
+                        rx_buffers: fp.count("rx_buffer_frames").max(1) as u32,
+                        tx_buffers: fp.count("tx_buffer_frames").max(1) as u32,
+                    };
+                    FunctionCfg::Hba { hba, fc, streams }
+                }
+            };
+            functions.push(PlacedFunction { label: format!("{label}.{}", f.name), link: f.link.clone(), bus: ci, cfg });
+        }
+    }
+    let cpus = (cells as u64 * sp.count("cpus_per_cell")) as u32;
+    if (functions.len() as u32) > cpus {
+        return Err(invalid(format!("{} adapter functions need one interrupt CPU each; the partition has {cpus}", functions.len())));
+    }
+    Ok(SystemCfg { buses, functions, memory, cpu, testbed, cpus })
+}

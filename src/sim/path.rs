@@ -1,0 +1,189 @@
+//! The path above a slot: the ropes from the bus adapter to the system bus
+//! adapter (one FIFO byte server per slot, shared by both directions), the
+//! fixed I/O read latency, and memory interleaved over the partition's cells.
+//!
+//! A DMA read crosses the ropes as a request packet, waits `io_read_latency`
+//! plus the memory time of its lines, and returns across the ropes with its
+//! data. Memory time: the read's cache lines are fetched `lines_in_flight` at a
+//! time; each group waits for its slowest line, local or remote.
+
+use std::collections::VecDeque;
+
+use super::config::{MemoryCfg, PathCfg};
+use super::meter::BusyMeter;
+use super::{Ev, System};
+use crate::engine::{RngStream, Scheduler};
+use crate::units::Picos;
+
+/// What a read fetch will deliver to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchKind {
+    /// A PCI-X split read of op `op` of function `func`.
+    Split {
+        /// Global function.
+        func: usize,
+        /// Op.
+        op: u64,
+    },
+    /// A PCI delayed read held in bridge slot `slot` for op `op`.
+    Delayed {
+        /// Bridge slot.
+        slot: usize,
+        /// Op.
+        op: u64,
+    },
+}
+
+/// A read of host memory by the bridge of bus `bus`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fetch {
+    /// Bus index.
+    pub bus: usize,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Where the data goes.
+    pub kind: FetchKind,
+}
+
+/// A packet on the ropes.
+#[derive(Debug, Clone, Copy)]
+pub enum RopeItem {
+    /// Posted write data going up.
+    Write {
+        /// Bytes.
+        bytes: u64,
+    },
+    /// A read request going up.
+    ReadReq(Fetch),
+    /// Read data coming down.
+    ReadData(Fetch),
+}
+
+/// The ropes of one slot.
+#[derive(Debug)]
+pub struct Rope {
+    /// Rate and latency.
+    pub cfg: PathCfg,
+    queue: VecDeque<RopeItem>,
+    current: Option<RopeItem>,
+    /// Busy time.
+    pub meter: BusyMeter,
+    /// Payload bytes carried since the last reset.
+    pub bytes: u64,
+}
+
+impl Rope {
+    /// Idle ropes.
+    pub fn new(cfg: PathCfg) -> Rope {
+        Rope { cfg, queue: VecDeque::new(), current: None, meter: BusyMeter::default(), bytes: 0 }
+    }
+}
+
+/// Memory time of a read of `bytes`.
+pub fn memory_time(m: &MemoryCfg, bytes: u64, rng: &mut RngStream) -> Picos {
+    let lines = bytes.div_ceil(m.line).max(1);
+    let mut t = Picos(0);
+    let mut left = lines;
+    while left > 0 {
+        let g = left.min(m.lines_in_flight);
+        left -= g;
+        let mut worst = m.local;
+        if m.p_remote > 0.0 {
+            for _ in 0..g {
+                if rng.chance(m.p_remote) {
+                    worst = m.remote;
+                    break;
+                }
+            }
+        }
+        t += worst;
+    }
+    t
+}
+
+impl System {
+    /// Queues a packet on the ropes above bus `b`.
+    pub(super) fn rope_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+        self.ropes[b].queue.push_back(item);
+        self.rope_start(b, s);
+    }
+
+    fn rope_start(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        let r = &mut self.ropes[b];
+        if r.current.is_some() {
+            return;
+        }
+        let Some(item) = r.queue.pop_front() else {
+            return;
+        };
+        let payload = match item {
+            RopeItem::Write { bytes } => bytes,
+            RopeItem::ReadReq(_) => 0,
+            RopeItem::ReadData(f) => f.bytes,
+        };
+        r.current = Some(item);
+        r.meter.start(s.now());
+        let t = Picos::to_move(payload + r.cfg.rope_overhead, r.cfg.rope_rate);
+        s.schedule_in(t, Ev::RopeDone(b));
+    }
+
+    /// The packet on the ropes above bus `b` has crossed.
+    pub(super) fn rope_done(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        let Some(item) = self.ropes[b].current.take() else {
+            return;
+        };
+        self.ropes[b].meter.stop(s.now());
+        match item {
+            RopeItem::Write { bytes } => {
+                self.ropes[b].bytes += bytes;
+                self.totals.rope_write_bytes += bytes;
+                let bus = &mut self.buses[b];
+                bus.posted_used = bus.posted_used.saturating_sub(bytes);
+                self.bus_arbitrate(b, s);
+            }
+            RopeItem::ReadReq(f) => {
+                let t = self.ropes[b].cfg.io_read_latency + memory_time(&self.cfg.memory, f.bytes, &mut self.rng);
+                s.schedule_in(t, Ev::MemDone(f));
+            }
+            RopeItem::ReadData(f) => {
+                self.ropes[b].bytes += f.bytes;
+                match f.kind {
+                    FetchKind::Split { func, op } => self.bus_push_completion(b, func, op, f.bytes, s),
+                    FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op),
+                }
+            }
+        }
+        self.rope_start(b, s);
+    }
+
+    /// Memory has answered fetch `f`: its data goes down the ropes.
+    pub(super) fn mem_done(&mut self, f: Fetch, s: &mut Scheduler<Ev>) {
+        self.rope_push(f.bus, RopeItem::ReadData(f), s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mem(p_remote: f64, in_flight: u64) -> MemoryCfg {
+        MemoryCfg { local: Picos(200_000), remote: Picos(500_000), p_remote, line: 64, lines_in_flight: in_flight }
+    }
+
+    #[test]
+    fn one_cell_reads_are_all_local() {
+        let mut r = RngStream::new(1, 1);
+        assert_eq!(memory_time(&mem(0.0, 8), 512, &mut r), Picos(200_000));
+        assert_eq!(memory_time(&mem(0.0, 4), 512, &mut r), Picos(400_000));
+    }
+
+    #[test]
+    fn a_group_waits_for_its_slowest_line() {
+        let mut r = RngStream::new(1, 1);
+        let n = 10_000;
+        let mean: f64 = (0..n).map(|_| memory_time(&mem(0.5, 8), 512, &mut r).0 as f64).sum::<f64>() / n as f64;
+        // P(all 8 local) = 1/256.
+        let expect = 500_000.0 - 300_000.0 / 256.0;
+        assert!((mean - expect).abs() < 2_000.0, "{mean}");
+    }
+}

@@ -1,0 +1,109 @@
+//! What one simulated experiment measured.
+
+use crate::units::BytesPerSec;
+
+/// Throughput and utilisations of one adapter function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionResult {
+    /// `card.function`.
+    pub label: String,
+    /// Link name.
+    pub link: String,
+    /// Payload the server sent (netperf transmit, disk write).
+    pub out: BytesPerSec,
+    /// Payload the server received (netperf receive, disk read).
+    pub inn: BytesPerSec,
+    /// Payload ceiling of the link per direction.
+    pub ceiling: BytesPerSec,
+    /// Utilisation of the function's CPU (0..1).
+    pub cpu_util: f64,
+    /// Utilisation of the outbound wire.
+    pub wire_out_util: f64,
+    /// Utilisation of the inbound wire.
+    pub wire_in_util: f64,
+}
+
+impl FunctionResult {
+    /// Both directions together.
+    pub fn total(&self) -> BytesPerSec {
+        BytesPerSec(self.out.0 + self.inn.0)
+    }
+}
+
+/// Utilisation of one bus and the ropes above it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BusResult {
+    /// `card@slot`.
+    pub label: String,
+    /// Negotiated bus mode.
+    pub mode: String,
+    /// Peak data rate of the bus.
+    pub peak: BytesPerSec,
+    /// Fraction of time the bus carried a transaction.
+    pub util: f64,
+    /// Data moved over the bus.
+    pub data: BytesPerSec,
+    /// PCI retries per second.
+    pub retries_per_s: f64,
+    /// Fraction of time the ropes were busy.
+    pub rope_util: f64,
+    /// Payload over the ropes.
+    pub rope_data: BytesPerSec,
+    /// Rope capacity.
+    pub rope_capacity: BytesPerSec,
+}
+
+/// Lifetime byte counters for conservation checks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Bytes posted by masters on the buses.
+    pub bus_write_bytes: u64,
+    /// Posted bytes that crossed the ropes.
+    pub rope_write_bytes: u64,
+    /// Posted bytes still held in bridges.
+    pub posted_in_bridges: u64,
+    /// Read data bytes delivered to functions.
+    pub read_bytes_delivered: u64,
+}
+
+/// Everything measured in one experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentResult {
+    /// Experiment id.
+    pub id: String,
+    /// Per function.
+    pub functions: Vec<FunctionResult>,
+    /// Per bus.
+    pub buses: Vec<BusResult>,
+    /// The busiest resource and its utilisation.
+    pub bottleneck: String,
+    /// CPUs in the partition.
+    pub cpus: u32,
+    /// Events simulated.
+    pub events: u64,
+    /// Lifetime counters.
+    pub totals: Totals,
+}
+
+impl ExperimentResult {
+    /// Assembles a result and names its bottleneck.
+    pub fn new(id: String, functions: Vec<FunctionResult>, buses: Vec<BusResult>, cpus: u32, events: u64, totals: Totals) -> Self {
+        let mut cands: Vec<(f64, String)> = Vec::new();
+        for b in &buses {
+            cands.push((b.util, format!("bus {} ({})", b.label, b.mode)));
+            cands.push((b.rope_util, format!("ropes above {}", b.label)));
+        }
+        for f in &functions {
+            cands.push((f.cpu_util, format!("CPU of {}", f.label)));
+            cands.push((f.wire_out_util, format!("link {} out", f.label)));
+            cands.push((f.wire_in_util, format!("link {} in", f.label)));
+        }
+        let best = cands.into_iter().fold((0.0, String::from("none")), |a, c| if c.0 > a.0 { c } else { a });
+        let bottleneck = if best.0 >= 0.9 {
+            format!("{} ({:.0}% busy)", best.1, best.0 * 100.0)
+        } else {
+            format!("none saturated: latency or window bound (busiest: {} {:.0}%)", best.1, best.0 * 100.0)
+        };
+        ExperimentResult { id, functions, buses, bottleneck, cpus, events, totals }
+    }
+}

@@ -1,0 +1,162 @@
+//! Units as newtypes at the boundary, and the unit strings of model files.
+//!
+//! Base units: simulated time in integer picoseconds; sizes in bytes; rates in
+//! bytes per second. Published throughputs use decimal prefixes:
+//! MB/s = 10^6 bytes/s, Mbit/s = 10^6 bit/s (never MiB).
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// Simulated time or a duration, in picoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Picos(pub u64);
+
+impl Picos {
+    /// Picoseconds in one second.
+    pub const PER_SECOND: u64 = 1_000_000_000_000;
+    /// From nanoseconds (rounded to the nearest picosecond).
+    pub fn from_ns(ns: f64) -> Picos {
+        Picos((ns * 1e3).round().max(0.0) as u64)
+    }
+    /// From microseconds.
+    pub fn from_us(us: f64) -> Picos {
+        Picos((us * 1e6).round().max(0.0) as u64)
+    }
+    /// From seconds.
+    pub fn from_secs(s: f64) -> Picos {
+        Picos((s * 1e12).round().max(0.0) as u64)
+    }
+    /// As seconds.
+    pub fn secs(self) -> f64 {
+        self.0 as f64 / 1e12
+    }
+    /// Time to move `bytes` at `rate` (rounded up to a whole picosecond).
+    pub fn to_move(bytes: u64, rate: BytesPerSec) -> Picos {
+        Picos(((bytes as f64) * 1e12 / rate.0).ceil() as u64)
+    }
+}
+
+impl Add for Picos {
+    type Output = Picos;
+    fn add(self, o: Picos) -> Picos {
+        Picos(self.0.saturating_add(o.0))
+    }
+}
+impl AddAssign for Picos {
+    fn add_assign(&mut self, o: Picos) {
+        self.0 = self.0.saturating_add(o.0);
+    }
+}
+impl Sub for Picos {
+    type Output = Picos;
+    fn sub(self, o: Picos) -> Picos {
+        Picos(self.0.saturating_sub(o.0))
+    }
+}
+impl fmt::Display for Picos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ps", self.0)
+    }
+}
+
+/// A data rate in bytes per second.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+pub struct BytesPerSec(pub f64);
+
+impl BytesPerSec {
+    /// As MB/s (10^6 bytes/s).
+    pub fn mb_s(self) -> f64 {
+        self.0 / 1e6
+    }
+    /// As Mbit/s (10^6 bit/s).
+    pub fn mbit_s(self) -> f64 {
+        self.0 * 8.0 / 1e6
+    }
+}
+
+/// The physical dimension a unit string measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dimension {
+    /// Durations, stored as nanoseconds.
+    Time,
+    /// Frequencies, stored as MHz.
+    Frequency,
+    /// Sizes, stored as bytes.
+    Size,
+    /// Rates, stored as bytes per second.
+    Rate,
+    /// Symbol rates, stored as baud.
+    SymbolRate,
+    /// Plain counts and ratios.
+    Count,
+}
+
+impl fmt::Display for Dimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Dimension::Time => "a time (ps, ns, us, ms, s)",
+            Dimension::Frequency => "a frequency (MHz, GHz)",
+            Dimension::Size => "a size (bit, byte, KB, KiB)",
+            Dimension::Rate => "a rate (MB/s, Mbit/s, Gbit/s)",
+            Dimension::SymbolRate => "a symbol rate (Gbaud, Mbaud)",
+            Dimension::Count => "a count (count, ratio, clocks, percent)",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Converts `value` in `unit` to the base of its dimension
+/// (ns, MHz, bytes, bytes/s, baud, count). `None` for an unknown unit.
+pub fn to_base(value: f64, unit: &str) -> Option<(Dimension, f64)> {
+    use Dimension::*;
+    let (d, k) = match unit {
+        "ps" => (Time, 1e-3),
+        "ns" => (Time, 1.0),
+        "us" => (Time, 1e3),
+        "ms" => (Time, 1e6),
+        "s" => (Time, 1e9),
+        "MHz" => (Frequency, 1.0),
+        "GHz" => (Frequency, 1e3),
+        "bit" => (Size, 0.125),
+        "byte" | "bytes" | "B" => (Size, 1.0),
+        "KB" => (Size, 1e3),
+        "KiB" => (Size, 1024.0),
+        "MB/s" => (Rate, 1e6),
+        "GB/s" => (Rate, 1e9),
+        "Mbit/s" => (Rate, 1e6 / 8.0),
+        "Gbit/s" => (Rate, 1e9 / 8.0),
+        "Mbaud" => (SymbolRate, 1e6),
+        "Gbaud" => (SymbolRate, 1e9),
+        "count" | "ratio" | "clocks" | "lines" | "frames" | "cpus" | "cells" => (Count, 1.0),
+        "percent" => (Count, 0.01),
+        _ => return None,
+    };
+    Some((d, value * k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_use_decimal_prefixes_for_rates() {
+        assert_eq!(to_base(1.0, "MB/s"), Some((Dimension::Rate, 1e6)));
+        assert_eq!(to_base(8.0, "Mbit/s"), Some((Dimension::Rate, 1e6)));
+        assert_eq!(to_base(1.0, "KiB"), Some((Dimension::Size, 1024.0)));
+        assert_eq!(to_base(1.0, "furlongs"), None);
+    }
+
+    #[test]
+    fn time_to_move_rounds_up() {
+        let t = Picos::to_move(512, BytesPerSec(1.066e9));
+        assert_eq!(t, Picos(480_301));
+        assert_eq!(Picos::from_ns(7.5), Picos(7500));
+    }
+
+    #[test]
+    fn rate_views() {
+        let r = BytesPerSec(125e6);
+        assert!((r.mbit_s() - 1000.0).abs() < 1e-9);
+        assert!((r.mb_s() - 125.0).abs() < 1e-9);
+    }
+}
