@@ -30,8 +30,15 @@ fn main() {
         collect(&root.join(top), &mut files);
         for f in files {
             println!("cargo:rerun-if-changed={}", f.display());
-            let rel = f.strip_prefix(&root).expect("under root").to_string_lossy().replace('\\', "/");
-            code.push_str(&format!("    ({rel:?}, include_str!({:?})),\n", f.display().to_string()));
+            let rel = f
+                .strip_prefix(&root)
+                .expect("under root")
+                .to_string_lossy()
+                .replace('\\', "/");
+            code.push_str(&format!(
+                "    ({rel:?}, include_str!({:?})),\n",
+                f.display().to_string()
+            ));
         }
     }
     code.push_str("];\n");

@@ -90,14 +90,29 @@ pub struct BenchResult {
 pub fn bus_contention(masters: usize, sim_seconds: f64, seed: u64) -> BenchResult {
     let masters = masters.max(1);
     let hold = Picos::from_ns(OVERHEAD_NS + BYTES as f64 / BW_BYTES_PER_NS);
-    let mut m = BusContention { rng: RngStream::new(seed, 0), hold, busy: false, waiting: VecDeque::new(), current: None, done: 0 };
+    let mut m = BusContention {
+        rng: RngStream::new(seed, 0),
+        hold,
+        busy: false,
+        waiting: VecDeque::new(),
+        current: None,
+        done: 0,
+    };
     let mut s = Scheduler::new();
     for k in 0..masters {
         m.think(k, &mut s);
     }
     let end = Picos::from_secs(sim_seconds);
     let t0 = Instant::now();
-    run_until(&mut m, &mut s, end, Limits { max_time: end, max_events: u64::MAX });
+    run_until(
+        &mut m,
+        &mut s,
+        end,
+        Limits {
+            max_time: end,
+            max_events: u64::MAX,
+        },
+    );
     let wall = t0.elapsed().as_secs_f64().max(1e-9);
     let mb_s = m.done as f64 * BYTES as f64 / (sim_seconds * 1e6);
     BenchResult {
@@ -122,13 +137,21 @@ mod tests {
         let r = bus_contention(1, 0.02, 3);
         let cycle_ns = THINK_NS + OVERHEAD_NS + 512.0 / BW_BYTES_PER_NS;
         let expect = 512.0 / cycle_ns * 1e3;
-        assert!((r.bus_mb_s - expect).abs() / expect < 0.01, "{} vs {expect}", r.bus_mb_s);
+        assert!(
+            (r.bus_mb_s - expect).abs() / expect < 0.01,
+            "{} vs {expect}",
+            r.bus_mb_s
+        );
     }
 
     #[test]
     fn many_masters_saturate_the_bus_at_its_hold_rate() {
         let r = bus_contention(16, 0.01, 3);
         let cap = 512.0 / (OVERHEAD_NS + 512.0 / BW_BYTES_PER_NS) * 1e3;
-        assert!(r.bus_mb_s <= cap * 1.0001 && r.bus_mb_s > cap * 0.99, "{} vs {cap}", r.bus_mb_s);
+        assert!(
+            r.bus_mb_s <= cap * 1.0001 && r.bus_mb_s > cap * 0.99,
+            "{} vs {cap}",
+            r.bus_mb_s
+        );
     }
 }

@@ -9,13 +9,17 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use iosim::loader::{load_bundled_scenarios, load_registry, load_scenario};
 use iosim::model::{Registry, Scenario};
-use iosim::report::{Cell, Format, Report, Section};
+use iosim::report::{self, validation_svg, Cell, Format, PlotPoint, Report, Section};
 use iosim::sim::ExperimentResult;
 use iosim::validate::{figure_rows, run_scenario, summarise, FigureRow};
 use iosim::Error;
 
 #[derive(Parser)]
-#[command(name = "iosim", version, about = "Simulate server I/O subsystems and compare with published figures")]
+#[command(
+    name = "iosim",
+    version,
+    about = "Simulate server I/O subsystems and compare with published figures"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -60,6 +64,9 @@ enum Command {
     Validate {
         #[command(flatten)]
         common: Common,
+        /// Also write, per paper, an SVG of model / paper and the CSV behind it into DIR.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<PathBuf>,
     },
     /// Run one scenario file (any path) and print throughput, utilisations and bottleneck.
     Run {
@@ -116,7 +123,7 @@ fn main() -> ExitCode {
 
 fn execute(cli: Cli) -> iosim::Result<String> {
     match cli.command {
-        Command::Validate { common } => {
+        Command::Validate { common, plot } => {
             let reg = load_registry(&common.models)?;
             let scenarios = load_bundled_scenarios(&reg)?;
             let mut rows = Vec::new();
@@ -126,20 +133,38 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 rows.extend(figure_rows(&reg, sc, &results));
                 all.push((sc, results));
             }
-            let mut rep = Report { command: "validate".into(), seed: common.seed, ..Default::default() };
-            rep.meta.push(("scenarios".into(), scenarios.len().to_string()));
+            let mut rep = Report {
+                command: "validate".into(),
+                seed: common.seed,
+                ..Default::default()
+            };
+            rep.meta
+                .push(("scenarios".into(), scenarios.len().to_string()));
             rep.sections.push(figures_section(&rows));
             rep.sections.push(papers_section(&rows));
             rep.sections.push(experiments_section(&all));
+            if let Some(dir) = plot {
+                write_plots(&dir, &rows, common.seed)?;
+            }
             Ok(rep.render(common.format.into()))
         }
         Command::Run { scenario, common } => {
             let reg = load_registry(&common.models)?;
             let sc = load_scenario(&scenario, &reg)?;
             let results = run_scenario(&reg, &sc, common.seed, common.threads)?;
-            let mut rep = Report { command: format!("run {}", scenario.display()), seed: common.seed, ..Default::default() };
+            let mut rep = Report {
+                command: format!("run {}", scenario.display()),
+                seed: common.seed,
+                ..Default::default()
+            };
             rep.meta.push(("scenario".into(), sc.name.clone()));
-            rep.meta.push(("run".into(), format!("warm-up {} ms discarded, {} ms measured", sc.run.warmup_ms, sc.run.duration_ms)));
+            rep.meta.push((
+                "run".into(),
+                format!(
+                    "warm-up {} ms discarded, {} ms measured",
+                    sc.run.warmup_ms, sc.run.duration_ms
+                ),
+            ));
             rep.sections.push(inputs_section(&reg, &sc));
             let pairs = vec![(&sc, results)];
             rep.sections.push(functions_section(&pairs));
@@ -154,7 +179,10 @@ fn execute(cli: Cli) -> iosim::Result<String> {
         }
         Command::Params { common } => {
             let mut reg = load_registry(&common.models)?;
-            let mut s = Section::new("parameters", &["parameter", "value", "unit", "source", "meaning", "file"]);
+            let mut s = Section::new(
+                "parameters",
+                &["parameter", "value", "unit", "source", "meaning", "file"],
+            );
             for (prefix, set) in reg.param_sets_mut() {
                 for (k, p) in &set.map {
                     s.rows.push(vec![
@@ -167,12 +195,29 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                     ]);
                 }
             }
-            let rep = Report { command: "params".into(), seed: common.seed, meta: vec![], sections: vec![s] };
+            let rep = Report {
+                command: "params".into(),
+                seed: common.seed,
+                meta: vec![],
+                sections: vec![s],
+            };
             Ok(rep.render(common.format.into()))
         }
-        Command::Bench { which: BenchCmd::BusContention { masters, sim_seconds, seed } } => {
-            if !(sim_seconds.is_finite() && sim_seconds > 0.0 && sim_seconds <= 100.0) || masters == 0 || masters > 100_000 {
-                return Err(Error::Usage("--sim-seconds must be in (0, 100] and --masters in 1..=100000".into()));
+        Command::Bench {
+            which:
+                BenchCmd::BusContention {
+                    masters,
+                    sim_seconds,
+                    seed,
+                },
+        } => {
+            if !(sim_seconds.is_finite() && sim_seconds > 0.0 && sim_seconds <= 100.0)
+                || masters == 0
+                || masters > 100_000
+            {
+                return Err(Error::Usage(
+                    "--sim-seconds must be in (0, 100] and --masters in 1..=100000".into(),
+                ));
             }
             let r = iosim::bench::bus_contention(masters, sim_seconds, seed);
             Ok(format!(
@@ -183,8 +228,59 @@ fn execute(cli: Cli) -> iosim::Result<String> {
     }
 }
 
+/// Writes `DIR/<paper>.svg` and `DIR/<paper>.csv` for each paper.
+fn write_plots(dir: &std::path::Path, rows: &[FigureRow], seed: u64) -> iosim::Result<()> {
+    for p in summarise(rows) {
+        let mine: Vec<FigureRow> = rows
+            .iter()
+            .filter(|r| r.paper == p.paper)
+            .cloned()
+            .collect();
+        let points: Vec<PlotPoint> = mine
+            .iter()
+            .map(|r| PlotPoint {
+                id: r.id.clone(),
+                published: r.published,
+                predicted: r.predicted,
+            })
+            .collect();
+        let stem = p.paper.trim_end_matches(".txt").to_string();
+        let title = format!(
+            "{stem}: model / paper, MAPE {:.1}%, worst {:.1}% (seed {seed})",
+            p.mape, p.worst_pct
+        );
+        let io = |path: PathBuf, text: String| {
+            report::write_file(&path, &text).map_err(|source| Error::Io { path, source })
+        };
+        io(
+            dir.join(format!("{stem}.svg")),
+            validation_svg(&title, &points),
+        )?;
+        let rep = Report {
+            command: "validate --plot".into(),
+            seed,
+            meta: vec![],
+            sections: vec![figures_section(&mine)],
+        };
+        io(dir.join(format!("{stem}.csv")), rep.render(Format::Csv))?;
+    }
+    Ok(())
+}
+
 fn figures_section(rows: &[FigureRow]) -> Section {
-    let mut s = Section::new("figures", &["id", "published", "predicted", "unit", "error_pct", "experiment", "source", "paper"]);
+    let mut s = Section::new(
+        "figures",
+        &[
+            "id",
+            "published",
+            "predicted",
+            "unit",
+            "error_pct",
+            "experiment",
+            "source",
+            "paper",
+        ],
+    );
     for r in rows {
         s.rows.push(vec![
             Cell::Text(r.id.clone()),
@@ -201,29 +297,59 @@ fn figures_section(rows: &[FigureRow]) -> Section {
 }
 
 fn papers_section(rows: &[FigureRow]) -> Section {
-    let mut s = Section::new("papers", &["paper", "figures", "mape_pct", "worst_pct", "worst_id"]);
+    let mut s = Section::new(
+        "papers",
+        &["paper", "figures", "mape_pct", "worst_pct", "worst_id"],
+    );
     for p in summarise(rows) {
-        s.rows.push(vec![Cell::Text(p.paper), Cell::Int(p.figures as u64), Cell::Num(p.mape, 2), Cell::Num(p.worst_pct, 1), Cell::Text(p.worst_id)]);
+        s.rows.push(vec![
+            Cell::Text(p.paper),
+            Cell::Int(p.figures as u64),
+            Cell::Num(p.mape, 2),
+            Cell::Num(p.worst_pct, 1),
+            Cell::Text(p.worst_id),
+        ]);
     }
     s
 }
 
 fn inputs_section(reg: &Registry, sc: &Scenario) -> Section {
-    let mut s = Section::new("inputs", &["experiment", "server", "cells", "card", "adapter", "slot", "bus_mode", "workloads"]);
+    let mut s = Section::new(
+        "inputs",
+        &[
+            "experiment",
+            "server",
+            "cells",
+            "card",
+            "adapter",
+            "slot",
+            "bus_mode",
+            "workloads",
+        ],
+    );
     for e in &sc.experiments {
         for (ci, (label, adapter, slot)) in e.cards.iter().enumerate() {
             let mode = reg
                 .servers
                 .get(&e.server)
                 .and_then(|srv| srv.slots.iter().find(|x| &x.name == slot))
-                .and_then(|sl| reg.adapters.get(adapter).and_then(|a| iosim::loader::negotiate_mode(a, sl)))
+                .and_then(|sl| {
+                    reg.adapters
+                        .get(adapter)
+                        .and_then(|a| iosim::loader::negotiate_mode(a, sl))
+                })
                 .unwrap_or_default();
             let a = &reg.adapters[adapter];
             let w: Vec<String> = e
                 .workloads
                 .iter()
                 .filter(|w| w.card == ci)
-                .map(|w| format!("{}: {:?} {:?}", a.functions[w.function].name, w.kind, w.direction))
+                .map(|w| {
+                    format!(
+                        "{}: {:?} {:?}",
+                        a.functions[w.function].name, w.kind, w.direction
+                    )
+                })
                 .collect();
             s.rows.push(vec![
                 Cell::Text(e.id.clone()),
@@ -243,7 +369,19 @@ fn inputs_section(reg: &Registry, sc: &Scenario) -> Section {
 fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
     let mut s = Section::new(
         "functions",
-        &["experiment", "function", "link", "out_MB_s", "in_MB_s", "total_MB_s", "total_Mbit_s", "link_ceiling_MB_s", "cpu_util_pct", "link_out_util_pct", "link_in_util_pct"],
+        &[
+            "experiment",
+            "function",
+            "link",
+            "out_MB_s",
+            "in_MB_s",
+            "total_MB_s",
+            "total_Mbit_s",
+            "link_ceiling_MB_s",
+            "cpu_util_pct",
+            "link_out_util_pct",
+            "link_in_util_pct",
+        ],
     );
     for (_, results) in all {
         for r in results {
@@ -270,7 +408,19 @@ fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
 fn buses_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
     let mut s = Section::new(
         "buses",
-        &["experiment", "bus", "mode", "peak_MB_s", "data_MB_s", "bus_util_pct", "retries_per_s", "rope_capacity_MB_s", "rope_data_MB_s", "rope_util_pct"],
+        &[
+            "experiment",
+            "bus",
+            "mode",
+            "peak_MB_s",
+            "data_MB_s",
+            "bus_util_pct",
+            "retries_per_s",
+            "rope_capacity_MB_s",
+            "rope_up_MB_s",
+            "rope_down_MB_s",
+            "rope_util_pct",
+        ],
     );
     for (_, results) in all {
         for r in results {
@@ -284,7 +434,8 @@ fn buses_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
                     Cell::Num(b.util * 100.0, 1),
                     Cell::Num(b.retries_per_s, 0),
                     Cell::Num(b.rope_capacity.mb_s(), 0),
-                    Cell::Num(b.rope_data.mb_s(), 1),
+                    Cell::Num(b.rope_up.mb_s(), 1),
+                    Cell::Num(b.rope_down.mb_s(), 1),
                     Cell::Num(b.rope_util * 100.0, 1),
                 ]);
             }
@@ -294,10 +445,18 @@ fn buses_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
 }
 
 fn experiments_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
-    let mut s = Section::new("experiments", &["scenario", "experiment", "bottleneck", "events"]);
+    let mut s = Section::new(
+        "experiments",
+        &["scenario", "experiment", "bottleneck", "events"],
+    );
     for (sc, results) in all {
         for r in results {
-            s.rows.push(vec![Cell::Text(sc.name.clone()), Cell::Text(r.id.clone()), Cell::Text(r.bottleneck.clone()), Cell::Int(r.events)]);
+            s.rows.push(vec![
+                Cell::Text(sc.name.clone()),
+                Cell::Text(r.id.clone()),
+                Cell::Text(r.bottleneck.clone()),
+                Cell::Int(r.events),
+            ]);
         }
     }
     s

@@ -50,7 +50,11 @@ pub struct Section {
 impl Section {
     /// An empty section with these fields.
     pub fn new(name: &str, fields: &[&str]) -> Section {
-        Section { name: name.into(), fields: fields.iter().map(|s| s.to_string()).collect(), rows: Vec::new() }
+        Section {
+            name: name.into(),
+            fields: fields.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
     }
 }
 
@@ -79,7 +83,8 @@ pub enum Format {
 }
 
 /// Units line printed in every header.
-pub const UNITS: &str = "MB/s = 10^6 bytes/s; Mbit/s = 10^6 bit/s; utilisation in percent of time busy";
+pub const UNITS: &str =
+    "MB/s = 10^6 bytes/s; Mbit/s = 10^6 bit/s; utilisation in percent of time busy";
 
 impl Report {
     /// Renders the report.
@@ -110,7 +115,11 @@ impl Report {
         }
         for s in &self.sections {
             let _ = writeln!(out, "\n## {}", s.name);
-            let cells: Vec<Vec<String>> = s.rows.iter().map(|r| r.iter().map(|c| c.text()).collect()).collect();
+            let cells: Vec<Vec<String>> = s
+                .rows
+                .iter()
+                .map(|r| r.iter().map(|c| c.text()).collect())
+                .collect();
             let mut w: Vec<usize> = s.fields.iter().map(|f| f.len()).collect();
             for r in &cells {
                 for (i, c) in r.iter().enumerate() {
@@ -133,10 +142,22 @@ impl Report {
                 }
                 l.trim_end().to_string()
             };
-            let is_num = |i: usize| s.rows.first().is_some_and(|r| matches!(r.get(i), Some(Cell::Num(..)) | Some(Cell::Int(_))));
-            let _ = writeln!(out, "{}", line(s.fields.iter().map(|x| x.as_str()).collect(), &is_num));
+            let is_num = |i: usize| {
+                s.rows
+                    .first()
+                    .is_some_and(|r| matches!(r.get(i), Some(Cell::Num(..)) | Some(Cell::Int(_))))
+            };
+            let _ = writeln!(
+                out,
+                "{}",
+                line(s.fields.iter().map(|x| x.as_str()).collect(), &is_num)
+            );
             for r in &cells {
-                let _ = writeln!(out, "{}", line(r.iter().map(|x| x.as_str()).collect(), &is_num));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    line(r.iter().map(|x| x.as_str()).collect(), &is_num)
+                );
             }
         }
         out
@@ -149,9 +170,24 @@ impl Report {
         }
         for s in &self.sections {
             let _ = writeln!(out, "# section: {}", s.name);
-            let _ = writeln!(out, "{}", s.fields.iter().map(|f| csv_quote(f)).collect::<Vec<_>>().join(","));
+            let _ = writeln!(
+                out,
+                "{}",
+                s.fields
+                    .iter()
+                    .map(|f| csv_quote(f))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
             for r in &s.rows {
-                let _ = writeln!(out, "{}", r.iter().map(|c| csv_quote(&c.text())).collect::<Vec<_>>().join(","));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    r.iter()
+                        .map(|c| csv_quote(&c.text()))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
             }
         }
         out
@@ -182,7 +218,8 @@ impl Report {
                 .collect();
             root.insert(s.name.clone(), Value::Array(rows));
         }
-        let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_else(|_| "{}".into());
+        let mut text =
+            serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_else(|_| "{}".into());
         text.push('\n');
         text
     }
@@ -212,8 +249,17 @@ mod tests {
 
     fn sample() -> Report {
         let mut s = Section::new("figures", &["id", "published", "unit"]);
-        s.rows.push(vec![Cell::Text("a,b".into()), Cell::Num(1.23456, 1), Cell::Text("MB/s".into())]);
-        Report { command: "validate".into(), seed: 7, meta: vec![], sections: vec![s] }
+        s.rows.push(vec![
+            Cell::Text("a,b".into()),
+            Cell::Num(1.23456, 1),
+            Cell::Text("MB/s".into()),
+        ]);
+        Report {
+            command: "validate".into(),
+            seed: 7,
+            meta: vec![],
+            sections: vec![s],
+        }
     }
 
     #[test]
@@ -235,4 +281,98 @@ mod tests {
     fn csv_quotes_commas() {
         assert!(sample().render(Format::Csv).contains("\"a,b\",1.2,MB/s"));
     }
+}
+
+/// One point of a model-versus-paper plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotPoint {
+    /// Figure id.
+    pub id: String,
+    /// Published value.
+    pub published: f64,
+    /// Model value.
+    pub predicted: f64,
+}
+
+/// An SVG scatter of predicted against published values (in percent of the
+/// published value, so Mbit/s and MB/s share one axis), with the ±5% and ±12%
+/// bands. Pure: returns the text; [`write_file`] writes it.
+pub fn validation_svg(title: &str, points: &[PlotPoint]) -> String {
+    let (w, h, m) = (720.0, 480.0, 60.0);
+    let n = points.len().max(1) as f64;
+    let ymin = 70.0;
+    let ymax = 130.0;
+    let x = |i: usize| m + (i as f64 + 0.5) * (w - 2.0 * m) / n;
+    let y = |pct: f64| h - m - (pct.clamp(ymin, ymax) - ymin) / (ymax - ymin) * (h - 2.0 * m);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="24" text-anchor="middle" font-size="15">{}</text>"#,
+        w / 2.0,
+        xml_escape(title)
+    );
+    for (lo, hi, fill) in [(88.0, 112.0, "#eef5ff"), (95.0, 105.0, "#d6e8ff")] {
+        let _ = writeln!(
+            s,
+            r#"<rect x="{m}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}"/>"#,
+            y(hi),
+            w - 2.0 * m,
+            y(lo) - y(hi)
+        );
+    }
+    for pct in [70.0, 80.0, 90.0, 100.0, 110.0, 120.0, 130.0] {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{m}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#999" stroke-width="{}"/>"##,
+            w - m,
+            y(pct),
+            y(pct),
+            if pct == 100.0 { 1.5 } else { 0.3 }
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{pct:.0}%</text>"#,
+            m - 6.0,
+            y(pct) + 4.0
+        );
+    }
+    for (i, p) in points.iter().enumerate() {
+        let pct = p.predicted / p.published * 100.0;
+        let _ = writeln!(
+            s,
+            r##"<circle cx="{:.1}" cy="{:.1}" r="4" fill="#c0392b"><title>{}: paper {:.1}, model {:.1} ({:+.1}%)</title></circle>"##,
+            x(i),
+            y(pct),
+            xml_escape(&p.id),
+            p.published,
+            p.predicted,
+            pct - 100.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">published figures, in file order (hover for ids); band: ±5% and ±12%</text>"#,
+        w / 2.0,
+        h - 20.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">model / paper</text>"#,
+        h / 2.0,
+        h / 2.0
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }

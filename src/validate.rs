@@ -53,16 +53,29 @@ pub fn experiment_seed(seed: u64, scenario: &str, experiment: &str) -> u64 {
 
 /// Simulates every experiment of `sc`, on up to `threads` threads; results in
 /// file order whatever the thread count.
-pub fn run_scenario(reg: &Registry, sc: &Scenario, seed: u64, threads: usize) -> Result<Vec<ExperimentResult>> {
+pub fn run_scenario(
+    reg: &Registry,
+    sc: &Scenario,
+    seed: u64,
+    threads: usize,
+) -> Result<Vec<ExperimentResult>> {
     let jobs: Vec<(usize, &crate::model::Experiment)> = sc.experiments.iter().enumerate().collect();
     run_jobs(reg, sc, &jobs, seed, threads)
 }
 
-fn run_jobs(reg: &Registry, sc: &Scenario, jobs: &[(usize, &crate::model::Experiment)], seed: u64, threads: usize) -> Result<Vec<ExperimentResult>> {
+fn run_jobs(
+    reg: &Registry,
+    sc: &Scenario,
+    jobs: &[(usize, &crate::model::Experiment)],
+    seed: u64,
+    threads: usize,
+) -> Result<Vec<ExperimentResult>> {
     let threads = threads.clamp(1, 64).min(jobs.len().max(1));
     let mut slots: Vec<Option<Result<ExperimentResult>>> = (0..jobs.len()).map(|_| None).collect();
     std::thread::scope(|scope| {
-        let chunks: Vec<Vec<usize>> = (0..threads).map(|t| (t..jobs.len()).step_by(threads).collect()).collect();
+        let chunks: Vec<Vec<usize>> = (0..threads)
+            .map(|t| (t..jobs.len()).step_by(threads).collect())
+            .collect();
         let handles: Vec<_> = chunks
             .into_iter()
             .map(|idx| {
@@ -70,7 +83,10 @@ fn run_jobs(reg: &Registry, sc: &Scenario, jobs: &[(usize, &crate::model::Experi
                     idx.into_iter()
                         .map(|i| {
                             let e = jobs[i].1;
-                            (i, simulate(reg, e, &sc.run, experiment_seed(seed, &sc.name, &e.id)))
+                            (
+                                i,
+                                simulate(reg, e, &sc.run, experiment_seed(seed, &sc.name, &e.id)),
+                            )
                         })
                         .collect::<Vec<_>>()
                 })
@@ -86,7 +102,9 @@ fn run_jobs(reg: &Registry, sc: &Scenario, jobs: &[(usize, &crate::model::Experi
     });
     slots
         .into_iter()
-        .map(|s| s.unwrap_or_else(|| Err(crate::Error::Usage("a simulation thread panicked".into()))))
+        .map(|s| {
+            s.unwrap_or_else(|| Err(crate::Error::Usage("a simulation thread panicked".into())))
+        })
         .collect()
 }
 
@@ -109,7 +127,12 @@ pub fn figure_rows(reg: &Registry, sc: &Scenario, results: &[ExperimentResult]) 
     for (e, r) in sc.experiments.iter().zip(results) {
         for fig in &e.figures {
             let (card_label, adapter, _) = &e.cards[fig.card];
-            let fname = reg.adapters.get(adapter).and_then(|a| a.functions.get(fig.function)).map(|f| f.name.clone()).unwrap_or_default();
+            let fname = reg
+                .adapters
+                .get(adapter)
+                .and_then(|a| a.functions.get(fig.function))
+                .map(|f| f.name.clone())
+                .unwrap_or_default();
             let p = predicted(r, &format!("{card_label}.{fname}"), &fig.unit);
             rows.push(FigureRow {
                 id: fig.id.clone(),

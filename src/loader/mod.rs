@@ -7,8 +7,8 @@
 
 mod params;
 mod raw;
-pub mod schema;
 mod scenario;
+pub mod schema;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -113,7 +113,13 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
         collect_toml(dir, &mut files)?;
         for f in files {
             let text = read(&f)?;
-            add_model(&mut reg, &Source { file: f, text: &text })?;
+            add_model(
+                &mut reg,
+                &Source {
+                    file: f,
+                    text: &text,
+                },
+            )?;
         }
     }
     check_registry(&reg)?;
@@ -175,7 +181,15 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             };
             let params = convert_params(src, "param", &b.param, schema::BUS)?;
             let at = src.at("name", b.name.span());
-            reg.buses.insert(name.clone(), BusSpec { name, protocol, params, at });
+            reg.buses.insert(
+                name.clone(),
+                BusSpec {
+                    name,
+                    protocol,
+                    params,
+                    at,
+                },
+            );
         }
         "link" => {
             let l: raw::RawLink = src.parse()?;
@@ -187,13 +201,23 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
                     return Err(src.invalid(
                         "framing",
                         l.framing.span(),
-                        format!("unknown framing `{other}`; expected `ethernet` or `fibre-channel`"),
+                        format!(
+                            "unknown framing `{other}`; expected `ethernet` or `fibre-channel`"
+                        ),
                     ))
                 }
             };
             let params = convert_params(src, "param", &l.param, rules)?;
             let at = src.at("name", l.name.span());
-            reg.links.insert(name.clone(), LinkSpec { name, framing, params, at });
+            reg.links.insert(
+                name.clone(),
+                LinkSpec {
+                    name,
+                    framing,
+                    params,
+                    at,
+                },
+            );
         }
         "server" => {
             let s: raw::RawServer = src.parse()?;
@@ -201,19 +225,31 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             let params = convert_params(src, "param", &s.param, schema::SERVER)?;
             let bridge = convert_params(src, "bridge", &s.bridge, schema::BRIDGE)?;
             if s.slot.get_ref().is_empty() {
-                return Err(src.invalid("slot", s.slot.span(), "a server needs at least one [[slot]]"));
+                return Err(src.invalid(
+                    "slot",
+                    s.slot.span(),
+                    "a server needs at least one [[slot]]",
+                ));
             }
             let mut slots: Vec<SlotSpec> = Vec::new();
             for (i, raw) in s.slot.get_ref().iter().enumerate() {
                 let key = format!("slot[{i}]");
                 let sname = check_name(src, &format!("{key}.name"), &raw.name)?;
                 if slots.iter().any(|x| x.name == sname) {
-                    return Err(src.invalid(&format!("{key}.name"), raw.name.span(), format!("slot `{sname}` is defined twice")));
+                    return Err(src.invalid(
+                        &format!("{key}.name"),
+                        raw.name.span(),
+                        format!("slot `{sname}` is defined twice"),
+                    ));
                 }
                 let modes = spanned_list(src, &format!("{key}.modes"), &raw.modes)?;
                 let ropes = *raw.ropes.get_ref();
                 if !(1..=8).contains(&ropes) {
-                    return Err(src.invalid(&format!("{key}.ropes"), raw.ropes.span(), format!("{ropes} ropes is not plausible; expected 1 to 8")));
+                    return Err(src.invalid(
+                        &format!("{key}.ropes"),
+                        raw.ropes.span(),
+                        format!("{ropes} ropes is not plausible; expected 1 to 8"),
+                    ));
                 }
                 slots.push(SlotSpec {
                     name: sname,
@@ -223,21 +259,38 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
                 });
             }
             let at = src.at("name", s.name.span());
-            reg.servers.insert(name.clone(), ServerSpec { name, params, bridge, slots, at });
+            reg.servers.insert(
+                name.clone(),
+                ServerSpec {
+                    name,
+                    params,
+                    bridge,
+                    slots,
+                    at,
+                },
+            );
         }
         "adapter" => {
             let a: raw::RawAdapter = src.parse()?;
             let name = check_name(src, "name", &a.name)?;
             let modes = spanned_list(src, "modes", &a.modes)?;
             if a.function.get_ref().is_empty() {
-                return Err(src.invalid("function", a.function.span(), "an adapter needs at least one [[function]]"));
+                return Err(src.invalid(
+                    "function",
+                    a.function.span(),
+                    "an adapter needs at least one [[function]]",
+                ));
             }
             let mut functions: Vec<FunctionSpec> = Vec::new();
             for (i, f) in a.function.get_ref().iter().enumerate() {
                 let key = format!("function[{i}]");
                 let fname = check_name(src, &format!("{key}.name"), &f.name)?;
                 if functions.iter().any(|x| x.name == fname) {
-                    return Err(src.invalid(&format!("{key}.name"), f.name.span(), format!("function `{fname}` is defined twice")));
+                    return Err(src.invalid(
+                        &format!("{key}.name"),
+                        f.name.span(),
+                        format!("function `{fname}` is defined twice"),
+                    ));
                 }
                 let (engine, rules) = match f.engine.get_ref().as_str() {
                     "nic" => (EngineKind::Nic, schema::NIC),
@@ -260,20 +313,31 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
                 });
             }
             let at = src.at("name", a.name.span());
-            reg.adapters.insert(name.clone(), AdapterSpec { name, modes, functions, at });
+            reg.adapters.insert(
+                name.clone(),
+                AdapterSpec {
+                    name,
+                    modes,
+                    functions,
+                    at,
+                },
+            );
         }
         "testbed" => {
             let t: raw::RawTestbed = src.parse()?;
             let name = check_name(src, "name", &t.name)?;
             let params = convert_params(src, "param", &t.param, schema::TESTBED)?;
             let at = src.at("name", t.name.span());
-            reg.testbeds.insert(name.clone(), TestbedSpec { name, params, at });
+            reg.testbeds
+                .insert(name.clone(), TestbedSpec { name, params, at });
         }
         other => {
             return Err(src.invalid(
                 "kind",
                 kind.span(),
-                format!("unknown kind `{other}`; expected one of bus, link, server, adapter, testbed"),
+                format!(
+                    "unknown kind `{other}`; expected one of bus, link, server, adapter, testbed"
+                ),
             ))
         }
     }
@@ -288,7 +352,12 @@ fn check_registry(reg: &Registry) -> Result<()> {
         for slot in &s.slots {
             for m in &slot.modes {
                 if !reg.buses.contains_key(m) {
-                    return Err(Error::Unknown { at: slot.at.clone(), what: "bus mode", name: m.clone(), known: buses.clone() });
+                    return Err(Error::Unknown {
+                        at: slot.at.clone(),
+                        what: "bus mode",
+                        name: m.clone(),
+                        known: buses.clone(),
+                    });
                 }
             }
         }
@@ -296,12 +365,22 @@ fn check_registry(reg: &Registry) -> Result<()> {
     for a in reg.adapters.values() {
         for m in &a.modes {
             if !reg.buses.contains_key(m) {
-                return Err(Error::Unknown { at: a.at.clone(), what: "bus mode", name: m.clone(), known: buses.clone() });
+                return Err(Error::Unknown {
+                    at: a.at.clone(),
+                    what: "bus mode",
+                    name: m.clone(),
+                    known: buses.clone(),
+                });
             }
         }
         for f in &a.functions {
             let Some(link) = reg.links.get(&f.link) else {
-                return Err(Error::Unknown { at: f.at.clone(), what: "link", name: f.link.clone(), known: known(reg.links.keys()) });
+                return Err(Error::Unknown {
+                    at: f.at.clone(),
+                    what: "link",
+                    name: f.link.clone(),
+                    known: known(reg.links.keys()),
+                });
             };
             let ok = matches!(
                 (f.engine, link.framing),
@@ -310,7 +389,10 @@ fn check_registry(reg: &Registry) -> Result<()> {
             if !ok {
                 return Err(Error::Invalid {
                     at: f.at.clone(),
-                    message: format!("engine {:?} cannot drive link `{}` ({:?} framing)", f.engine, f.link, link.framing),
+                    message: format!(
+                        "engine {:?} cannot drive link `{}` ({:?} framing)",
+                        f.engine, f.link, link.framing
+                    ),
                 });
             }
         }
@@ -319,8 +401,16 @@ fn check_registry(reg: &Registry) -> Result<()> {
         let local = s.params.get("memory_local_latency");
         let remote = s.params.get("memory_remote_latency");
         if remote < local {
-            let at = s.params.map.get("memory_remote_latency").map(|p| p.at.clone()).unwrap_or_else(|| s.at.clone());
-            return Err(Error::Invalid { at, message: format!("remote memory latency {remote} ns is below local {local} ns") });
+            let at = s
+                .params
+                .map
+                .get("memory_remote_latency")
+                .map(|p| p.at.clone())
+                .unwrap_or_else(|| s.at.clone());
+            return Err(Error::Invalid {
+                at,
+                message: format!("remote memory latency {remote} ns is below local {local} ns"),
+            });
         }
     }
     Ok(())

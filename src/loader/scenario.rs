@@ -8,8 +8,8 @@ use super::raw::{RawExperiment, RawScenario};
 use super::{bundled_files, check_name, known, read, Source};
 use crate::error::{Error, Result};
 use crate::model::{
-    AdapterSpec, Direction, Experiment, FigureSpec, Registry, RunSpec, Scenario, ServerSpec, SlotSpec, Workload,
-    WorkloadKind,
+    AdapterSpec, Direction, Experiment, FigureSpec, Registry, RunSpec, Scenario, ServerSpec,
+    SlotSpec, Workload, WorkloadKind,
 };
 
 /// Loads a scenario file from any path.
@@ -28,12 +28,19 @@ pub fn load_bundled_scenarios(reg: &Registry) -> Result<Vec<Scenario>> {
 
 /// The bus mode a card runs in a slot: the card's first mode that the slot offers.
 pub fn negotiate_mode(adapter: &AdapterSpec, slot: &SlotSpec) -> Option<String> {
-    adapter.modes.iter().find(|m| slot.modes.contains(m)).cloned()
+    adapter
+        .modes
+        .iter()
+        .find(|m| slot.modes.contains(m))
+        .cloned()
 }
 
 /// Parses and resolves a scenario's text; `file` is used in messages.
 pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scenario> {
-    let src = Source { file: file.clone(), text };
+    let src = Source {
+        file: file.clone(),
+        text,
+    };
     let raw: RawScenario = src.parse()?;
     let name = check_name(&src, "scenario.name", &raw.scenario.name)?;
     let mut run = RunSpec::default();
@@ -47,19 +54,31 @@ pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scena
         if let Some(m) = &r.max_events {
             let v = *m.get_ref();
             if !(1000..=10_000_000_000).contains(&v) {
-                return Err(src.invalid("run.max_events", m.span(), format!("{v} is outside 1000 to 1e10")));
+                return Err(src.invalid(
+                    "run.max_events",
+                    m.span(),
+                    format!("{v} is outside 1000 to 1e10"),
+                ));
             }
             run.max_events = v as u64;
         }
     }
     if raw.experiment.get_ref().is_empty() {
-        return Err(src.invalid("experiment", raw.experiment.span(), "a scenario needs at least one [[experiment]]"));
+        return Err(src.invalid(
+            "experiment",
+            raw.experiment.span(),
+            "a scenario needs at least one [[experiment]]",
+        ));
     }
     let mut experiments: Vec<Experiment> = Vec::new();
     for (i, e) in raw.experiment.get_ref().iter().enumerate() {
         let exp = experiment(&src, reg, i, e)?;
         if experiments.iter().any(|x| x.id == exp.id) {
-            return Err(src.invalid(&format!("experiment[{i}].id"), e.id.span(), format!("experiment `{}` is defined twice", exp.id)));
+            return Err(src.invalid(
+                &format!("experiment[{i}].id"),
+                e.id.span(),
+                format!("experiment `{}` is defined twice", exp.id),
+            ));
         }
         experiments.push(exp);
     }
@@ -84,12 +103,15 @@ fn positive(src: &Source, key: &str, v: &Spanned<f64>, min: f64, max: f64) -> Re
 fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Result<Experiment> {
     let k = |s: &str| format!("experiment[{i}].{s}");
     let id = check_name(src, &k("id"), &e.id)?;
-    let server: &ServerSpec = reg.servers.get(e.server.get_ref()).ok_or_else(|| Error::Unknown {
-        at: src.at(&k("server"), e.server.span()),
-        what: "server",
-        name: e.server.get_ref().clone(),
-        known: known(reg.servers.keys()),
-    })?;
+    let server: &ServerSpec =
+        reg.servers
+            .get(e.server.get_ref())
+            .ok_or_else(|| Error::Unknown {
+                at: src.at(&k("server"), e.server.span()),
+                what: "server",
+                name: e.server.get_ref().clone(),
+                known: known(reg.servers.keys()),
+            })?;
     if !reg.testbeds.contains_key(e.testbed.get_ref()) {
         return Err(Error::Unknown {
             at: src.at(&k("testbed"), e.testbed.span()),
@@ -101,26 +123,49 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
     let cells = *e.cells.get_ref();
     let max_cells = server.params.count("cells_max") as i64;
     if cells < 1 || cells > max_cells {
-        return Err(src.invalid(&k("cells"), e.cells.span(), format!("{cells} cells; server `{}` takes 1 to {max_cells}", server.name)));
+        return Err(src.invalid(
+            &k("cells"),
+            e.cells.span(),
+            format!(
+                "{cells} cells; server `{}` takes 1 to {max_cells}",
+                server.name
+            ),
+        ));
     }
     if e.card.get_ref().is_empty() {
-        return Err(src.invalid(&k("card"), e.card.span(), "an experiment needs at least one [[experiment.card]]"));
+        return Err(src.invalid(
+            &k("card"),
+            e.card.span(),
+            "an experiment needs at least one [[experiment.card]]",
+        ));
     }
     let mut cards: Vec<(String, String, String)> = Vec::new();
     for (j, c) in e.card.get_ref().iter().enumerate() {
         let ck = |s: &str| k(&format!("card[{j}].{s}"));
-        let adapter = reg.adapters.get(c.adapter.get_ref()).ok_or_else(|| Error::Unknown {
-            at: src.at(&ck("adapter"), c.adapter.span()),
-            what: "adapter",
-            name: c.adapter.get_ref().clone(),
-            known: known(reg.adapters.keys()),
-        })?;
-        let slot = server.slots.iter().find(|s| &s.name == c.slot.get_ref()).ok_or_else(|| Error::Unknown {
-            at: src.at(&ck("slot"), c.slot.span()),
-            what: "slot",
-            name: c.slot.get_ref().clone(),
-            known: server.slots.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "),
-        })?;
+        let adapter = reg
+            .adapters
+            .get(c.adapter.get_ref())
+            .ok_or_else(|| Error::Unknown {
+                at: src.at(&ck("adapter"), c.adapter.span()),
+                what: "adapter",
+                name: c.adapter.get_ref().clone(),
+                known: known(reg.adapters.keys()),
+            })?;
+        let slot = server
+            .slots
+            .iter()
+            .find(|s| &s.name == c.slot.get_ref())
+            .ok_or_else(|| Error::Unknown {
+                at: src.at(&ck("slot"), c.slot.span()),
+                what: "slot",
+                name: c.slot.get_ref().clone(),
+                known: server
+                    .slots
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
         if negotiate_mode(adapter, slot).is_none() {
             return Err(src.invalid(
                 &ck("slot"),
@@ -139,35 +184,70 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
             None => adapter.name.clone(),
         };
         if cards.iter().any(|(l, _, _)| *l == label) {
-            return Err(src.invalid(&ck("name"), c.adapter.span(), format!("two cards are called `{label}`: give each a `name`")));
+            return Err(src.invalid(
+                &ck("name"),
+                c.adapter.span(),
+                format!("two cards are called `{label}`: give each a `name`"),
+            ));
         }
         if cards.iter().any(|(_, _, s)| s == &slot.name) {
-            return Err(src.invalid(&ck("slot"), c.slot.span(), format!("slot `{}` already holds a card", slot.name)));
+            return Err(src.invalid(
+                &ck("slot"),
+                c.slot.span(),
+                format!("slot `{}` already holds a card", slot.name),
+            ));
         }
         cards.push((label, adapter.name.clone(), slot.name.clone()));
     }
-    let find_fn = |key: String, card: &Spanned<String>, func: &Spanned<String>| -> Result<(usize, usize)> {
-        let ci = cards.iter().position(|(l, _, _)| l == card.get_ref()).ok_or_else(|| Error::Unknown {
-            at: src.at(&key, card.span()),
-            what: "card",
-            name: card.get_ref().clone(),
-            known: cards.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", "),
-        })?;
+    let find_fn = |key: String,
+                   fkey: String,
+                   card: &Spanned<String>,
+                   func: &Spanned<String>|
+     -> Result<(usize, usize)> {
+        let ci = cards
+            .iter()
+            .position(|(l, _, _)| l == card.get_ref())
+            .ok_or_else(|| Error::Unknown {
+                at: src.at(&key, card.span()),
+                what: "card",
+                name: card.get_ref().clone(),
+                known: cards
+                    .iter()
+                    .map(|c| c.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
         let adapter = &reg.adapters[&cards[ci].1];
-        let fi = adapter.functions.iter().position(|f| &f.name == func.get_ref()).ok_or_else(|| Error::Unknown {
-            at: src.at(&key, func.span()),
-            what: "function",
-            name: func.get_ref().clone(),
-            known: adapter.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "),
-        })?;
+        let fi = adapter
+            .functions
+            .iter()
+            .position(|f| &f.name == func.get_ref())
+            .ok_or_else(|| Error::Unknown {
+                at: src.at(&fkey, func.span()),
+                what: "function",
+                name: func.get_ref().clone(),
+                known: adapter
+                    .functions
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
         Ok((ci, fi))
     };
     let mut workloads: Vec<Workload> = Vec::new();
     for (j, w) in e.workload.iter().enumerate() {
         let wk = |s: &str| k(&format!("workload[{j}].{s}"));
-        let (card, function) = find_fn(wk("card"), &w.card, &w.function)?;
-        if workloads.iter().any(|x| x.card == card && x.function == function) {
-            return Err(src.invalid(&wk("function"), w.function.span(), "this function already has a workload: use direction = \"bidirectional\""));
+        let (card, function) = find_fn(wk("card"), wk("function"), &w.card, &w.function)?;
+        if workloads
+            .iter()
+            .any(|x| x.card == card && x.function == function)
+        {
+            return Err(src.invalid(
+                &wk("function"),
+                w.function.span(),
+                "this function already has a workload: use direction = \"bidirectional\"",
+            ));
         }
         let engine = reg.adapters[&cards[card].1].functions[function].engine;
         let direction = match w.direction.get_ref().as_str() {
@@ -181,43 +261,75 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         let size = |v: &Option<Spanned<f64>>, key: &str, default: f64| -> Result<u64> {
             match v {
                 None => Ok((default * 1024.0) as u64),
-                Some(s) => Ok((positive(src, &wk(key), s, 0.0625, 65536.0)? * 1024.0).round() as u64),
+                Some(s) => {
+                    Ok((positive(src, &wk(key), s, 0.0625, 65536.0)? * 1024.0).round() as u64)
+                }
             }
         };
         let kind = match (w.kind.get_ref().as_str(), engine) {
-            ("netperf-tcp-stream", crate::model::EngineKind::Nic) => WorkloadKind::NetperfTcpStream {
-                socket_bytes: size(&w.socket_kib, "socket_kib", 128.0)?,
-                message_bytes: size(&w.message_kib, "message_kib", 32.0)?,
-            },
+            ("netperf-tcp-stream", crate::model::EngineKind::Nic) => {
+                WorkloadKind::NetperfTcpStream {
+                    socket_bytes: size(&w.socket_kib, "socket_kib", 128.0)?,
+                    message_bytes: size(&w.message_kib, "message_kib", 32.0)?,
+                }
+            }
             ("diskbench", crate::model::EngineKind::Hba) => {
                 let outstanding = match &w.outstanding {
                     None => None,
                     Some(o) => {
                         let v = *o.get_ref();
                         if !(1..=256).contains(&v) {
-                            return Err(src.invalid(&wk("outstanding"), o.span(), format!("{v} outstanding I/Os; expected 1 to 256")));
+                            return Err(src.invalid(
+                                &wk("outstanding"),
+                                o.span(),
+                                format!("{v} outstanding I/Os; expected 1 to 256"),
+                            ));
                         }
                         Some(v as u32)
                     }
                 };
-                WorkloadKind::Diskbench { block_bytes: size(&w.block_kib, "block_kib", 128.0)?, outstanding }
+                WorkloadKind::Diskbench {
+                    block_bytes: size(&w.block_kib, "block_kib", 128.0)?,
+                    outstanding,
+                }
             }
             ("netperf-tcp-stream", _) | ("diskbench", _) => {
-                return Err(src.invalid(&wk("kind"), w.kind.span(), format!("workload `{}` does not fit a {:?} function", w.kind.get_ref(), engine)))
+                return Err(src.invalid(
+                    &wk("kind"),
+                    w.kind.span(),
+                    format!(
+                        "workload `{}` does not fit a {:?} function",
+                        w.kind.get_ref(),
+                        engine
+                    ),
+                ))
             }
             (other, _) => {
-                return Err(src.invalid(&wk("kind"), w.kind.span(), format!("unknown workload `{other}`; expected netperf-tcp-stream or diskbench")))
+                return Err(src.invalid(
+                    &wk("kind"),
+                    w.kind.span(),
+                    format!("unknown workload `{other}`; expected netperf-tcp-stream or diskbench"),
+                ))
             }
         };
-        workloads.push(Workload { card, function, kind, direction });
+        workloads.push(Workload {
+            card,
+            function,
+            kind,
+            direction,
+        });
     }
     let mut figures: Vec<FigureSpec> = Vec::new();
     for (j, f) in e.figure.iter().enumerate() {
         let fk = |s: &str| k(&format!("figure[{j}].{s}"));
-        let (card, function) = find_fn(fk("card"), &f.card, &f.function)?;
+        let (card, function) = find_fn(fk("card"), fk("function"), &f.card, &f.function)?;
         let unit = f.unit.get_ref().clone();
         if unit != "Mbit/s" && unit != "MB/s" {
-            return Err(src.invalid(&fk("unit"), f.unit.span(), format!("unknown figure unit `{unit}`; expected Mbit/s or MB/s")));
+            return Err(src.invalid(
+                &fk("unit"),
+                f.unit.span(),
+                format!("unknown figure unit `{unit}`; expected Mbit/s or MB/s"),
+            ));
         }
         let published = positive(src, &fk("published"), &f.published, 0.0, 1e7)?;
         figures.push(FigureSpec {

@@ -18,7 +18,13 @@ pub struct ParamRule {
     pub meaning: &'static str,
 }
 
-const fn r(key: &'static str, dim: Dimension, min: f64, max: f64, meaning: &'static str) -> ParamRule {
+const fn r(
+    key: &'static str,
+    dim: Dimension,
+    min: f64,
+    max: f64,
+    meaning: &'static str,
+) -> ParamRule {
     ParamRule {
         key,
         dim,
@@ -31,13 +37,49 @@ const fn r(key: &'static str, dim: Dimension, min: f64, max: f64, meaning: &'sta
 /// Parameters of a bus mode.
 pub const BUS: &[ParamRule] = &[
     r("clock", Frequency, 10.0, 600.0, "bus clock frequency"),
-    r("transfers_per_clock", Count, 1.0, 4.0, "data transfers per clock (2 for DDR, 4 for QDR)"),
+    r(
+        "transfers_per_clock",
+        Count,
+        1.0,
+        4.0,
+        "data transfers per clock (2 for DDR, 4 for QDR)",
+    ),
     r("width", Size, 4.0, 8.0, "data path width"),
-    r("write_overhead_clocks", Count, 1.0, 20.0, "clocks of a posted write besides data: address, attribute, target response, turnaround"),
-    r("read_request_clocks", Count, 1.0, 20.0, "clocks of a read attempt answered with Retry (PCI) or Split Response (PCI-X)"),
-    r("completion_overhead_clocks", Count, 1.0, 20.0, "clocks of a read data transaction besides data (PCI retried read, PCI-X split completion)"),
-    r("latency_timer_clocks", Count, 8.0, 255.0, "a master must end its burst after this many clocks when another master waits"),
-    r("max_burst", Size, 64.0, 4096.0, "largest data burst of one transaction (buffer or disconnect boundary)"),
+    r(
+        "write_overhead_clocks",
+        Count,
+        1.0,
+        20.0,
+        "clocks of a posted write besides data: address, attribute, target response, turnaround",
+    ),
+    r(
+        "read_request_clocks",
+        Count,
+        1.0,
+        20.0,
+        "clocks of a read attempt answered with Retry (PCI) or Split Response (PCI-X)",
+    ),
+    r(
+        "completion_overhead_clocks",
+        Count,
+        1.0,
+        20.0,
+        "clocks of a read data transaction besides data (PCI retried read, PCI-X split completion)",
+    ),
+    r(
+        "latency_timer_clocks",
+        Count,
+        8.0,
+        255.0,
+        "a master must end its burst after this many clocks when another master waits",
+    ),
+    r(
+        "max_burst",
+        Size,
+        64.0,
+        4096.0,
+        "largest data burst of one transaction (buffer or disconnect boundary)",
+    ),
 ];
 
 /// Parameters of an Ethernet link.
@@ -48,16 +90,46 @@ pub const ETHERNET: &[ParamRule] = &[
     r("fcs", Size, 4.0, 4.0, "frame check sequence"),
     r("preamble", Size, 8.0, 8.0, "preamble and start delimiter"),
     r("gap", Size, 12.0, 12.0, "minimum inter-frame gap"),
-    r("min_frame", Size, 64.0, 64.0, "minimum frame (header to FCS)"),
-    r("tcp_ip_headers", Size, 40.0, 80.0, "IPv4 and TCP headers with options, per segment"),
+    r(
+        "min_frame",
+        Size,
+        64.0,
+        64.0,
+        "minimum frame (header to FCS)",
+    ),
+    r(
+        "tcp_ip_headers",
+        Size,
+        40.0,
+        80.0,
+        "IPv4 and TCP headers with options, per segment",
+    ),
 ];
 
 /// Parameters of a Fibre Channel link.
 pub const FIBRE_CHANNEL: &[ParamRule] = &[
     r("baud", SymbolRate, 1e8, 2e10, "line symbol rate"),
-    r("bits_per_byte", Count, 8.0, 10.0, "encoded bits per data byte (10 for 8b/10b)"),
-    r("frame_overhead", Size, 36.0, 36.0, "SOF, header, CRC and EOF per frame"),
-    r("idle_between_frames", Size, 24.0, 48.0, "primitive signals between frames"),
+    r(
+        "bits_per_byte",
+        Count,
+        8.0,
+        10.0,
+        "encoded bits per data byte (10 for 8b/10b)",
+    ),
+    r(
+        "frame_overhead",
+        Size,
+        36.0,
+        36.0,
+        "SOF, header, CRC and EOF per frame",
+    ),
+    r(
+        "idle_between_frames",
+        Size,
+        24.0,
+        48.0,
+        "primitive signals between frames",
+    ),
     r("max_payload", Size, 256.0, 2112.0, "data payload per frame"),
 ];
 
@@ -70,7 +142,7 @@ pub const SERVER: &[ParamRule] = &[
     r("cache_line", Size, 32.0, 256.0, "coherency unit; memory is interleaved over cells by line"),
     r("line_fetches_in_flight", Count, 1.0, 64.0, "cache-line fetches a DMA read keeps in flight"),
     r("io_read_latency", Time, 100.0, 20000.0, "fixed round trip of a DMA read through bus adapter, ropes, SBA and cell controller (memory and data time excluded)"),
-    r("rope_bandwidth", Rate, 5e7, 4e9, "data rate of one rope (shared by both directions)"),
+    r("rope_bandwidth", Rate, 5e7, 4e9, "data rate of one rope in each direction"),
     r("rope_packet_overhead", Size, 0.0, 64.0, "header bytes per rope packet"),
     r("cpu_per_packet", Time, 100.0, 200000.0, "CPU time per network packet (interrupt, driver, TCP/IP)"),
     r("cpu_per_kb", Time, 0.0, 100000.0, "CPU time per KiB of network payload (copy, checksum)"),
@@ -80,37 +152,159 @@ pub const SERVER: &[ParamRule] = &[
 
 /// Parameters of the bus adapter (bridge) above a slot.
 pub const BRIDGE: &[ParamRule] = &[
-    r("posted_write_buffer", Size, 64.0, 1048576.0, "posted-write data the bridge holds before it stalls the bus"),
-    r("delayed_read_slots", Count, 1.0, 8.0, "delayed reads the bridge queues at once (PCI mode)"),
-    r("delayed_read_prefetch", Size, 64.0, 8192.0, "bytes the bridge fetches for one delayed read (PCI mode)"),
-    r("retry_interval", Time, 0.0, 20000.0, "time a retried master waits before it asks for the bus again"),
+    r(
+        "posted_write_buffer",
+        Size,
+        64.0,
+        1048576.0,
+        "posted-write data the bridge holds before it stalls the bus",
+    ),
+    r(
+        "delayed_read_slots",
+        Count,
+        1.0,
+        8.0,
+        "delayed reads the bridge queues at once (PCI mode)",
+    ),
+    r(
+        "delayed_read_prefetch",
+        Size,
+        64.0,
+        8192.0,
+        "bytes the bridge fetches for one delayed read (PCI mode)",
+    ),
+    r(
+        "retry_interval",
+        Time,
+        0.0,
+        20000.0,
+        "time a retried master waits before it asks for the bus again",
+    ),
 ];
 
 /// Parameters of a NIC function.
 pub const NIC: &[ParamRule] = &[
-    r("max_read", Size, 64.0, 4096.0, "bytes per DMA read request (PCI-X Maximum Memory Read Byte Count)"),
-    r("max_outstanding_reads", Count, 1.0, 32.0, "DMA read requests in flight at once"),
-    r("write_burst", Size, 64.0, 4096.0, "bytes per DMA write burst"),
+    r(
+        "max_read",
+        Size,
+        64.0,
+        4096.0,
+        "bytes per DMA read request (PCI-X Maximum Memory Read Byte Count)",
+    ),
+    r(
+        "max_outstanding_reads",
+        Count,
+        1.0,
+        32.0,
+        "DMA read requests in flight at once",
+    ),
+    r(
+        "write_burst",
+        Size,
+        64.0,
+        4096.0,
+        "bytes per DMA write burst",
+    ),
     r("descriptor", Size, 8.0, 64.0, "size of one ring descriptor"),
-    r("rx_descriptor_batch", Count, 1.0, 64.0, "receive descriptors fetched by one read"),
+    r(
+        "rx_descriptor_batch",
+        Count,
+        1.0,
+        64.0,
+        "receive descriptors fetched by one read",
+    ),
+    r(
+        "tx_ring_frames",
+        Count,
+        1.0,
+        4096.0,
+        "frames the driver keeps queued for transmission (transmit ring)",
+    ),
     r("tx_fifo", Size, 2048.0, 1048576.0, "on-chip transmit FIFO"),
     r("rx_fifo", Size, 2048.0, 1048576.0, "on-chip receive FIFO"),
 ];
 
 /// Parameters of a Fibre Channel HBA function.
 pub const HBA: &[ParamRule] = &[
-    r("max_read", Size, 64.0, 4096.0, "bytes per DMA read request (PCI-X Maximum Memory Read Byte Count)"),
-    r("max_outstanding_reads", Count, 1.0, 32.0, "DMA read requests in flight at once"),
-    r("write_burst", Size, 64.0, 4096.0, "bytes per DMA write burst"),
-    r("command_bytes", Size, 16.0, 256.0, "I/O control block the HBA reads per command"),
-    r("completion_bytes", Size, 4.0, 256.0, "completion entry the HBA writes per I/O"),
-    r("rx_buffer_frames", Count, 1.0, 256.0, "receive buffers (buffer-to-buffer credit)"),
-    r("tx_buffer_frames", Count, 1.0, 256.0, "transmit frame buffers"),
+    r(
+        "max_read",
+        Size,
+        64.0,
+        4096.0,
+        "bytes per DMA read request (PCI-X Maximum Memory Read Byte Count)",
+    ),
+    r(
+        "max_outstanding_reads",
+        Count,
+        1.0,
+        32.0,
+        "DMA read requests in flight at once",
+    ),
+    r(
+        "write_burst",
+        Size,
+        64.0,
+        4096.0,
+        "bytes per DMA write burst",
+    ),
+    r(
+        "command_bytes",
+        Size,
+        16.0,
+        256.0,
+        "I/O control block the HBA reads per command",
+    ),
+    r(
+        "completion_bytes",
+        Size,
+        4.0,
+        256.0,
+        "completion entry the HBA writes per I/O",
+    ),
+    r(
+        "rx_buffer_frames",
+        Count,
+        1.0,
+        256.0,
+        "receive buffers (buffer-to-buffer credit)",
+    ),
+    r(
+        "tx_buffer_frames",
+        Count,
+        1.0,
+        256.0,
+        "transmit frame buffers",
+    ),
 ];
 
 /// Parameters of a test bed (the machines at the far end of the links).
 pub const TESTBED: &[ParamRule] = &[
-    r("peer_turnaround", Time, 0.0, 1e7, "delay from a segment reaching the netperf peer to its ACK leaving"),
-    r("target_latency", Time, 0.0, 1e8, "disk array delay before data or XFER_RDY, and before the response"),
-    r("diskbench_outstanding", Count, 1.0, 256.0, "diskbench I/Os outstanding per direction"),
+    r(
+        "peer_turnaround",
+        Time,
+        0.0,
+        1e7,
+        "delay from the netperf peer finishing a segment to its ACK leaving",
+    ),
+    r(
+        "peer_cpu_per_segment",
+        Time,
+        0.0,
+        1e5,
+        "netperf peer's receive processing per data segment (segments are processed one at a time)",
+    ),
+    r(
+        "target_latency",
+        Time,
+        0.0,
+        1e8,
+        "disk array service time: read command to first data, last write data to response",
+    ),
+    r(
+        "diskbench_outstanding",
+        Count,
+        1.0,
+        256.0,
+        "diskbench I/Os outstanding per direction",
+    ),
 ];

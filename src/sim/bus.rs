@@ -93,11 +93,31 @@ pub struct DelayedRead {
 /// The transaction on the bus now.
 #[derive(Debug, Clone, Copy)]
 enum Tx {
-    Write { m: usize, op: u64, bytes: u64, last: bool },
-    ReadReq { op: u64, bytes: u64, func: usize },
-    Retry { m: usize },
-    PciData { op: u64, bytes: u64, func: usize },
-    Completion { op: u64, bytes: u64, func: usize, last: bool },
+    Write {
+        m: usize,
+        op: u64,
+        bytes: u64,
+        last: bool,
+    },
+    ReadReq {
+        op: u64,
+        bytes: u64,
+        func: usize,
+    },
+    Retry {
+        m: usize,
+    },
+    PciData {
+        op: u64,
+        bytes: u64,
+        func: usize,
+    },
+    Completion {
+        op: u64,
+        bytes: u64,
+        func: usize,
+        last: bool,
+    },
 }
 
 /// A bus segment with its bridge.
@@ -129,12 +149,41 @@ impl Bus {
         let mut masters = Vec::new();
         for &(f, burst) in funcs {
             for _ in 0..2 {
-                masters.push(Master { func: Some(f), burst, queue: VecDeque::new(), wait_until: Picos(0) });
+                masters.push(Master {
+                    func: Some(f),
+                    burst,
+                    queue: VecDeque::new(),
+                    wait_until: Picos(0),
+                });
             }
         }
-        masters.push(Master { func: None, burst: cfg.max_burst, queue: VecDeque::new(), wait_until: Picos(0) });
+        masters.push(Master {
+            func: None,
+            burst: cfg.max_burst,
+            queue: VecDeque::new(),
+            wait_until: Picos(0),
+        });
         let slots = bridge.delayed_read_slots;
-        Bus { cfg, bridge, masters, rr: 0, current: None, meter: BusyMeter::default(), posted_used: 0, delayed: vec![None; slots], data_bytes: 0, retries: 0 }
+        Bus {
+            cfg,
+            bridge,
+            masters,
+            rr: 0,
+            current: None,
+            meter: BusyMeter::default(),
+            posted_used: 0,
+            delayed: vec![None; slots],
+            data_bytes: 0,
+            retries: 0,
+        }
+    }
+
+    /// Bytes of the posted write on the bus now (already counted in `posted_used`).
+    pub fn in_flight_write(&self) -> u64 {
+        match self.current {
+            Some(Tx::Write { bytes, .. }) => bytes,
+            _ => 0,
+        }
     }
 
     /// Index of the bridge master.
@@ -161,7 +210,10 @@ impl Bus {
         match master.queue.front() {
             None => false,
             Some(BusItem::Write { left, .. }) => {
-                let need = (*left).min(self.cfg.max_burst).min(master.burst).min(self.bridge.posted_write_buffer);
+                let need = (*left)
+                    .min(self.cfg.max_burst)
+                    .min(master.burst)
+                    .min(self.bridge.posted_write_buffer);
                 self.posted_used + need <= self.bridge.posted_write_buffer
             }
             Some(_) => true,
@@ -178,7 +230,10 @@ impl System {
             return;
         }
         let n = bus.masters.len();
-        let Some(m) = (0..n).map(|i| (bus.rr + i) % n).find(|&m| bus.wants(m, now)) else {
+        let Some(m) = (0..n)
+            .map(|i| (bus.rr + i) % n)
+            .find(|&m| bus.wants(m, now))
+        else {
             return;
         };
         let others = (0..n).any(|o| o != m && bus.wants(o, now));
@@ -194,10 +249,15 @@ impl System {
                 let last = bytes == left;
                 if last {
                     bus.masters[m].queue.pop_front();
-                } else if let Some(BusItem::Write { left: l, .. }) = bus.masters[m].queue.front_mut() {
+                } else if let Some(BusItem::Write { left: l, .. }) =
+                    bus.masters[m].queue.front_mut()
+                {
                     *l -= bytes;
                 }
-                (Tx::Write { m, op, bytes, last }, cfg.write_overhead + cfg.data_clocks(bytes))
+                (
+                    Tx::Write { m, op, bytes, last },
+                    cfg.write_overhead + cfg.data_clocks(bytes),
+                )
             }
             (Some(BusItem::ReadReq { op, bytes }), Some(f)) => {
                 self.buses[b].masters[m].queue.pop_front();
@@ -205,7 +265,10 @@ impl System {
             }
             (Some(BusItem::PciRead { op, left }), Some(f)) => {
                 let bus = &mut self.buses[b];
-                let mine = bus.delayed.iter().position(|d| matches!(d, Some(d) if d.master == m && d.op == op));
+                let mine = bus
+                    .delayed
+                    .iter()
+                    .position(|d| matches!(d, Some(d) if d.master == m && d.op == op));
                 match mine {
                     Some(slot) => {
                         let d = bus.delayed[slot].expect("slot found above");
@@ -214,10 +277,15 @@ impl System {
                             bus.delayed[slot] = None;
                             if bytes == left {
                                 bus.masters[m].queue.pop_front();
-                            } else if let Some(BusItem::PciRead { left: l, .. }) = bus.masters[m].queue.front_mut() {
+                            } else if let Some(BusItem::PciRead { left: l, .. }) =
+                                bus.masters[m].queue.front_mut()
+                            {
                                 *l -= bytes;
                             }
-                            (Tx::PciData { op, bytes, func: f }, cfg.completion_overhead + cfg.data_clocks(bytes))
+                            (
+                                Tx::PciData { op, bytes, func: f },
+                                cfg.completion_overhead + cfg.data_clocks(bytes),
+                            )
                         } else {
                             (Tx::Retry { m }, cfg.read_request)
                         }
@@ -225,8 +293,17 @@ impl System {
                     None => {
                         if let Some(slot) = bus.delayed.iter().position(|d| d.is_none()) {
                             let bytes = left.min(bus.bridge.delayed_read_prefetch);
-                            bus.delayed[slot] = Some(DelayedRead { master: m, op, bytes, ready: false });
-                            let fetch = Fetch { bus: b, bytes, kind: FetchKind::Delayed { slot, op } };
+                            bus.delayed[slot] = Some(DelayedRead {
+                                master: m,
+                                op,
+                                bytes,
+                                ready: false,
+                            });
+                            let fetch = Fetch {
+                                bus: b,
+                                bytes,
+                                kind: FetchKind::Delayed { slot, op },
+                            };
                             self.rope_push(b, super::path::RopeItem::ReadReq(fetch), s);
                         }
                         (Tx::Retry { m }, cfg.read_request)
@@ -238,10 +315,20 @@ impl System {
                 let chunk = bytes.min(cap);
                 if chunk == bytes {
                     bus.masters[m].queue.pop_front();
-                } else if let Some(BusItem::Completion { bytes: l, .. }) = bus.masters[m].queue.front_mut() {
+                } else if let Some(BusItem::Completion { bytes: l, .. }) =
+                    bus.masters[m].queue.front_mut()
+                {
                     *l -= chunk;
                 }
-                (Tx::Completion { op, bytes: chunk, func, last: chunk == bytes }, cfg.completion_overhead + cfg.data_clocks(chunk))
+                (
+                    Tx::Completion {
+                        op,
+                        bytes: chunk,
+                        func,
+                        last: chunk == bytes,
+                    },
+                    cfg.completion_overhead + cfg.data_clocks(chunk),
+                )
             }
             _ => return,
         };
@@ -271,7 +358,11 @@ impl System {
                 }
             }
             Tx::ReadReq { op, bytes, func } => {
-                let fetch = Fetch { bus: b, bytes, kind: FetchKind::Split { func, op } };
+                let fetch = Fetch {
+                    bus: b,
+                    bytes,
+                    kind: FetchKind::Split { func, op },
+                };
                 self.rope_push(b, super::path::RopeItem::ReadReq(fetch), s);
             }
             Tx::Retry { m } => {
@@ -287,7 +378,12 @@ impl System {
                 self.buses[b].data_bytes += bytes;
                 self.dma_read_data(func, op, bytes, false, s);
             }
-            Tx::Completion { op, bytes, func, last } => {
+            Tx::Completion {
+                op,
+                bytes,
+                func,
+                last,
+            } => {
                 self.buses[b].data_bytes += bytes;
                 self.dma_read_data(func, op, bytes, last, s);
             }
@@ -296,9 +392,18 @@ impl System {
     }
 
     /// Queues a split completion at the bridge of bus `b`.
-    pub(super) fn bus_push_completion(&mut self, b: usize, func: usize, op: u64, bytes: u64, s: &mut Scheduler<Ev>) {
+    pub(super) fn bus_push_completion(
+        &mut self,
+        b: usize,
+        func: usize,
+        op: u64,
+        bytes: u64,
+        s: &mut Scheduler<Ev>,
+    ) {
         let bm = self.buses[b].bridge_master();
-        self.buses[b].masters[bm].queue.push_back(BusItem::Completion { func, op, bytes });
+        self.buses[b].masters[bm]
+            .queue
+            .push_back(BusItem::Completion { func, op, bytes });
         self.bus_arbitrate(b, s);
     }
 
@@ -312,23 +417,48 @@ impl System {
     }
 
     /// Starts a posted DMA write of `bytes` by global function `f`.
-    pub(super) fn dma_write(&mut self, f: usize, bytes: u64, purpose: super::dma::Purpose, s: &mut Scheduler<Ev>) {
+    pub(super) fn dma_write(
+        &mut self,
+        f: usize,
+        bytes: u64,
+        purpose: super::dma::Purpose,
+        s: &mut Scheduler<Ev>,
+    ) {
         let op = self.ports[f].new_op();
         self.ports[f].writes.insert(op, purpose);
         let (b, j) = self.fn_place[f];
-        self.buses[b].masters[2 * j].queue.push_back(BusItem::Write { op, left: bytes.max(1) });
+        self.buses[b].masters[2 * j]
+            .queue
+            .push_back(BusItem::Write {
+                op,
+                left: bytes.max(1),
+            });
         self.bus_arbitrate(b, s);
     }
 
     /// Starts a DMA read of `bytes` by global function `f`.
-    pub(super) fn dma_read(&mut self, f: usize, bytes: u64, purpose: super::dma::Purpose, s: &mut Scheduler<Ev>) {
+    pub(super) fn dma_read(
+        &mut self,
+        f: usize,
+        bytes: u64,
+        purpose: super::dma::Purpose,
+        s: &mut Scheduler<Ev>,
+    ) {
         let bytes = bytes.max(1);
         let op = self.ports[f].new_op();
-        self.ports[f].reads.insert(op, super::dma::ReadOp { remaining: bytes, purpose });
+        self.ports[f].reads.insert(
+            op,
+            super::dma::ReadOp {
+                remaining: bytes,
+                purpose,
+            },
+        );
         let (b, j) = self.fn_place[f];
         match self.buses[b].cfg.protocol {
             Protocol::Pci => {
-                self.buses[b].masters[2 * j + 1].queue.push_back(BusItem::PciRead { op, left: bytes });
+                self.buses[b].masters[2 * j + 1]
+                    .queue
+                    .push_back(BusItem::PciRead { op, left: bytes });
                 self.bus_arbitrate(b, s);
             }
             Protocol::PciX => {
@@ -353,7 +483,9 @@ impl System {
                 break;
             };
             self.ports[f].outstanding += 1;
-            self.buses[b].masters[2 * j + 1].queue.push_back(BusItem::ReadReq { op, bytes });
+            self.buses[b].masters[2 * j + 1]
+                .queue
+                .push_back(BusItem::ReadReq { op, bytes });
             any = true;
         }
         if any {
@@ -362,7 +494,14 @@ impl System {
     }
 
     /// Read data for op `op` of `f` arrived at the function.
-    fn dma_read_data(&mut self, f: usize, op: u64, bytes: u64, request_done: bool, s: &mut Scheduler<Ev>) {
+    fn dma_read_data(
+        &mut self,
+        f: usize,
+        op: u64,
+        bytes: u64,
+        request_done: bool,
+        s: &mut Scheduler<Ev>,
+    ) {
         self.totals.read_bytes_delivered += bytes;
         if request_done && self.ports[f].outstanding > 0 {
             self.ports[f].outstanding -= 1;

@@ -142,7 +142,9 @@ impl FcCfg {
     }
     /// Payload ceiling of the link per direction.
     pub fn goodput_ceiling(&self) -> BytesPerSec {
-        BytesPerSec(self.byte_rate.0 * self.max_payload as f64 / self.wire_bytes(self.max_payload) as f64)
+        BytesPerSec(
+            self.byte_rate.0 * self.max_payload as f64 / self.wire_bytes(self.max_payload) as f64,
+        )
     }
 }
 
@@ -159,6 +161,8 @@ pub struct NicCfg {
     pub descriptor: u64,
     /// Receive descriptors per fetch.
     pub rx_desc_batch: u32,
+    /// Frames queued for transmission at most.
+    pub tx_ring: u32,
     /// Transmit FIFO bytes.
     pub tx_fifo: u64,
     /// Receive FIFO bytes.
@@ -189,11 +193,16 @@ pub struct HbaCfg {
 pub struct TestbedCfg {
     /// netperf peer ACK turnaround.
     pub peer_turnaround: Picos,
+    /// netperf peer receive processing per segment.
+    pub peer_per_segment: Picos,
     /// Disk array command latency.
     pub target_latency: Picos,
     /// Default outstanding I/Os per direction.
     pub outstanding: u32,
 }
+
+/// diskbench (block bytes, outstanding I/Os) for the (write, read) streams.
+pub type DiskStreams = (Option<(u64, u32)>, Option<(u64, u32)>);
 
 /// What drives one function.
 #[derive(Debug, Clone)]
@@ -213,8 +222,8 @@ pub enum FunctionCfg {
         hba: HbaCfg,
         /// Link.
         fc: FcCfg,
-        /// diskbench (block bytes, outstanding) for (write, read) streams.
-        streams: (Option<(u64, u32)>, Option<(u64, u32)>),
+        /// diskbench streams.
+        streams: DiskStreams,
     },
 }
 
@@ -267,9 +276,18 @@ fn ps_ns(p: &ParamSet, k: &str) -> Picos {
 
 /// Builds the configuration of `exp` from the registry.
 pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
-    let invalid = |m: String| Error::Invalid { at: exp.at.clone(), message: m };
-    let server = reg.servers.get(&exp.server).ok_or_else(|| invalid(format!("unknown server `{}`", exp.server)))?;
-    let tb = reg.testbeds.get(&exp.testbed).ok_or_else(|| invalid(format!("unknown testbed `{}`", exp.testbed)))?;
+    let invalid = |m: String| Error::Invalid {
+        at: exp.at.clone(),
+        message: m,
+    };
+    let server = reg
+        .servers
+        .get(&exp.server)
+        .ok_or_else(|| invalid(format!("unknown server `{}`", exp.server)))?;
+    let tb = reg
+        .testbeds
+        .get(&exp.testbed)
+        .ok_or_else(|| invalid(format!("unknown testbed `{}`", exp.testbed)))?;
     let sp = &server.params;
     let cells = exp.cells.max(1);
     let memory = MemoryCfg {
@@ -288,6 +306,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let tp = &tb.params;
     let testbed = TestbedCfg {
         peer_turnaround: ps_ns(tp, "peer_turnaround"),
+        peer_per_segment: ps_ns(tp, "peer_cpu_per_segment"),
         target_latency: ps_ns(tp, "target_latency"),
         outstanding: tp.count("diskbench_outstanding").max(1) as u32,
     };
@@ -302,8 +321,13 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let mut functions = Vec::new();
     for (ci, (label, adapter_name, slot_name)) in exp.cards.iter().enumerate() {
         let adapter = &reg.adapters[adapter_name];
-        let slot = server.slots.iter().find(|s| &s.name == slot_name).ok_or_else(|| invalid(format!("unknown slot `{slot_name}`")))?;
-        let mode = negotiate_mode(adapter, slot).ok_or_else(|| invalid(format!("`{adapter_name}` cannot run in slot `{slot_name}`")))?;
+        let slot = server
+            .slots
+            .iter()
+            .find(|s| &s.name == slot_name)
+            .ok_or_else(|| invalid(format!("unknown slot `{slot_name}`")))?;
+        let mode = negotiate_mode(adapter, slot)
+            .ok_or_else(|| invalid(format!("`{adapter_name}` cannot run in slot `{slot_name}`")))?;
         let b = &reg.buses[&mode];
         let p = &b.params;
         let bus = BusCfg {
@@ -322,12 +346,21 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             rope_overhead: sp.count("rope_packet_overhead"),
             io_read_latency: ps_ns(sp, "io_read_latency"),
         };
-        buses.push(PlacedBus { label: format!("{label}@{slot_name}"), bus, bridge: bridge.clone(), path });
+        buses.push(PlacedBus {
+            label: format!("{label}@{slot_name}"),
+            bus,
+            bridge: bridge.clone(),
+            path,
+        });
         for (fi, f) in adapter.functions.iter().enumerate() {
             let link = &reg.links[&f.link];
             let lp = &link.params;
             let fp = &f.params;
-            let work: Vec<_> = exp.workloads.iter().filter(|w| w.card == ci && w.function == fi).collect();
+            let work: Vec<_> = exp
+                .workloads
+                .iter()
+                .filter(|w| w.card == ci && w.function == fi)
+                .collect();
             let cfg = match f.engine {
                 EngineKind::Nic => {
                     let mtu = lp.count("mtu");
@@ -338,7 +371,8 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         mss: mtu.saturating_sub(hdrs).max(1),
                         frame,
                         wire_overhead: lp.count("preamble") + lp.count("gap"),
-                        ack_frame: (lp.count("header") + hdrs + lp.count("fcs")).max(lp.count("min_frame")),
+                        ack_frame: (lp.count("header") + hdrs + lp.count("fcs"))
+                            .max(lp.count("min_frame")),
                     };
                     let mut streams = (None, None);
                     for w in &work {
@@ -360,11 +394,15 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         write_burst: fp.count("write_burst"),
                         descriptor: fp.count("descriptor"),
                         rx_desc_batch: fp.count("rx_descriptor_batch").max(1) as u32,
+                        tx_ring: fp.count("tx_ring_frames").max(1) as u32,
                         tx_fifo: fp.count("tx_fifo"),
                         rx_fifo: fp.count("rx_fifo"),
                     };
                     if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
-                        return Err(Error::Invalid { at: f.at.clone(), message: format!("NIC FIFOs must hold one {}-byte frame", eth.frame) });
+                        return Err(Error::Invalid {
+                            at: f.at.clone(),
+                            message: format!("NIC FIFOs must hold one {}-byte frame", eth.frame),
+                        });
                     }
                     FunctionCfg::Nic { nic, eth, streams }
                 }
@@ -377,7 +415,11 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                     };
                     let mut streams = (None, None);
                     for w in &work {
-                        if let WorkloadKind::Diskbench { block_bytes, outstanding } = w.kind {
+                        if let WorkloadKind::Diskbench {
+                            block_bytes,
+                            outstanding,
+                        } = w.kind
+                        {
                             let s = Some((block_bytes, outstanding.unwrap_or(testbed.outstanding)));
                             use crate::model::Direction::*;
                             match w.direction {
@@ -399,12 +441,27 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                     FunctionCfg::Hba { hba, fc, streams }
                 }
             };
-            functions.push(PlacedFunction { label: format!("{label}.{}", f.name), link: f.link.clone(), bus: ci, cfg });
+            functions.push(PlacedFunction {
+                label: format!("{label}.{}", f.name),
+                link: f.link.clone(),
+                bus: ci,
+                cfg,
+            });
         }
     }
     let cpus = (cells as u64 * sp.count("cpus_per_cell")) as u32;
     if (functions.len() as u32) > cpus {
-        return Err(invalid(format!("{} adapter functions need one interrupt CPU each; the partition has {cpus}", functions.len())));
+        return Err(invalid(format!(
+            "{} adapter functions need one interrupt CPU each; the partition has {cpus}",
+            functions.len()
+        )));
     }
-    Ok(SystemCfg { buses, functions, memory, cpu, testbed, cpus })
+    Ok(SystemCfg {
+        buses,
+        functions,
+        memory,
+        cpu,
+        testbed,
+        cpus,
+    })
 }

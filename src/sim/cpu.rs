@@ -36,7 +36,13 @@ pub struct Cpu {
 
 impl System {
     /// Queues `work` costing `cost` on CPU `c`.
-    pub(super) fn cpu_submit(&mut self, c: usize, cost: Picos, work: CpuWork, s: &mut Scheduler<Ev>) {
+    pub(super) fn cpu_submit(
+        &mut self,
+        c: usize,
+        cost: Picos,
+        work: CpuWork,
+        s: &mut Scheduler<Ev>,
+    ) {
         self.cpus[c].queue.push_back((cost, work));
         self.cpu_start(c, s);
     }

@@ -10,15 +10,16 @@
 //!
 //! On the link: FCP_CMND out; for a write, XFER_RDY in, then data frames out;
 //! for a read, data frames in (one per free receive buffer); FCP_RSP in. The
-//! disk array answers after `target_latency` (command to data or XFER_RDY, and
-//! last data to response). The host spends `cpu_per_io` per I/O, half to issue
+//! disk array answers after `target_latency`: from a read's command to its
+//! first data frame, and from a write's last data frame to its response
+//! (XFER_RDY is immediate: the array accepts writes into its cache). The host spends `cpu_per_io` per I/O, half to issue
 //! and half to complete, on the function's CPU. diskbench keeps
 //! `outstanding` I/Os per direction. Left out: disk mechanics (the array's
 //! cache serves every block), link errors, ABTS.
 
 use std::collections::VecDeque;
 
-use super::config::{FcCfg, HbaCfg};
+use super::config::{DiskStreams, FcCfg, HbaCfg};
 use super::cpu::CpuWork;
 use super::dma::Purpose;
 use super::wire::{Frame, FrameKind, Way};
@@ -45,7 +46,7 @@ pub struct Hba {
     pub cfg: HbaCfg,
     /// Link framing.
     pub fc: FcCfg,
-    streams: (Option<(u64, u32)>, Option<(u64, u32)>),
+    streams: DiskStreams,
     ios: Vec<Io>,
     free: Vec<usize>,
     out_frames: VecDeque<Frame>,
@@ -64,7 +65,7 @@ pub struct Hba {
 
 impl Hba {
     /// An HBA with (write, read) diskbench streams of (block bytes, outstanding).
-    pub fn new(cfg: HbaCfg, fc: FcCfg, streams: (Option<(u64, u32)>, Option<(u64, u32)>)) -> Hba {
+    pub fn new(cfg: HbaCfg, fc: FcCfg, streams: DiskStreams) -> Hba {
         let credits = cfg.rx_buffers;
         Hba {
             cfg,
@@ -86,11 +87,21 @@ impl Hba {
     }
 
     fn control(&self, kind: FrameKind, payload: u64) -> Frame {
-        Frame { bytes: payload, payload: 0, wire_bytes: self.fc.wire_bytes(payload), kind }
+        Frame {
+            bytes: payload,
+            payload: 0,
+            wire_bytes: self.fc.wire_bytes(payload),
+            kind,
+        }
     }
 
     fn data(&self, io: usize, payload: u64) -> Frame {
-        Frame { bytes: payload, payload, wire_bytes: self.fc.wire_bytes(payload), kind: FrameKind::FcData(io) }
+        Frame {
+            bytes: payload,
+            payload,
+            wire_bytes: self.fc.wire_bytes(payload),
+            kind: FrameKind::FcData(io),
+        }
     }
 }
 
@@ -131,7 +142,12 @@ impl System {
         let Some((bytes, _)) = stream else {
             return;
         };
-        let io = Io { write, bytes, to_fetch: bytes, ..Default::default() };
+        let io = Io {
+            write,
+            bytes,
+            to_fetch: bytes,
+            ..Default::default()
+        };
         let id = match h.free.pop() {
             Some(i) => {
                 h.ios[i] = io;
@@ -266,10 +282,24 @@ impl System {
     }
 
     /// A frame reached the end of wire `way` of HBA `f`.
-    pub(super) fn hba_frame_arrived(&mut self, f: usize, way: Way, frame: Frame, s: &mut Scheduler<Ev>) {
+    pub(super) fn hba_frame_arrived(
+        &mut self,
+        f: usize,
+        way: Way,
+        frame: Frame,
+        s: &mut Scheduler<Ev>,
+    ) {
         let latency = self.cfg.testbed.target_latency;
         match (way, frame.kind) {
-            (Way::Out, FrameKind::FcCmd(io)) => s.schedule_in(latency, Ev::TargetReady(f, io)),
+            (Way::Out, FrameKind::FcCmd(io)) => {
+                // A read waits for the array; a write is accepted into its cache at once.
+                let delay = if self.hba(f).ios[io].write {
+                    Picos(0)
+                } else {
+                    latency
+                };
+                s.schedule_in(delay, Ev::TargetReady(f, io));
+            }
             (Way::Out, FrameKind::FcData(io)) => {
                 let h = self.hba(f);
                 h.tx_buffers_used -= 1;

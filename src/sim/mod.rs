@@ -29,8 +29,8 @@ pub enum Ev {
     BusDone(usize),
     /// A retried master on bus `b` may ask again.
     BusWake(usize),
-    /// The packet on the ropes above bus `b` has crossed.
-    RopeDone(usize),
+    /// The packet on direction (0 up, 1 down) of the ropes above bus `b` has crossed.
+    RopeDone(usize, usize),
     /// Memory has answered a fetch.
     MemDone(path::Fetch),
     /// CPU `c` finished its work.
@@ -76,7 +76,7 @@ impl Model for System {
         match ev {
             Ev::BusDone(b) => self.bus_done(b, s),
             Ev::BusWake(b) => self.bus_arbitrate(b, s),
-            Ev::RopeDone(b) => self.rope_done(b, s),
+            Ev::RopeDone(b, d) => self.rope_done(b, d, s),
             Ev::MemDone(f) => self.mem_done(f, s),
             Ev::CpuDone(c) => self.cpu_done(c, s),
             Ev::WireDone(f, w) => self.wire_done(f, w, s),
@@ -98,12 +98,20 @@ impl System {
         let mut max_outstanding = Vec::new();
         for (gi, pf) in cfg.functions.iter().enumerate() {
             let (burst, rate, func, mr, mo) = match &pf.cfg {
-                FunctionCfg::Nic { nic, eth, streams } => {
-                    (nic.write_burst, eth.rate, Func::Nic(nic::Nic::new(nic.clone(), eth.clone(), *streams)), nic.max_read, nic.max_outstanding)
-                }
-                FunctionCfg::Hba { hba, fc, streams } => {
-                    (hba.write_burst, fc.byte_rate, Func::Hba(hba::Hba::new(hba.clone(), fc.clone(), *streams)), hba.max_read, hba.max_outstanding)
-                }
+                FunctionCfg::Nic { nic, eth, streams } => (
+                    nic.write_burst,
+                    eth.rate,
+                    Func::Nic(nic::Nic::new(nic.clone(), eth.clone(), *streams)),
+                    nic.max_read,
+                    nic.max_outstanding,
+                ),
+                FunctionCfg::Hba { hba, fc, streams } => (
+                    hba.write_burst,
+                    fc.byte_rate,
+                    Func::Hba(hba::Hba::new(hba.clone(), fc.clone(), *streams)),
+                    hba.max_read,
+                    hba.max_outstanding,
+                ),
             };
             fn_place.push((pf.bus, per_bus[pf.bus].len()));
             per_bus[pf.bus].push((gi, burst));
@@ -112,11 +120,24 @@ impl System {
             max_read.push(mr);
             max_outstanding.push(mo);
         }
-        let buses = cfg.buses.iter().zip(&per_bus).map(|(pb, fs)| bus::Bus::new(pb.bus.clone(), pb.bridge.clone(), fs)).collect();
-        let ropes = cfg.buses.iter().map(|pb| path::Rope::new(pb.path.clone())).collect();
-        let cpus = (0..cfg.functions.len()).map(|_| cpu::Cpu::default()).collect();
+        let buses = cfg
+            .buses
+            .iter()
+            .zip(&per_bus)
+            .map(|(pb, fs)| bus::Bus::new(pb.bus.clone(), pb.bridge.clone(), fs))
+            .collect();
+        let ropes = cfg
+            .buses
+            .iter()
+            .map(|pb| path::Rope::new(pb.path.clone()))
+            .collect();
+        let cpus = (0..cfg.functions.len())
+            .map(|_| cpu::Cpu::default())
+            .collect();
         System {
-            ports: (0..cfg.functions.len()).map(|_| dma::DmaPort::default()).collect(),
+            ports: (0..cfg.functions.len())
+                .map(|_| dma::DmaPort::default())
+                .collect(),
             cfg,
             buses,
             ropes,
@@ -148,7 +169,11 @@ impl System {
 
     /// A function's DMA finished.
     fn on_dma_done(&mut self, f: usize, p: dma::Purpose, s: &mut Scheduler<Ev>) {
-        if self.is_nic(f) {self.nic_dma_done(f, p, s)} else {self.hba_dma_done(f, p, s)}
+        if self.is_nic(f) {
+            self.nic_dma_done(f, p, s)
+        } else {
+            self.hba_dma_done(f, p, s)
+        }
     }
 
     /// Forgets every measurement (end of warm-up).
@@ -159,8 +184,10 @@ impl System {
             b.retries = 0;
         }
         for r in &mut self.ropes {
-            r.meter.reset(now);
-            r.bytes = 0;
+            r.dirs[0].meter.reset(now);
+            r.dirs[1].meter.reset(now);
+            r.up_bytes = 0;
+            r.down_bytes = 0;
         }
         for c in &mut self.cpus {
             c.meter.reset(now);
@@ -194,8 +221,12 @@ impl System {
             .enumerate()
             .map(|(i, pf)| {
                 let (out, inn, ceiling) = match (&self.funcs[i], &pf.cfg) {
-                    (Func::Nic(n), FunctionCfg::Nic { eth, .. }) => (n.delivered_out, n.delivered_in, eth.goodput_ceiling()),
-                    (Func::Hba(h), FunctionCfg::Hba { fc, .. }) => (h.delivered_out, h.delivered_in, fc.goodput_ceiling()),
+                    (Func::Nic(n), FunctionCfg::Nic { eth, .. }) => {
+                        (n.delivered_out, n.delivered_in, eth.goodput_ceiling())
+                    }
+                    (Func::Hba(h), FunctionCfg::Hba { fc, .. }) => {
+                        (h.delivered_out, h.delivered_in, fc.goodput_ceiling())
+                    }
                     _ => (0, 0, BytesPerSec(0.0)),
                 };
                 FunctionResult {
@@ -222,8 +253,10 @@ impl System {
                 util: util(&self.buses[i].meter),
                 data: BytesPerSec(self.buses[i].data_bytes as f64 / secs),
                 retries_per_s: self.buses[i].retries as f64 / secs,
-                rope_util: util(&self.ropes[i].meter),
-                rope_data: BytesPerSec(self.ropes[i].bytes as f64 / secs),
+                rope_util: util(&self.ropes[i].dirs[0].meter)
+                    .max(util(&self.ropes[i].dirs[1].meter)),
+                rope_up: BytesPerSec(self.ropes[i].up_bytes as f64 / secs),
+                rope_down: BytesPerSec(self.ropes[i].down_bytes as f64 / secs),
                 rope_capacity: pb.path.rope_rate,
             })
             .collect();
@@ -233,22 +266,38 @@ impl System {
     /// Lifetime byte counters (never reset), for conservation checks.
     pub fn totals(&self) -> Totals {
         let mut t = self.totals;
-        t.posted_in_bridges = self.buses.iter().map(|b| b.posted_used).sum();
+        t.posted_in_bridges = self
+            .buses
+            .iter()
+            .map(|b| b.posted_used - b.in_flight_write())
+            .sum();
         t
     }
 }
 
 /// Simulates one experiment: warm-up, then the measured window.
-pub fn simulate(reg: &Registry, exp: &Experiment, run: &RunSpec, seed: u64) -> Result<ExperimentResult> {
+pub fn simulate(
+    reg: &Registry,
+    exp: &Experiment,
+    run: &RunSpec,
+    seed: u64,
+) -> Result<ExperimentResult> {
     let cfg = config::assemble(reg, exp)?;
     let cpus = cfg.cpus;
     let mut sys = System::new(cfg, seed);
     let mut s = Scheduler::new();
     let warm = Picos::from_secs(run.warmup_ms / 1e3);
     let end = warm + Picos::from_secs(run.duration_ms / 1e3);
-    let limits = Limits { max_time: end, max_events: run.max_events };
+    let limits = Limits {
+        max_time: end,
+        max_events: run.max_events,
+    };
     sys.start(&mut s);
-    let hit = |s: &Scheduler<Ev>| Error::EventLimit { experiment: exp.id.clone(), events: s.events_processed(), at_ms: s.now().secs() * 1e3 };
+    let hit = |s: &Scheduler<Ev>| Error::EventLimit {
+        experiment: exp.id.clone(),
+        events: s.events_processed(),
+        at_ms: s.now().secs() * 1e3,
+    };
     if run_until(&mut sys, &mut s, warm, limits) == Stop::EventLimit {
         return Err(hit(&s));
     }
@@ -257,5 +306,12 @@ pub fn simulate(reg: &Registry, exp: &Experiment, run: &RunSpec, seed: u64) -> R
         return Err(hit(&s));
     }
     let (functions, buses) = sys.results(end, end - warm);
-    Ok(ExperimentResult::new(exp.id.clone(), functions, buses, cpus, s.events_processed(), sys.totals()))
+    Ok(ExperimentResult::new(
+        exp.id.clone(),
+        functions,
+        buses,
+        cpus,
+        s.events_processed(),
+        sys.totals(),
+    ))
 }

@@ -10,6 +10,10 @@
 //! 2. posted write of a status descriptor;
 //! 3. every `rx_descriptor_batch` frames, a read of that many fresh descriptors.
 //!
+//! The driver queues at most `tx_ring_frames` data segments for transmission
+//! (ACKs are always queued).
+//! The peer processes each received segment in `peer_cpu_per_segment`, one
+//! at a time, and ACKs `peer_turnaround` after it.
 //! The host stack spends `cpu_per_packet` (plus `cpu_per_kb` of payload) on
 //! the function's CPU for each segment sent or received and each ACK sent or
 //! received; the receiver ACKs every `tcp_ack_every` segments. The sender
@@ -36,6 +40,7 @@ pub struct TcpOut {
     snd_una: u64,
     building: bool,
     peer_segments: u32,
+    peer_busy_until: Picos,
 }
 
 /// The peer sending to the server.
@@ -88,19 +93,35 @@ impl Nic {
             rx_desc: 0,
             rx_desc_fetching: false,
             peer_acks: VecDeque::new(),
-            out: streams.0.map(|w| TcpOut { window: w, ..Default::default() }),
-            inn: streams.1.map(|w| TcpIn { window: w, ..Default::default() }),
+            out: streams.0.map(|w| TcpOut {
+                window: w,
+                ..Default::default()
+            }),
+            inn: streams.1.map(|w| TcpIn {
+                window: w,
+                ..Default::default()
+            }),
             delivered_out: 0,
             delivered_in: 0,
         }
     }
 
     fn data_frame(&self, end: u64) -> Frame {
-        Frame { bytes: self.eth.frame, payload: self.eth.mss, wire_bytes: self.eth.wire_bytes(self.eth.frame), kind: FrameKind::EthData { end } }
+        Frame {
+            bytes: self.eth.frame,
+            payload: self.eth.mss,
+            wire_bytes: self.eth.wire_bytes(self.eth.frame),
+            kind: FrameKind::EthData { end },
+        }
     }
 
     fn ack_frame(&self, ack: u64) -> Frame {
-        Frame { bytes: self.eth.ack_frame, payload: 0, wire_bytes: self.eth.wire_bytes(self.eth.ack_frame), kind: FrameKind::EthAck { ack } }
+        Frame {
+            bytes: self.eth.ack_frame,
+            payload: 0,
+            wire_bytes: self.eth.wire_bytes(self.eth.ack_frame),
+            kind: FrameKind::EthAck { ack },
+        }
     }
 }
 
@@ -133,6 +154,17 @@ impl System {
         if out.building || out.snd_nxt - out.snd_una + mss > out.window {
             return;
         }
+        let nic = match &self.funcs[f] {
+            super::Func::Nic(n) => n,
+            super::Func::Hba(_) => return,
+        };
+        let queued = nic.tx_ring.len() + nic.tx_fifo.len() + usize::from(nic.fetching.is_some());
+        if queued >= nic.cfg.tx_ring as usize {
+            return;
+        }
+        let Some(out) = self.nic(f).out.as_mut() else {
+            return;
+        };
         out.building = true;
         let cost = self.packet_cost(mss);
         self.cpu_submit(f, cost, CpuWork::SendSegment(f), s);
@@ -296,7 +328,9 @@ impl System {
                 let mss = nic.eth.mss;
                 let frame_bytes = nic.eth.frame;
                 let inn = nic.inn.as_mut()?;
-                if inn.peer_nxt - inn.peer_una + mss > inn.window || nic.rx_fifo_used + frame_bytes > nic.cfg.rx_fifo {
+                if inn.peer_nxt - inn.peer_una + mss > inn.window
+                    || nic.rx_fifo_used + frame_bytes > nic.cfg.rx_fifo
+                {
                     return None;
                 }
                 inn.peer_nxt += mss;
@@ -308,7 +342,13 @@ impl System {
     }
 
     /// A frame reached the end of wire `way` of NIC `f`.
-    pub(super) fn nic_frame_arrived(&mut self, f: usize, way: Way, frame: Frame, s: &mut Scheduler<Ev>) {
+    pub(super) fn nic_frame_arrived(
+        &mut self,
+        f: usize,
+        way: Way,
+        frame: Frame,
+        s: &mut Scheduler<Ev>,
+    ) {
         match way {
             Way::Out => {
                 let nic = self.nic(f);
@@ -316,17 +356,23 @@ impl System {
                 let d = nic.cfg.descriptor;
                 self.dma_write(f, d, Purpose::NicTxWriteback, s);
                 self.nic_tx_pump(f, s);
+                self.nic_try_send(f, s);
                 match frame.kind {
                     FrameKind::EthData { end } => {
                         let ack_every = self.cfg.cpu.ack_every;
                         let turnaround = self.cfg.testbed.peer_turnaround;
+                        let per_segment = self.cfg.testbed.peer_per_segment;
+                        let now = s.now();
                         let nic = self.nic(f);
                         nic.delivered_out += frame.payload;
                         if let Some(out) = nic.out.as_mut() {
+                            // The peer processes segments one at a time.
+                            let done = out.peer_busy_until.max(now) + per_segment;
+                            out.peer_busy_until = done;
                             out.peer_segments += 1;
                             if out.peer_segments >= ack_every {
                                 out.peer_segments = 0;
-                                s.schedule_in(turnaround, Ev::PeerAck(f, end));
+                                s.schedule_at(done + turnaround, Ev::PeerAck(f, end));
                             }
                         }
                     }

@@ -1,5 +1,5 @@
 //! The path above a slot: the ropes from the bus adapter to the system bus
-//! adapter (one FIFO byte server per slot, shared by both directions), the
+//! adapter (a FIFO byte server per direction per slot), the
 //! fixed I/O read latency, and memory interleaved over the partition's cells.
 //!
 //! A DMA read crosses the ropes as a request packet, waits `io_read_latency`
@@ -59,23 +59,47 @@ pub enum RopeItem {
     ReadData(Fetch),
 }
 
-/// The ropes of one slot.
-#[derive(Debug)]
-pub struct Rope {
-    /// Rate and latency.
-    pub cfg: PathCfg,
+/// One direction of the ropes of a slot: a FIFO byte server.
+#[derive(Debug, Default)]
+pub struct RopeDir {
     queue: VecDeque<RopeItem>,
     current: Option<RopeItem>,
     /// Busy time.
     pub meter: BusyMeter,
-    /// Payload bytes carried since the last reset.
-    pub bytes: u64,
+}
+
+/// The ropes of one slot: a link up (writes, read requests) and a link down
+/// (read data), each at the slot's rope rate.
+#[derive(Debug)]
+pub struct Rope {
+    /// Rate and latency.
+    pub cfg: PathCfg,
+    /// Up (0) and down (1).
+    pub dirs: [RopeDir; 2],
+    /// Payload bytes carried up since the last reset.
+    pub up_bytes: u64,
+    /// Payload bytes carried down since the last reset.
+    pub down_bytes: u64,
 }
 
 impl Rope {
     /// Idle ropes.
     pub fn new(cfg: PathCfg) -> Rope {
-        Rope { cfg, queue: VecDeque::new(), current: None, meter: BusyMeter::default(), bytes: 0 }
+        Rope {
+            cfg,
+            dirs: [RopeDir::default(), RopeDir::default()],
+            up_bytes: 0,
+            down_bytes: 0,
+        }
+    }
+}
+
+impl RopeItem {
+    fn dir(&self) -> usize {
+        match self {
+            RopeItem::Write { .. } | RopeItem::ReadReq(_) => 0,
+            RopeItem::ReadData(_) => 1,
+        }
     }
 }
 
@@ -104,16 +128,20 @@ pub fn memory_time(m: &MemoryCfg, bytes: u64, rng: &mut RngStream) -> Picos {
 impl System {
     /// Queues a packet on the ropes above bus `b`.
     pub(super) fn rope_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
-        self.ropes[b].queue.push_back(item);
-        self.rope_start(b, s);
+        let d = item.dir();
+        self.ropes[b].dirs[d].queue.push_back(item);
+        self.rope_start(b, d, s);
     }
 
-    fn rope_start(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+    fn rope_start(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
         let r = &mut self.ropes[b];
-        if r.current.is_some() {
+        let rate = r.cfg.rope_rate;
+        let overhead = r.cfg.rope_overhead;
+        let dir = &mut r.dirs[d];
+        if dir.current.is_some() {
             return;
         }
-        let Some(item) = r.queue.pop_front() else {
+        let Some(item) = dir.queue.pop_front() else {
             return;
         };
         let payload = match item {
@@ -121,39 +149,42 @@ impl System {
             RopeItem::ReadReq(_) => 0,
             RopeItem::ReadData(f) => f.bytes,
         };
-        r.current = Some(item);
-        r.meter.start(s.now());
-        let t = Picos::to_move(payload + r.cfg.rope_overhead, r.cfg.rope_rate);
-        s.schedule_in(t, Ev::RopeDone(b));
+        dir.current = Some(item);
+        dir.meter.start(s.now());
+        let t = Picos::to_move(payload + overhead, rate);
+        s.schedule_in(t, Ev::RopeDone(b, d));
     }
 
-    /// The packet on the ropes above bus `b` has crossed.
-    pub(super) fn rope_done(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        let Some(item) = self.ropes[b].current.take() else {
+    /// The packet on direction `d` of the ropes above bus `b` has crossed.
+    pub(super) fn rope_done(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
+        let Some(item) = self.ropes[b].dirs[d].current.take() else {
             return;
         };
-        self.ropes[b].meter.stop(s.now());
+        self.ropes[b].dirs[d].meter.stop(s.now());
         match item {
             RopeItem::Write { bytes } => {
-                self.ropes[b].bytes += bytes;
+                self.ropes[b].up_bytes += bytes;
                 self.totals.rope_write_bytes += bytes;
                 let bus = &mut self.buses[b];
                 bus.posted_used = bus.posted_used.saturating_sub(bytes);
                 self.bus_arbitrate(b, s);
             }
             RopeItem::ReadReq(f) => {
-                let t = self.ropes[b].cfg.io_read_latency + memory_time(&self.cfg.memory, f.bytes, &mut self.rng);
+                let t = self.ropes[b].cfg.io_read_latency
+                    + memory_time(&self.cfg.memory, f.bytes, &mut self.rng);
                 s.schedule_in(t, Ev::MemDone(f));
             }
             RopeItem::ReadData(f) => {
-                self.ropes[b].bytes += f.bytes;
+                self.ropes[b].down_bytes += f.bytes;
                 match f.kind {
-                    FetchKind::Split { func, op } => self.bus_push_completion(b, func, op, f.bytes, s),
+                    FetchKind::Split { func, op } => {
+                        self.bus_push_completion(b, func, op, f.bytes, s)
+                    }
                     FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op),
                 }
             }
         }
-        self.rope_start(b, s);
+        self.rope_start(b, d, s);
     }
 
     /// Memory has answered fetch `f`: its data goes down the ropes.
@@ -167,7 +198,13 @@ mod tests {
     use super::*;
 
     fn mem(p_remote: f64, in_flight: u64) -> MemoryCfg {
-        MemoryCfg { local: Picos(200_000), remote: Picos(500_000), p_remote, line: 64, lines_in_flight: in_flight }
+        MemoryCfg {
+            local: Picos(200_000),
+            remote: Picos(500_000),
+            p_remote,
+            line: 64,
+            lines_in_flight: in_flight,
+        }
     }
 
     #[test]
@@ -181,7 +218,10 @@ mod tests {
     fn a_group_waits_for_its_slowest_line() {
         let mut r = RngStream::new(1, 1);
         let n = 10_000;
-        let mean: f64 = (0..n).map(|_| memory_time(&mem(0.5, 8), 512, &mut r).0 as f64).sum::<f64>() / n as f64;
+        let mean: f64 = (0..n)
+            .map(|_| memory_time(&mem(0.5, 8), 512, &mut r).0 as f64)
+            .sum::<f64>()
+            / n as f64;
         // P(all 8 local) = 1/256.
         let expect = 500_000.0 - 300_000.0 / 256.0;
         assert!((mean - expect).abs() < 2_000.0, "{mean}");

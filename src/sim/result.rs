@@ -45,11 +45,13 @@ pub struct BusResult {
     pub data: BytesPerSec,
     /// PCI retries per second.
     pub retries_per_s: f64,
-    /// Fraction of time the ropes were busy.
+    /// Fraction of time the busier rope direction was busy.
     pub rope_util: f64,
-    /// Payload over the ropes.
-    pub rope_data: BytesPerSec,
-    /// Rope capacity.
+    /// Payload up the ropes (posted writes).
+    pub rope_up: BytesPerSec,
+    /// Payload down the ropes (read data).
+    pub rope_down: BytesPerSec,
+    /// Rope capacity per direction.
     pub rope_capacity: BytesPerSec,
 }
 
@@ -87,7 +89,14 @@ pub struct ExperimentResult {
 
 impl ExperimentResult {
     /// Assembles a result and names its bottleneck.
-    pub fn new(id: String, functions: Vec<FunctionResult>, buses: Vec<BusResult>, cpus: u32, events: u64, totals: Totals) -> Self {
+    pub fn new(
+        id: String,
+        functions: Vec<FunctionResult>,
+        buses: Vec<BusResult>,
+        cpus: u32,
+        events: u64,
+        totals: Totals,
+    ) -> Self {
         let mut cands: Vec<(f64, String)> = Vec::new();
         for b in &buses {
             cands.push((b.util, format!("bus {} ({})", b.label, b.mode)));
@@ -98,12 +107,28 @@ impl ExperimentResult {
             cands.push((f.wire_out_util, format!("link {} out", f.label)));
             cands.push((f.wire_in_util, format!("link {} in", f.label)));
         }
-        let best = cands.into_iter().fold((0.0, String::from("none")), |a, c| if c.0 > a.0 { c } else { a });
+        let best =
+            cands.into_iter().fold(
+                (0.0, String::from("none")),
+                |a, c| if c.0 > a.0 { c } else { a },
+            );
         let bottleneck = if best.0 >= 0.9 {
             format!("{} ({:.0}% busy)", best.1, best.0 * 100.0)
         } else {
-            format!("none saturated: latency or window bound (busiest: {} {:.0}%)", best.1, best.0 * 100.0)
+            format!(
+                "none saturated: latency or window bound (busiest: {} {:.0}%)",
+                best.1,
+                best.0 * 100.0
+            )
         };
-        ExperimentResult { id, functions, buses, bottleneck, cpus, events, totals }
+        ExperimentResult {
+            id,
+            functions,
+            buses,
+            bottleneck,
+            cpus,
+            events,
+            totals,
+        }
     }
 }

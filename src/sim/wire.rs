@@ -65,7 +65,11 @@ pub struct Wire {
 impl Wire {
     /// An idle wire.
     pub fn new(rate: BytesPerSec) -> Wire {
-        Wire { rate, current: None, meter: BusyMeter::default() }
+        Wire {
+            rate,
+            current: None,
+            meter: BusyMeter::default(),
+        }
     }
 }
 
@@ -75,7 +79,11 @@ impl System {
         if self.wires[f][way as usize].current.is_some() {
             return;
         }
-        let next = if self.is_nic(f) { self.nic_next_frame(f, way) } else { self.hba_next_frame(f, way) };
+        let next = if self.is_nic(f) {
+            self.nic_next_frame(f, way)
+        } else {
+            self.hba_next_frame(f, way)
+        };
         let Some(frame) = next else {
             return;
         };

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Prints the model-parameter table of README.md, generated from src/loader/schema.rs.
+
+usage: python3 .ci/schema-table.py            print the table (Markdown)
+       python3 .ci/schema-table.py --check    exit 1 if README.md's table differs
+       python3 .ci/schema-table.py --write    replace README.md's table
+
+The table sits in README.md between the markers <!-- schema-table:start --> and
+<!-- schema-table:end -->. schema.rs is the authority; this only formats it.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCHEMA = ROOT / "src" / "loader" / "schema.rs"
+README = ROOT / "README.md"
+START, END = "<!-- schema-table:start -->", "<!-- schema-table:end -->"
+
+# Where each rule list is written in a model file.
+TABLES = {
+    "BUS": "bus `[param]`",
+    "ETHERNET": "link `[param]`, framing = \"ethernet\"",
+    "FIBRE_CHANNEL": "link `[param]`, framing = \"fibre-channel\"",
+    "SERVER": "server `[param]`",
+    "BRIDGE": "server `[bridge]`",
+    "NIC": "adapter `[function.param]`, engine = \"nic\"",
+    "HBA": "adapter `[function.param]`, engine = \"hba\"",
+    "TESTBED": "testbed `[param]`",
+}
+
+# Dimension -> (name, unit the range is shown in, factor from the base unit).
+DIMS = {
+    "Time": ("time", "ns", 1.0),
+    "Frequency": ("frequency", "MHz", 1.0),
+    "Size": ("size", "bytes", 1.0),
+    "Rate": ("rate", "MB/s", 1e-6),
+    "SymbolRate": ("symbol rate", "Gbaud", 1e-9),
+    "Count": ("count", "", 1.0),
+}
+
+RULE = re.compile(r'\br\(\s*"([^"]+)"\s*,\s*(\w+)\s*,\s*([-0-9.eE_]+)\s*,\s*([-0-9.eE_]+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*,?\s*\)')
+CALL = re.compile(r"\br\(")
+CONST = re.compile(r"pub const (\w+): &\[ParamRule\] = &\[(.*?)\n\];", re.S)
+
+
+def num(x: float) -> str:
+    if x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
+def table() -> str:
+    text = SCHEMA.read_text()
+    out = ["| where | parameter | dimension | range | meaning |", "|---|---|---|---|---|"]
+    seen = set()
+    for name, body in CONST.findall(text):
+        seen.add(name)
+        where = TABLES.get(name, name)
+        rules = RULE.findall(body)
+        if len(rules) != len(CALL.findall(body)):
+            sys.exit(f"schema-table: could not read every rule of {name} in {SCHEMA}")
+        for key, dim, lo, hi, meaning in rules:
+            dname, unit, k = DIMS[dim]
+            lo_v, hi_v = float(lo.replace("_", "")) * k, float(hi.replace("_", "")) * k
+            rng = num(lo_v) if lo_v == hi_v else f"{num(lo_v)} to {num(hi_v)}"
+            rng += f" {unit}" if unit else ""
+            meaning = meaning.replace("|", "\\|")
+            out.append(f"| {where} | `{key}` | {dname} | {rng} | {meaning} |")
+    missing = set(TABLES) - seen
+    if missing:
+        sys.exit(f"schema-table: rule lists not found in {SCHEMA}: {sorted(missing)}")
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    t = table()
+    if len(sys.argv) == 1:
+        sys.stdout.write(t)
+        return 0
+    readme = README.read_text()
+    pat = re.compile(re.escape(START) + r"\n(.*?)" + re.escape(END), re.S)
+    m = pat.search(readme)
+    if not m:
+        sys.exit(f"schema-table: markers not found in {README}")
+    if sys.argv[1] == "--check":
+        if m.group(1) != t:
+            print("README.md parameter table differs from src/loader/schema.rs: run python3 .ci/schema-table.py --write")
+            return 1
+        return 0
+    if sys.argv[1] == "--write":
+        README.write_text(readme[: m.start(1)] + t + readme[m.end(1):])
+        return 0
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

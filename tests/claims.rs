@@ -1,0 +1,146 @@
+//! The rp8400 paper's qualitative findings (ids from published-claims.md),
+//! checked against what the model predicts for the bundled scenarios.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use iosim::loader::{load_bundled_scenarios, load_registry};
+use iosim::validate::{figure_rows, run_scenario};
+
+struct Predictions {
+    /// figure id -> predicted value
+    value: BTreeMap<String, f64>,
+    /// experiment id -> bottleneck
+    bottleneck: BTreeMap<String, String>,
+}
+
+fn predictions() -> &'static Predictions {
+    static P: OnceLock<Predictions> = OnceLock::new();
+    P.get_or_init(|| {
+        let reg = load_registry(&[]).expect("bundled models load");
+        let mut value = BTreeMap::new();
+        let mut bottleneck = BTreeMap::new();
+        for sc in load_bundled_scenarios(&reg).expect("bundled scenarios load") {
+            let results = run_scenario(&reg, &sc, 1, 2).expect("scenario runs");
+            for r in &results {
+                bottleneck.insert(r.id.clone(), r.bottleneck.clone());
+            }
+            for row in figure_rows(&reg, &sc, &results) {
+                value.insert(row.id, row.predicted);
+            }
+        }
+        Predictions { value, bottleneck }
+    })
+}
+
+fn p(id: &str) -> f64 {
+    *predictions()
+        .value
+        .get(id)
+        .unwrap_or_else(|| panic!("no prediction for {id}"))
+}
+
+fn bottleneck(exp: &str) -> &'static str {
+    predictions()
+        .bottleneck
+        .get(exp)
+        .unwrap_or_else(|| panic!("no experiment {exp}"))
+}
+
+#[test]
+fn hp2g_cells_reads_flat() {
+    // Adapter writes into host memory: no significant drop from 1 to 4 cells.
+    for w in ["gige-rx", "fc-rd", "fc-rd+gige-bd"] {
+        let (c1, c4) = (
+            p(&format!("hp2g.{w}.pcix.c1")),
+            p(&format!("hp2g.{w}.pcix.c4")),
+        );
+        assert!((c4 - c1).abs() / c1 < 0.02, "{w}: {c1} -> {c4} is not flat");
+    }
+}
+
+fn assert_drops(w: &str) {
+    let (c1, c4) = (
+        p(&format!("hp2g.{w}.pcix.c1")),
+        p(&format!("hp2g.{w}.pcix.c4")),
+    );
+    assert!(c4 < c1 * 0.99, "{w}: {c1} -> {c4} does not drop");
+}
+
+#[test]
+fn hp2g_cells_writes_drop_fc_write() {
+    // Adapter reads host memory: the 4-cell partition is slower than the 1-cell one.
+    assert_drops("fc-wr");
+}
+
+#[test]
+#[ignore = "known model gap: GigE transmit is limited by the netperf peer and GigE bidirectional \
+            by the interrupt CPU, neither of which depends on the partition, so the model gives no drop \
+            (nor for FC write beside GigE bidirectional: 163 -> 163 MB/s, paper 160 -> 143)"]
+fn hp2g_cells_writes_drop_gige() {
+    assert_drops("gige-tx");
+    assert_drops("gige-bd");
+    assert_drops("fc-wr+gige-bd");
+}
+
+/// The busiest resource of an experiment: its bottleneck, or the busiest one
+/// named when nothing is saturated.
+fn busiest(exp: &str) -> &'static str {
+    let b = bottleneck(exp);
+    b.split_once("(busiest: ")
+        .map(|(_, rest)| rest)
+        .unwrap_or(b)
+}
+
+#[test]
+fn hp2g_pcix_bd_limit() {
+    // GigE BD falls well below its lone value when FC also runs BD, and the
+    // limit is the slot's path (bus or ropes), not the adapter's link.
+    for c in [1, 2, 4] {
+        let alone = p(&format!("hp2g.gige-bd.pcix.c{c}"));
+        let both = p(&format!("hp2g.gige-bd+fc-bd.pcix.c{c}"));
+        assert!(both < 0.85 * alone, "c{c}: {alone} -> {both}");
+        let b = busiest(&format!("gige-bd+fc-bd.pcix.c{c}"));
+        assert!(
+            b.starts_with("bus") || b.starts_with("ropes"),
+            "c{c}: bottleneck {b}"
+        );
+    }
+}
+
+#[test]
+fn hp2g_pci66_alone_same() {
+    // Each port alone performs in a PCI-66 slot as in a PCI-X slot.
+    for w in ["gige-rx", "gige-tx", "gige-bd", "fc-rd", "fc-wr"] {
+        for c in [1, 4] {
+            let x = p(&format!("hp2g.{w}.pcix.c{c}"));
+            let pci = p(&format!("hp2g.{w}.pci66.c{c}"));
+            assert!(
+                (pci - x).abs() / x < 0.06,
+                "{w} c{c}: PCI-X {x} vs PCI-66 {pci}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hp2g_pci66_bus_limited() {
+    // Both ports active: PCI-66 falls far below PCI-X, and the PCI-66 bus is the limit.
+    for w in [
+        "gige-rx+fc-bd",
+        "gige-tx+fc-bd",
+        "gige-bd+fc-bd",
+        "fc-wr+gige-bd",
+    ] {
+        for c in [1, 4] {
+            let x = p(&format!("hp2g.{w}.pcix.c{c}"));
+            let pci = p(&format!("hp2g.{w}.pci66.c{c}"));
+            assert!(pci < 0.9 * x, "{w} c{c}: PCI-X {x} vs PCI-66 {pci}");
+            let b = busiest(&format!("{w}.pci66.c{c}"));
+            assert!(
+                b.starts_with("bus") && b.contains("pci66"),
+                "{w} c{c}: bottleneck {b}"
+            );
+        }
+    }
+}

@@ -1,0 +1,572 @@
+//! Drives the real `iosim` binary: output formats, the published figures it
+//! compares against, determinism, and every subcommand on bundled inputs.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The 50 published figures of HP's April 2004 rp8400 + A9782A paper, as
+/// (stable id, published value). These are the paper's numbers: they must
+/// never change, whatever the model predicts.
+const PUBLISHED: [(&str, f64); 50] = [
+    ("hp2g.gige-rx.pcix.c1", 929.0),
+    ("hp2g.gige-rx.pcix.c2", 924.0),
+    ("hp2g.gige-rx.pcix.c4", 921.0),
+    ("hp2g.gige-rx+fc-bd.pcix.c1", 837.0),
+    ("hp2g.gige-rx+fc-bd.pcix.c2", 830.0),
+    ("hp2g.gige-rx+fc-bd.pcix.c4", 837.0),
+    ("hp2g.gige-rx.pci66.c1", 929.0),
+    ("hp2g.gige-rx.pci66.c4", 921.0),
+    ("hp2g.gige-rx+fc-bd.pci66.c1", 585.0),
+    ("hp2g.gige-rx+fc-bd.pci66.c4", 585.0),
+    ("hp2g.gige-tx.pcix.c1", 900.0),
+    ("hp2g.gige-tx.pcix.c2", 890.0),
+    ("hp2g.gige-tx.pcix.c4", 868.0),
+    ("hp2g.gige-tx+fc-bd.pcix.c1", 700.0),
+    ("hp2g.gige-tx+fc-bd.pcix.c2", 658.0),
+    ("hp2g.gige-tx+fc-bd.pcix.c4", 638.0),
+    ("hp2g.gige-tx.pci66.c1", 900.0),
+    ("hp2g.gige-tx.pci66.c4", 868.0),
+    ("hp2g.gige-tx+fc-bd.pci66.c1", 440.0),
+    ("hp2g.gige-tx+fc-bd.pci66.c4", 440.0),
+    ("hp2g.gige-bd.pcix.c1", 1250.0),
+    ("hp2g.gige-bd.pcix.c2", 1206.0),
+    ("hp2g.gige-bd.pcix.c4", 1175.0),
+    ("hp2g.gige-bd+fc-bd.pcix.c1", 884.0),
+    ("hp2g.gige-bd+fc-bd.pcix.c2", 881.0),
+    ("hp2g.gige-bd+fc-bd.pcix.c4", 865.0),
+    ("hp2g.gige-bd.pci66.c1", 1250.0),
+    ("hp2g.gige-bd.pci66.c4", 1175.0),
+    ("hp2g.gige-bd+fc-bd.pci66.c1", 592.0),
+    ("hp2g.gige-bd+fc-bd.pci66.c4", 592.0),
+    ("hp2g.fc-rd.pcix.c1", 191.0),
+    ("hp2g.fc-rd.pcix.c2", 191.0),
+    ("hp2g.fc-rd.pcix.c4", 191.0),
+    ("hp2g.fc-rd+gige-bd.pcix.c1", 191.0),
+    ("hp2g.fc-rd+gige-bd.pcix.c2", 191.0),
+    ("hp2g.fc-rd+gige-bd.pcix.c4", 191.0),
+    ("hp2g.fc-rd.pci66.c1", 191.0),
+    ("hp2g.fc-rd.pci66.c4", 191.0),
+    ("hp2g.fc-rd+gige-bd.pci66.c1", 157.0),
+    ("hp2g.fc-rd+gige-bd.pci66.c4", 157.0),
+    ("hp2g.fc-wr.pcix.c1", 184.0),
+    ("hp2g.fc-wr.pcix.c2", 169.0),
+    ("hp2g.fc-wr.pcix.c4", 168.0),
+    ("hp2g.fc-wr+gige-bd.pcix.c1", 160.0),
+    ("hp2g.fc-wr+gige-bd.pcix.c2", 145.0),
+    ("hp2g.fc-wr+gige-bd.pcix.c4", 143.0),
+    ("hp2g.fc-wr.pci66.c1", 184.0),
+    ("hp2g.fc-wr.pci66.c4", 168.0),
+    ("hp2g.fc-wr+gige-bd.pci66.c1", 117.0),
+    ("hp2g.fc-wr+gige-bd.pci66.c4", 90.0),
+];
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_iosim")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `iosim args...` in `dir` (the repository root when `None`).
+fn iosim_in(dir: Option<&Path>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.args(args);
+    cmd.current_dir(dir.map(Path::to_path_buf).unwrap_or_else(repo));
+    cmd.output().expect("the iosim binary runs")
+}
+
+/// Runs `iosim args...`, asserts success and returns stdout.
+fn ok_stdout(args: &[&str]) -> String {
+    ok_stdout_in(None, args)
+}
+
+fn ok_stdout_in(dir: Option<&Path>, args: &[&str]) -> String {
+    let out = iosim_in(dir, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "iosim {args:?} failed with {:?}\nstderr:\n{stderr}",
+        out.status.code()
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "iosim {args:?} panicked:\n{stderr}"
+    );
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
+fn parse_json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("output is not JSON ({e}):\n{text}"))
+}
+
+/// `iosim validate --format json` with the default seed, run once per test binary.
+fn validate_json_default() -> &'static str {
+    static CELL: OnceLock<String> = OnceLock::new();
+    CELL.get_or_init(|| ok_stdout(&["validate", "--format", "json"]))
+}
+
+/// `iosim validate --format json --seed 7`, run once per test binary.
+fn validate_json_seed7() -> &'static str {
+    static CELL: OnceLock<String> = OnceLock::new();
+    CELL.get_or_init(|| ok_stdout(&["validate", "--format", "json", "--seed", "7"]))
+}
+
+/// The `figures` array of a validate JSON report.
+fn figures(v: &Value) -> &Vec<Value> {
+    v.get("figures")
+        .and_then(Value::as_array)
+        .expect("report has a `figures` array")
+}
+
+/// (id, predicted) of every figure.
+fn predictions(v: &Value) -> Vec<(String, f64)> {
+    figures(v)
+        .iter()
+        .map(|f| {
+            let id = f["id"].as_str().expect("id is a string").to_string();
+            let p = f["predicted"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{id}: predicted is not a number: {}", f["predicted"]));
+            (id, p)
+        })
+        .collect()
+}
+
+/// Splits one CSV record (RFC 4180 quoting, no embedded newlines).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', true) => quoted = false,
+            ('"', false) if cur.is_empty() => quoted = true,
+            (',', false) => fields.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields
+}
+
+/// The header and rows of CSV section `name` (`# section: name` blocks).
+fn csv_section(text: &str, name: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let marker = format!("# section: {name}");
+    let mut lines = text.lines().skip_while(|l| l.trim() != marker);
+    assert!(
+        lines.next().is_some(),
+        "no `{marker}` in CSV output:\n{text}"
+    );
+    let header = csv_fields(lines.next().expect("a header follows the section marker"));
+    let rows: Vec<Vec<String>> = lines
+        .take_while(|l| !l.starts_with('#'))
+        .filter(|l| !l.is_empty())
+        .map(csv_fields)
+        .collect();
+    for r in &rows {
+        assert_eq!(
+            r.len(),
+            header.len(),
+            "row {r:?} does not match header {header:?}"
+        );
+    }
+    (header, rows)
+}
+
+fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+}
+
+#[test]
+fn published_table_has_fifty_distinct_ids() {
+    let ids: BTreeSet<&str> = PUBLISHED.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids.len(), 50);
+}
+
+#[test]
+fn validate_json_reports_every_published_figure_unchanged() {
+    let v = parse_json(validate_json_default());
+    let obj = v.as_object().expect("the JSON report is an object");
+    for key in ["seed", "schema_version", "units", "figures"] {
+        assert!(
+            obj.contains_key(key),
+            "JSON report lacks `{key}`: keys {:?}",
+            obj.keys().collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(v["seed"], 1, "default seed is 1");
+    assert!(
+        v["schema_version"].is_number(),
+        "schema_version is a number"
+    );
+    assert!(
+        v["units"]
+            .as_str()
+            .is_some_and(|u| u.contains("10^6 bytes/s")),
+        "units: {}",
+        v["units"]
+    );
+
+    let figs = figures(&v);
+    assert_eq!(figs.len(), 50, "exactly 50 figures");
+    let mut seen = BTreeSet::new();
+    for f in figs {
+        for key in ["id", "published", "predicted", "unit", "error_pct"] {
+            assert!(f.get(key).is_some(), "figure lacks `{key}`: {f}");
+        }
+        let id = f["id"].as_str().expect("id is a string");
+        assert!(id.starts_with("hp2g."), "id `{id}` is not an hp2g figure");
+        assert!(seen.insert(id.to_string()), "id `{id}` appears twice");
+        let unit = f["unit"].as_str().expect("unit is a string");
+        assert!(unit == "Mbit/s" || unit == "MB/s", "{id}: unit `{unit}`");
+        assert!(
+            f["predicted"].is_number(),
+            "{id}: predicted is not a finite number: {}",
+            f["predicted"]
+        );
+        assert!(
+            f["error_pct"].is_number(),
+            "{id}: error_pct is not a finite number: {}",
+            f["error_pct"]
+        );
+        let published = f["published"].as_f64().expect("published is a number");
+        let (_, want) = PUBLISHED
+            .iter()
+            .find(|(pid, _)| *pid == id)
+            .unwrap_or_else(|| panic!("`{id}` is not one of the paper's figures"));
+        assert_eq!(published, *want, "{id}: published value changed");
+    }
+    let expected: BTreeSet<String> = PUBLISHED.iter().map(|(id, _)| id.to_string()).collect();
+    assert_eq!(seen, expected, "the figure ids are exactly the paper's");
+}
+
+#[test]
+fn validate_error_pct_is_relative_to_the_published_value() {
+    let v = parse_json(validate_json_default());
+    for f in figures(&v) {
+        let published = f["published"].as_f64().unwrap();
+        let predicted = f["predicted"].as_f64().unwrap();
+        let err = f["error_pct"].as_f64().unwrap();
+        let want = (predicted - published) / published * 100.0;
+        assert!(
+            (err - want).abs() < 1e-3,
+            "{}: error_pct {err}, expected {want}",
+            f["id"]
+        );
+    }
+}
+
+#[test]
+fn validate_csv_carries_seed_units_and_the_same_figures_as_json() {
+    let csv = ok_stdout(&["validate", "--format", "csv"]);
+    assert!(
+        csv.lines().any(|l| l.contains("seed: 1")),
+        "no seed line in CSV:\n{csv}"
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l.contains("units:") && l.contains("10^6 bytes/s")),
+        "no units line in CSV"
+    );
+
+    let (header, rows) = csv_section(&csv, "figures");
+    for key in ["id", "published", "predicted", "unit", "error_pct"] {
+        column(&header, key);
+    }
+    let (id_col, pub_col) = (column(&header, "id"), column(&header, "published"));
+    let csv_ids: Vec<String> = rows.iter().map(|r| r[id_col].clone()).collect();
+    for r in &rows {
+        let id = &r[id_col];
+        let (_, want) = PUBLISHED
+            .iter()
+            .find(|(pid, _)| pid == id)
+            .unwrap_or_else(|| panic!("`{id}` is not one of the paper's figures"));
+        let got: f64 = r[pub_col].parse().expect("published parses as a number");
+        assert_eq!(got, *want, "{id}: published value changed in CSV");
+    }
+
+    let json = parse_json(validate_json_default());
+    let json_ids: Vec<String> = predictions(&json).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(
+        csv_ids, json_ids,
+        "CSV and JSON list the same figures in the same order"
+    );
+}
+
+#[test]
+fn validate_csv_honours_the_given_seed() {
+    let csv = ok_stdout(&["validate", "--format", "csv", "--seed", "42"]);
+    assert!(
+        csv.lines().any(|l| l.contains("seed: 42")),
+        "no `seed: 42` in CSV header"
+    );
+}
+
+#[test]
+fn validate_table_carries_seed_units_and_every_figure() {
+    let table = ok_stdout(&["validate", "--format", "table", "--seed", "3"]);
+    assert!(
+        table.lines().any(|l| l.contains("seed: 3")),
+        "no `seed: 3` in table:\n{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.contains("units:") && l.contains("10^6 bytes/s")),
+        "no units line"
+    );
+    for (id, _) in PUBLISHED {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(id)),
+            "table has no row for `{id}`"
+        );
+    }
+}
+
+#[test]
+fn validate_is_byte_identical_for_the_same_seed() {
+    let again = ok_stdout(&["validate", "--format", "json", "--seed", "7"]);
+    assert!(
+        validate_json_seed7() == again,
+        "two runs with --seed 7 differ"
+    );
+}
+
+#[test]
+fn validate_does_not_depend_on_the_thread_count() {
+    let one = ok_stdout(&[
+        "validate",
+        "--format",
+        "json",
+        "--seed",
+        "7",
+        "--threads",
+        "1",
+    ]);
+    let two = ok_stdout(&[
+        "validate",
+        "--format",
+        "json",
+        "--seed",
+        "7",
+        "--threads",
+        "2",
+    ]);
+    assert!(one == two, "--threads 1 and --threads 2 differ");
+    assert!(
+        one == validate_json_seed7(),
+        "--threads 1 differs from the default thread count"
+    );
+}
+
+#[test]
+fn another_seed_moves_predictions_only_by_sampling_noise() {
+    let a = parse_json(validate_json_seed7());
+    let b = parse_json(&ok_stdout(&["validate", "--format", "json", "--seed", "8"]));
+    assert_eq!(b["seed"], 8);
+    let (pa, pb) = (predictions(&a), predictions(&b));
+    assert_eq!(pa.len(), pb.len());
+    let mut moved = 0;
+    for ((ida, va), (idb, vb)) in pa.iter().zip(&pb) {
+        assert_eq!(ida, idb, "figures in the same order");
+        let rel = (va - vb).abs() / va.abs().max(1e-9);
+        assert!(
+            rel < 0.03,
+            "{ida}: seed 7 gives {va}, seed 8 gives {vb} ({:.2}% apart)",
+            rel * 100.0
+        );
+        if va != vb {
+            moved += 1;
+        }
+    }
+    // Multi-cell partitions draw remote memory lines at random: the seed must reach them.
+    assert!(moved > 0, "no prediction depends on the seed");
+}
+
+/// Every scenario file under `scenarios/`, found at test time.
+fn bundled_scenarios() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+            .map(|e| e.expect("directory entry").path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                out.push(p);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(&repo().join("scenarios"), &mut v);
+    v
+}
+
+#[test]
+fn run_succeeds_on_every_bundled_scenario() {
+    let files = bundled_scenarios();
+    assert!(!files.is_empty(), "no scenarios found");
+    for f in &files {
+        let path = f.to_str().expect("UTF-8 path");
+        let table = ok_stdout(&["run", path]);
+        for section in ["functions", "buses", "experiments"] {
+            assert!(
+                table.lines().any(|l| l.trim() == format!("## {section}")),
+                "{path}: no `{section}` section in:\n{table}"
+            );
+        }
+        let v = parse_json(&ok_stdout(&["run", path, "--format", "json"]));
+        for section in ["functions", "buses", "experiments"] {
+            let rows = v[section]
+                .as_array()
+                .unwrap_or_else(|| panic!("{path}: JSON has no `{section}` array"));
+            assert!(!rows.is_empty(), "{path}: `{section}` is empty");
+        }
+    }
+}
+
+#[test]
+fn run_works_from_any_directory_because_models_are_compiled_in() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let scenario = bundled_scenarios()
+        .into_iter()
+        .next()
+        .expect("a bundled scenario");
+    let abs = scenario.canonicalize().expect("absolute path");
+    let out = ok_stdout_in(Some(tmp.path()), &["run", abs.to_str().unwrap()]);
+    for section in ["functions", "buses", "experiments"] {
+        assert!(
+            out.contains(&format!("## {section}")),
+            "no `{section}` section:\n{out}"
+        );
+    }
+
+    // A scenario copied next to nothing else, given by a relative path.
+    let copy = tmp.path().join("copy.toml");
+    std::fs::copy(&abs, &copy).expect("copy scenario");
+    let out2 = ok_stdout_in(Some(tmp.path()), &["run", "copy.toml"]);
+    assert!(out2.contains("## functions"), "relative path run:\n{out2}");
+}
+
+/// `key=value` pairs of a one-line report.
+fn kv(line: &str) -> Vec<(String, String)> {
+    line.split_whitespace()
+        .filter_map(|t| {
+            t.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn bench_bus_contention_prints_its_measurements() {
+    let out = ok_stdout(&[
+        "bench",
+        "bus-contention",
+        "--masters",
+        "4",
+        "--sim-seconds",
+        "0.01",
+        "--seed",
+        "1",
+    ]);
+    for key in [
+        "transactions=",
+        "wall_s=",
+        "tx_per_wall_s=",
+        "bus_MB_s=",
+        "per_master_MB_s=",
+    ] {
+        assert!(out.contains(key), "no `{key}` in:\n{out}");
+    }
+    let pairs = kv(&out);
+    let get = |k: &str| -> f64 {
+        pairs
+            .iter()
+            .find(|(key, _)| key == k)
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or_else(|| panic!("`{k}` has no numeric value in:\n{out}"))
+    };
+    assert!(get("transactions") > 0.0);
+    let bus = get("bus_MB_s");
+    // 512 bytes at 1066 MB/s plus 30 ns per transaction bounds the bus below 1066 MB/s.
+    assert!(bus > 0.0 && bus <= 1066.0, "bus_MB_s = {bus}");
+    let per = get("per_master_MB_s");
+    assert!(
+        (per * 4.0 - bus).abs() <= 0.2 + bus * 1e-3,
+        "per-master {per} x 4 != bus {bus}"
+    );
+}
+
+#[test]
+fn bench_is_deterministic_apart_from_wall_clock() {
+    let strip = |s: String| -> Vec<(String, String)> {
+        kv(&s)
+            .into_iter()
+            .filter(|(k, _)| k != "wall_s" && k != "tx_per_wall_s")
+            .collect()
+    };
+    let args = [
+        "bench",
+        "bus-contention",
+        "--masters",
+        "3",
+        "--sim-seconds",
+        "0.005",
+        "--seed",
+        "9",
+    ];
+    assert_eq!(strip(ok_stdout(&args)), strip(ok_stdout(&args)));
+}
+
+#[test]
+fn params_csv_gives_a_source_for_every_parameter() {
+    let csv = ok_stdout(&["params", "--format", "csv"]);
+    let (header, rows) = csv_section(&csv, "parameters");
+    assert!(!rows.is_empty(), "no parameters listed");
+    let (p, s, f) = (
+        column(&header, "parameter"),
+        column(&header, "source"),
+        column(&header, "file"),
+    );
+    for r in &rows {
+        assert!(
+            !r[s].trim().is_empty(),
+            "parameter `{}` has an empty source",
+            r[p]
+        );
+        let (_, line) = r[f]
+            .rsplit_once(':')
+            .unwrap_or_else(|| panic!("`{}` has no :LINE", r[f]));
+        assert!(
+            line.parse::<usize>().is_ok_and(|n| n > 0),
+            "`{}`: bad line in `{}`",
+            r[p],
+            r[f]
+        );
+    }
+    for want in [
+        "server.rp8400-seu.io_read_latency",
+        "bus.pcix133.clock",
+        "link.gige.mtu",
+    ] {
+        assert!(rows.iter().any(|r| r[p] == want), "`{want}` not listed");
+    }
+}
