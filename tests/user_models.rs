@@ -60,6 +60,7 @@ max_outstanding_reads = { value = 2, unit = "count", source = "test" }
 write_burst = { value = 512, unit = "bytes", source = "test" }
 descriptor = { value = 16, unit = "bytes", source = "test" }
 rx_descriptor_batch = { value = 8, unit = "count", source = "test" }
+tx_ring_frames = { value = 64, unit = "frames", source = "test" }
 tx_fifo = { value = 16, unit = "KiB", source = "test" }
 rx_fifo = { value = 16, unit = "KiB", source = "test" }
 "#;
