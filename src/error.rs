@@ -77,6 +77,9 @@ pub enum Error {
         /// Simulated time reached, in ms.
         at_ms: f64,
     },
+    /// A defect in iosim itself (a simulation thread panicked).
+    #[error("internal error: {0}")]
+    Internal(String),
     /// Bad command-line usage that the argument parser could not catch.
     #[error("{0}")]
     Usage(String),

@@ -1,6 +1,6 @@
 //! The `iosim` command line: glue between flags, the library and the report.
 //! Exit codes: 0 success, 1 bad input (file, key and line in the message),
-//! 2 bad usage, 3 a simulation hit its event bound.
+//! 2 bad usage, 3 a simulation hit its event bound, 4 an internal defect.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -115,6 +115,7 @@ fn main() -> ExitCode {
             ExitCode::from(match e {
                 Error::EventLimit { .. } => 3,
                 Error::Usage(_) => 2,
+                Error::Internal(_) => 4,
                 _ => 1,
             })
         }
