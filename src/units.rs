@@ -69,6 +69,11 @@ impl BytesPerSec {
         self.0 / 1e6
     }
     /// As Mbit/s (10^6 bit/s).
+    ///
+    /// ```
+    /// use iosim::units::BytesPerSec;
+    /// assert_eq!(BytesPerSec(125e6).mbit_s(), 1000.0);
+    /// ```
     pub fn mbit_s(self) -> f64 {
         self.0 * 8.0 / 1e6
     }
@@ -107,6 +112,12 @@ impl fmt::Display for Dimension {
 
 /// Converts `value` in `unit` to the base of its dimension
 /// (ns, MHz, bytes, bytes/s, baud, count). `None` for an unknown unit.
+///
+/// ```
+/// use iosim::units::{to_base, Dimension};
+/// assert_eq!(to_base(64.0, "bit"), Some((Dimension::Size, 8.0)));
+/// assert_eq!(to_base(250.0, "MB/s"), Some((Dimension::Rate, 250e6)));
+/// ```
 pub fn to_base(value: f64, unit: &str) -> Option<(Dimension, f64)> {
     use Dimension::*;
     let (d, k) = match unit {
