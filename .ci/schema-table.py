@@ -41,7 +41,9 @@ DIMS = {
 
 RULE = re.compile(r'\br\(\s*"([^"]+)"\s*,\s*(\w+)\s*,\s*([-0-9.eE_]+)\s*,\s*([-0-9.eE_]+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*,?\s*\)')
 CALL = re.compile(r"\br\(")
-CONST = re.compile(r"pub const (\w+): &\[ParamRule\] = &\[(.*?)\n\];", re.S)
+CONST = re.compile(r"pub const (\w+): &\[ParamRule\] = (?:&\[|dma_engine_rules!\[)(.*?)\n\];", re.S)
+# The rules the dma_engine_rules! macro splices in front of a list.
+MACRO = re.compile(r"macro_rules! dma_engine_rules \{.*?&\[(.*?)\$\(\$extra\),\*", re.S)
 
 
 def num(x: float) -> str:
@@ -54,8 +56,13 @@ def table() -> str:
     text = SCHEMA.read_text()
     out = ["| where | parameter | dimension | range | meaning |", "|---|---|---|---|---|"]
     seen = set()
+    shared = MACRO.search(text)
     for name, body in CONST.findall(text):
         seen.add(name)
+        if re.search(r"pub const " + name + r": &\[ParamRule\] = dma_engine_rules!\[", text):
+            if not shared:
+                sys.exit(f"schema-table: dma_engine_rules! not found in {SCHEMA}")
+            body = shared.group(1) + body
         where = TABLES.get(name, name)
         rules = RULE.findall(body)
         if len(rules) != len(CALL.findall(body)):

@@ -182,29 +182,38 @@ pub const BRIDGE: &[ParamRule] = &[
     ),
 ];
 
+/// The rules every DMA engine shares, spliced into [`NIC`] and [`HBA`].
+macro_rules! dma_engine_rules {
+    ($($extra:expr),* $(,)?) => {
+        &[
+        r(
+            "max_read",
+            Size,
+            64.0,
+            4096.0,
+            "bytes per DMA read request (PCI-X Maximum Memory Read Byte Count)",
+        ),
+        r(
+            "max_outstanding_reads",
+            Count,
+            1.0,
+            32.0,
+            "DMA read requests in flight at once",
+        ),
+        r(
+            "write_burst",
+            Size,
+            64.0,
+            4096.0,
+            "bytes per DMA write burst",
+        ),
+        $($extra),*
+        ]
+    };
+}
+
 /// Parameters of a NIC function.
-pub const NIC: &[ParamRule] = &[
-    r(
-        "max_read",
-        Size,
-        64.0,
-        4096.0,
-        "bytes per DMA read request (PCI-X Maximum Memory Read Byte Count)",
-    ),
-    r(
-        "max_outstanding_reads",
-        Count,
-        1.0,
-        32.0,
-        "DMA read requests in flight at once",
-    ),
-    r(
-        "write_burst",
-        Size,
-        64.0,
-        4096.0,
-        "bytes per DMA write burst",
-    ),
+pub const NIC: &[ParamRule] = dma_engine_rules![
     r("descriptor", Size, 8.0, 64.0, "size of one ring descriptor"),
     r(
         "rx_descriptor_batch",
@@ -225,28 +234,7 @@ pub const NIC: &[ParamRule] = &[
 ];
 
 /// Parameters of a Fibre Channel HBA function.
-pub const HBA: &[ParamRule] = &[
-    r(
-        "max_read",
-        Size,
-        64.0,
-        4096.0,
-        "bytes per DMA read request (PCI-X Maximum Memory Read Byte Count)",
-    ),
-    r(
-        "max_outstanding_reads",
-        Count,
-        1.0,
-        32.0,
-        "DMA read requests in flight at once",
-    ),
-    r(
-        "write_burst",
-        Size,
-        64.0,
-        4096.0,
-        "bytes per DMA write burst",
-    ),
+pub const HBA: &[ParamRule] = dma_engine_rules![
     r(
         "command_bytes",
         Size,

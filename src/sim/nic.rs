@@ -106,6 +106,11 @@ impl Nic {
         }
     }
 
+    /// Frames queued for transmission: in the ring, being fetched, or in the FIFO.
+    fn queued_frames(&self) -> usize {
+        self.tx_ring.len() + self.tx_fifo.len() + usize::from(self.fetching.is_some())
+    }
+
     fn data_frame(&self, end: u64) -> Frame {
         Frame {
             bytes: self.eth.frame,
@@ -147,24 +152,15 @@ impl System {
 
     /// The sender builds another segment if the window allows.
     fn nic_try_send(&mut self, f: usize, s: &mut Scheduler<Ev>) {
-        let mss = self.nic(f).eth.mss;
-        let Some(out) = self.nic(f).out.as_mut() else {
+        let nic = self.nic(f);
+        let mss = nic.eth.mss;
+        let ring_full = nic.queued_frames() >= nic.cfg.tx_ring as usize;
+        let Some(out) = nic.out.as_mut() else {
             return;
         };
-        if out.building || out.snd_nxt - out.snd_una + mss > out.window {
+        if ring_full || out.building || out.snd_nxt - out.snd_una + mss > out.window {
             return;
         }
-        let nic = match &self.funcs[f] {
-            super::Func::Nic(n) => n,
-            super::Func::Hba(_) => return,
-        };
-        let queued = nic.tx_ring.len() + nic.tx_fifo.len() + usize::from(nic.fetching.is_some());
-        if queued >= nic.cfg.tx_ring as usize {
-            return;
-        }
-        let Some(out) = self.nic(f).out.as_mut() else {
-            return;
-        };
         out.building = true;
         let cost = self.packet_cost(mss);
         self.cpu_submit(f, cost, CpuWork::SendSegment(f), s);
