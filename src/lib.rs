@@ -9,12 +9,14 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod calibrate;
 pub mod engine;
 pub mod error;
 pub mod loader;
 pub mod model;
 pub mod report;
 pub mod sim;
+pub mod stats;
 pub mod units;
 pub mod validate;
 

@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod fit_cli;
+
 use iosim::loader::{load_bundled_scenarios, load_registry, load_scenario};
 use iosim::model::{Registry, Scenario};
 use iosim::report::{self, validation_svg, Cell, Format, PlotPoint, Report, Section};
@@ -56,6 +58,20 @@ struct Common {
     /// Threads used to run experiments in parallel (results do not depend on it).
     #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// Fitted parameters written by `iosim calibrate`, applied over the models.
+    #[arg(long = "params", value_name = "FILE")]
+    params: Option<PathBuf>,
+}
+
+impl Common {
+    /// The bundled models, those of `--models`, then the `--params` values.
+    fn registry(&self) -> iosim::Result<Registry> {
+        let mut reg = load_registry(&self.models)?;
+        if let Some(p) = &self.params {
+            iosim::loader::apply_fitted(p, &mut reg)?;
+        }
+        Ok(reg)
+    }
 }
 
 #[derive(Subcommand)]
@@ -67,6 +83,23 @@ enum Command {
         /// Also write, per paper, an SVG of model / paper and the CSV behind it into DIR.
         #[arg(long, value_name = "DIR")]
         plot: Option<PathBuf>,
+        /// Predict each figure group from a fit that left it out (slow: one fit per group).
+        #[arg(long)]
+        cross_validate: bool,
+        /// Calibration file for --cross-validate (default: the bundled models/calibration.toml).
+        #[arg(long, value_name = "FILE")]
+        calibration: Option<PathBuf>,
+    },
+    /// Fit the free parameters of a calibration file to every bundled published figure.
+    Calibrate {
+        #[command(flatten)]
+        common: Common,
+        /// Calibration file (default: the bundled models/calibration.toml).
+        #[arg(long, value_name = "FILE")]
+        calibration: Option<PathBuf>,
+        /// Where to write the fitted values (a new file; models are never edited).
+        #[arg(long, value_name = "FILE", default_value = "fitted.toml")]
+        output: PathBuf,
     },
     /// Run one scenario file (any path) and print throughput, utilisations and bottleneck.
     Run {
@@ -74,6 +107,12 @@ enum Command {
         scenario: PathBuf,
         #[command(flatten)]
         common: Common,
+        /// Independent replications (seeds derived from --seed); reports mean and 95% CI.
+        #[arg(long, default_value_t = 1)]
+        replications: u32,
+        /// Warn when a 95% CI half-width exceeds this percent of its mean.
+        #[arg(long, default_value_t = 2.0)]
+        precision: f64,
     },
     /// List the bundled and given models, their parameters and sources.
     Params {
@@ -124,8 +163,19 @@ fn main() -> ExitCode {
 
 fn execute(cli: Cli) -> iosim::Result<String> {
     match cli.command {
-        Command::Validate { common, plot } => {
-            let reg = load_registry(&common.models)?;
+        Command::Validate {
+            common,
+            cross_validate: true,
+            calibration,
+            ..
+        } => fit_cli::cross_validate_cmd(&common, &calibration),
+        Command::Calibrate {
+            common,
+            calibration,
+            output,
+        } => fit_cli::calibrate_cmd(&common, &calibration, &output),
+        Command::Validate { common, plot, .. } => {
+            let reg = common.registry()?;
             let scenarios = load_bundled_scenarios(&reg)?;
             let mut rows = Vec::new();
             let mut all = Vec::new();
@@ -149,8 +199,21 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             }
             Ok(rep.render(common.format.into()))
         }
-        Command::Run { scenario, common } => {
-            let reg = load_registry(&common.models)?;
+        Command::Run {
+            scenario,
+            common,
+            replications,
+            precision,
+        } => {
+            if replications == 0
+                || replications > 1000
+                || !(precision.is_finite() && precision > 0.0)
+            {
+                return Err(Error::Usage(
+                    "--replications must be 1 to 1000 and --precision a positive percent".into(),
+                ));
+            }
+            let reg = common.registry()?;
             let sc = load_scenario(&scenario, &reg)?;
             let results = run_scenario(&reg, &sc, common.seed, common.threads)?;
             let mut rep = Report {
@@ -176,10 +239,24 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 rep.sections.push(figures_section(&rows));
                 rep.sections.push(papers_section(&rows));
             }
+            if replications > 1 {
+                rep.meta.push((
+                    "replications".into(),
+                    format!("{replications}, 95% intervals; warn above {precision}% of the mean"),
+                ));
+                rep.sections.extend(fit_cli::replications_sections(
+                    &reg,
+                    &sc,
+                    common.seed,
+                    common.threads,
+                    replications,
+                    precision,
+                )?);
+            }
             Ok(rep.render(common.format.into()))
         }
         Command::Params { common } => {
-            let mut reg = load_registry(&common.models)?;
+            let mut reg = common.registry()?;
             let mut s = Section::new(
                 "parameters",
                 &["parameter", "value", "unit", "source", "meaning", "file"],

@@ -22,6 +22,9 @@ io_read_latency = { value = 900, unit = "ns", source = "test" }
 rope_bandwidth = { value = 250, unit = "MB/s", source = "test" }
 rope_packet_overhead = { value = 8, unit = "bytes", source = "test" }
 cpu_per_packet = { value = 5, unit = "us", source = "test" }
+cpu_per_segment_sent = { value = 5, unit = "us", source = "test" }
+cpu_misses_per_packet = { value = 0, unit = "count", source = "test" }
+cpu_remote_memory_latency = { value = 300, unit = "ns", source = "test" }
 cpu_per_kb = { value = 0, unit = "us", source = "test" }
 cpu_per_io = { value = 20, unit = "us", source = "test" }
 tcp_ack_every = { value = 2, unit = "count", source = "test" }

@@ -5,6 +5,7 @@
 //! checked for unit, range and source against [`schema`], every name resolved.
 //! Every error names the file, the key and the line.
 
+mod calibration;
 mod params;
 mod raw;
 mod scenario;
@@ -17,6 +18,9 @@ use crate::error::{line_of, Error, Location, Result};
 use crate::model::{
     AdapterSpec, BusSpec, EngineKind, Framing, FunctionSpec, LinkSpec, Protocol, Registry,
     ServerSpec, SlotSpec, TestbedSpec,
+};
+pub use calibration::{
+    apply_fitted, load_bundled_calibration, load_calibration, parse_calibration,
 };
 use params::{check_name, convert_params, spanned_list};
 pub use scenario::{load_bundled_scenarios, load_scenario, negotiate_mode, parse_scenario};
@@ -331,6 +335,9 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             reg.testbeds
                 .insert(name.clone(), TestbedSpec { name, params, at });
         }
+        // Calibration and fitted-parameter files may live beside the models;
+        // they have loaders of their own.
+        "calibration" | "fitted" => {}
         other => {
             return Err(src.invalid(
                 "kind",

@@ -144,7 +144,10 @@ pub const SERVER: &[ParamRule] = &[
     r("io_read_latency", Time, 100.0, 20000.0, "fixed round trip of a DMA read through bus adapter, ropes, SBA and cell controller (memory and data time excluded)"),
     r("rope_bandwidth", Rate, 5e7, 4e9, "data rate of one rope in each direction"),
     r("rope_packet_overhead", Size, 0.0, 64.0, "header bytes per rope packet"),
-    r("cpu_per_packet", Time, 100.0, 200000.0, "CPU time per network packet (interrupt, driver, TCP/IP)"),
+    r("cpu_per_packet", Time, 100.0, 200000.0, "CPU time per packet received and per ACK sent (interrupt, driver, TCP/IP), memory stalls excluded"),
+    r("cpu_per_segment_sent", Time, 100.0, 200000.0, "CPU time to build and send one data segment (socket copy, TCP output, driver), memory stalls excluded"),
+    r("cpu_misses_per_packet", Count, 0.0, 500.0, "cache misses to memory per packet handled; each stalls the CPU for the partition's mean load-to-use latency"),
+    r("cpu_remote_memory_latency", Time, 50.0, 5000.0, "CPU load-to-use latency of a line held by another cell"),
     r("cpu_per_kb", Time, 0.0, 100000.0, "CPU time per KiB of network payload (copy, checksum)"),
     r("cpu_per_io", Time, 1000.0, 1000000.0, "CPU time per disk I/O (issue, interrupt, completion)"),
     r("tcp_ack_every", Count, 1.0, 8.0, "segments acknowledged by one ACK"),
@@ -296,3 +299,23 @@ pub const TESTBED: &[ParamRule] = &[
         "diskbench I/Os outstanding per direction",
     ),
 ];
+
+/// The plausible range (base unit) of the parameter at dotted `path`, found
+/// by its last component in every rule list.
+pub fn range_of(path: &str) -> Option<(f64, f64)> {
+    let key = path.rsplit('.').next()?;
+    [
+        BUS,
+        ETHERNET,
+        FIBRE_CHANNEL,
+        SERVER,
+        BRIDGE,
+        NIC,
+        HBA,
+        TESTBED,
+    ]
+    .iter()
+    .flat_map(|rules| rules.iter())
+    .find(|r| r.key == key)
+    .map(|r| (r.min, r.max))
+}

@@ -1,10 +1,12 @@
 //! Validated descriptions of hardware and experiments: what the loader produces
 //! from TOML and what the simulator assembles into components. No file access here.
 
+mod calibration;
 mod params;
 mod scenario;
 mod spec;
 
+pub use calibration::{CalibrationSpec, FittedValue, FreeParam};
 pub use params::{ParamSet, ParamValue};
 pub use scenario::{Direction, Experiment, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind};
 pub use spec::{

@@ -53,6 +53,9 @@ impl ParamSet {
         match self.map.get_mut(key) {
             Some(p) => {
                 p.base = base;
+                if let Some((_, per_unit)) = crate::units::to_base(1.0, &p.unit) {
+                    p.written = base / per_unit;
+                }
                 true
             }
             None => false,

@@ -86,8 +86,10 @@ pub struct MemoryCfg {
 /// Host CPU and protocol stack costs.
 #[derive(Debug, Clone)]
 pub struct CpuCfg {
-    /// Per network packet.
+    /// Per packet received and per ACK sent, memory stalls included.
     pub per_packet: Picos,
+    /// Per data segment sent, memory stalls included.
+    pub per_segment_sent: Picos,
     /// Per KiB of payload, in ps.
     pub per_kib_ps: f64,
     /// Per disk I/O.
@@ -297,8 +299,14 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         line: sp.count("cache_line").max(1),
         lines_in_flight: sp.count("line_fetches_in_flight").max(1),
     };
+    // A CPU's misses go to memory interleaved over the partition's cells.
+    let cpu_latency_ns = (sp.get("memory_local_latency")
+        + sp.get("cpu_remote_memory_latency") * (cells - 1) as f64)
+        / cells as f64;
+    let stall = Picos::from_ns(sp.get("cpu_misses_per_packet") * cpu_latency_ns);
     let cpu = CpuCfg {
-        per_packet: ps_ns(sp, "cpu_per_packet"),
+        per_packet: ps_ns(sp, "cpu_per_packet") + stall,
+        per_segment_sent: ps_ns(sp, "cpu_per_segment_sent") + stall,
         per_kib_ps: sp.get("cpu_per_kb") * 1e3,
         per_io: ps_ns(sp, "cpu_per_io"),
         ack_every: sp.count("tcp_ack_every").max(1) as u32,

@@ -14,9 +14,10 @@
 //! (ACKs are always queued).
 //! The peer processes each received segment in `peer_cpu_per_segment`, one
 //! at a time, and ACKs `peer_turnaround` after it.
-//! The host stack spends `cpu_per_packet` (plus `cpu_per_kb` of payload) on
-//! the function's CPU for each segment sent or received and each ACK sent or
-//! received; the receiver ACKs every `tcp_ack_every` segments. The sender
+//! The host stack spends, on the function's CPU, `cpu_per_segment_sent` per
+//! data segment sent and `cpu_per_packet` per segment or ACK received and per
+//! ACK sent (each plus `cpu_per_kb` of payload, and `cpu_misses_per_packet`
+//! stalls at the partition's mean CPU memory latency); the receiver ACKs every `tcp_ack_every` segments. The sender
 //! keeps at most one socket's worth (the TCP window) unacknowledged. The peer
 //! is ideal: it ACKs after `peer_turnaround` and sends whenever the window and
 //! the NIC's receive FIFO allow (802.3x flow control: no drops, no retransmits).
@@ -162,7 +163,8 @@ impl System {
             return;
         }
         out.building = true;
-        let cost = self.packet_cost(mss);
+        let c = &self.cfg.cpu;
+        let cost = c.per_segment_sent + Picos((c.per_kib_ps * mss as f64 / 1024.0).round() as u64);
         self.cpu_submit(f, cost, CpuWork::SendSegment(f), s);
     }
 

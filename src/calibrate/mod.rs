@@ -1,0 +1,290 @@
+//! Calibration: a global least-squares fit of the declared free parameters
+//! to every bundled published figure, with confidence intervals from the
+//! Jacobian, and cross-validation by leaving out one figure group at a time.
+//!
+//! The objective is the vector of relative errors `(model - paper) / paper`.
+//! Every evaluation runs every experiment with the same seed (common random
+//! numbers), so the objective changes only with the parameters.
+
+mod linalg;
+pub mod lm;
+
+use crate::error::Result;
+use crate::model::{FreeParam, Registry, Scenario};
+use crate::validate::{figure_rows, run_scenario, FigureRow};
+use lm::{minimise, LmSettings};
+
+/// The figures a fit sees, and how it runs the model.
+pub struct Problem<'a> {
+    /// Models (free parameters are overwritten on a private copy).
+    pub reg: &'a Registry,
+    /// Scenarios with figures.
+    pub scenarios: &'a [Scenario],
+    /// Free parameters.
+    pub free: &'a [FreeParam],
+    /// Seed of every run (common random numbers).
+    pub seed: u64,
+    /// Threads per scenario run.
+    pub threads: usize,
+}
+
+impl Problem<'_> {
+    /// Base-unit values from scaled ones.
+    pub fn unscale(&self, u: &[f64]) -> Vec<f64> {
+        self.free
+            .iter()
+            .zip(u)
+            .map(|(p, u)| p.min + u * (p.max - p.min))
+            .collect()
+    }
+
+    /// Scaled values from base-unit ones.
+    pub fn scale(&self, x: &[f64]) -> Vec<f64> {
+        self.free
+            .iter()
+            .zip(x)
+            .map(|(p, x)| (x - p.min) / (p.max - p.min))
+            .collect()
+    }
+
+    /// The registry with the free parameters set to `x` (base units).
+    pub fn registry_at(&self, x: &[f64]) -> Registry {
+        let mut reg = self.reg.clone();
+        for (p, v) in self.free.iter().zip(x) {
+            reg.set_param(&p.path, *v);
+        }
+        reg
+    }
+
+    /// Every figure row with the free parameters at `x` (base units).
+    pub fn rows_at(&self, x: &[f64]) -> Result<Vec<FigureRow>> {
+        let reg = self.registry_at(x);
+        let mut rows = Vec::new();
+        for sc in self.scenarios {
+            let results = run_scenario(&reg, sc, self.seed, self.threads)?;
+            rows.extend(figure_rows(&reg, sc, &results));
+        }
+        Ok(rows)
+    }
+}
+
+/// A figure's group: its paper and figure or table (`Figure 2` and
+/// `Figure 2 text` are one group).
+pub fn group_of(row: &FigureRow) -> String {
+    let head = row.source.split(':').next().unwrap_or("").trim();
+    let head = head.strip_suffix(" text").unwrap_or(head);
+    format!("{} {}", row.paper, head)
+}
+
+/// One fitted parameter.
+#[derive(Debug, Clone)]
+pub struct ParamFit {
+    /// The declaration.
+    pub free: FreeParam,
+    /// Fitted value, base unit.
+    pub value: f64,
+    /// 95% confidence interval, base unit (None when the data cannot pin it).
+    pub ci95: Option<(f64, f64)>,
+    /// `min` or `max` when the fit ended on a bound.
+    pub at_bound: Option<&'static str>,
+    /// The figures whose prediction moves most with it (id, d error_pct / d 10% of range).
+    pub pinned_by: Vec<(String, f64)>,
+}
+
+impl ParamFit {
+    /// True when the figures pin the value: a finite interval narrower than the bounds.
+    pub fn pinned(&self) -> bool {
+        self.ci95
+            .is_some_and(|(lo, hi)| hi - lo < self.free.max - self.free.min)
+    }
+}
+
+/// A finished fit.
+#[derive(Debug, Clone)]
+pub struct Fit {
+    /// Per parameter.
+    pub params: Vec<ParamFit>,
+    /// Pairs of parameters whose estimates correlate strongly (|r| > 0.8).
+    pub correlations: Vec<(String, String, f64)>,
+    /// Figures at the initial values.
+    pub rows_initial: Vec<FigureRow>,
+    /// Figures at the fitted values.
+    pub rows_fitted: Vec<FigureRow>,
+    /// Iterations.
+    pub iterations: u32,
+    /// Model evaluations (each runs every experiment).
+    pub evaluations: u32,
+}
+
+/// Fits the free parameters to the figures for which `train` is true, from
+/// `start` (base units). `progress` hears (iteration, sum of squares).
+pub fn fit<T, P>(
+    pb: &Problem,
+    start: &[f64],
+    train: T,
+    settings: LmSettings,
+    progress: P,
+) -> Result<Fit>
+where
+    T: Fn(&FigureRow) -> bool,
+    P: FnMut(u32, f64),
+{
+    let rows_initial = pb.rows_at(start)?;
+    let ids: Vec<String> = rows_initial
+        .iter()
+        .filter(|r| train(r))
+        .map(|r| r.id.clone())
+        .collect();
+    let residuals = |u: &[f64]| -> Result<Vec<f64>> {
+        let rows = pb.rows_at(&pb.unscale(u))?;
+        Ok(ids
+            .iter()
+            .map(|id| {
+                rows.iter()
+                    .find(|r| &r.id == id)
+                    .map(|r| r.error_pct / 100.0)
+                    .unwrap_or(0.0)
+            })
+            .collect())
+    };
+    let out = minimise(residuals, &pb.scale(start), settings, progress)?;
+    let x = pb.unscale(&out.u);
+    let rows_fitted = pb.rows_at(&x)?;
+    let k = pb.free.len();
+    let n = out.residuals.len();
+    // Jacobian in base units: d r / d x = d r / d u / (max - min).
+    let jx: Vec<Vec<f64>> = out
+        .jacobian
+        .iter()
+        .map(|row| {
+            row.iter()
+                .zip(pb.free)
+                .map(|(d, p)| d / (p.max - p.min))
+                .collect()
+        })
+        .collect();
+    let ssr: f64 = out.residuals.iter().map(|r| r * r).sum();
+    let s2 = ssr / (n.saturating_sub(k).max(1)) as f64;
+    // Covariance over the parameters the figures move and the fit left
+    // inside their bounds; the others get no interval.
+    let active: Vec<usize> = (0..k)
+        .filter(|&p| out.u[p] > 1e-6 && out.u[p] < 1.0 - 1e-6)
+        .filter(|&p| {
+            jx.iter().map(|row| row[p] * row[p]).sum::<f64>()
+                * (pb.free[p].max - pb.free[p].min).powi(2)
+                > 1e-10
+        })
+        .collect();
+    let ja: Vec<Vec<f64>> = jx
+        .iter()
+        .map(|row| active.iter().map(|&p| row[p]).collect())
+        .collect();
+    let cov_active = linalg::inverse(&linalg::jtj(&ja, active.len()));
+    let cov = cov_active.map(|c| {
+        let mut full = vec![vec![f64::NAN; k]; k];
+        for (a, &p) in active.iter().enumerate() {
+            for (b, &q) in active.iter().enumerate() {
+                full[p][q] = c[a][b] * s2;
+            }
+        }
+        full
+    });
+    let mut params = Vec::new();
+    for (p, f) in pb.free.iter().enumerate() {
+        let value = x[p];
+        let ci95 = cov.as_ref().and_then(|c| {
+            let var = c[p][p];
+            (var.is_finite() && var > 0.0)
+                .then(|| (value - 1.96 * var.sqrt(), value + 1.96 * var.sqrt()))
+        });
+        let at_bound = if out.u[p] <= 1e-6 {
+            Some("min")
+        } else if out.u[p] >= 1.0 - 1e-6 {
+            Some("max")
+        } else {
+            None
+        };
+        let mut by: Vec<(String, f64)> = ids
+            .iter()
+            .zip(&out.jacobian)
+            .map(|(id, row)| (id.clone(), row[p] * 0.1 * 100.0))
+            .collect();
+        by.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0)));
+        by.truncate(3);
+        params.push(ParamFit {
+            free: f.clone(),
+            value,
+            ci95,
+            at_bound,
+            pinned_by: by,
+        });
+    }
+    let mut correlations = Vec::new();
+    if let Some(c) = &cov {
+        for a in 0..k {
+            for b in a + 1..k {
+                let r = c[a][b] / (c[a][a] * c[b][b]).sqrt();
+                if r.is_finite() && r.abs() > 0.8 {
+                    correlations.push((pb.free[a].path.clone(), pb.free[b].path.clone(), r));
+                }
+            }
+        }
+    }
+    Ok(Fit {
+        params,
+        correlations,
+        rows_initial,
+        rows_fitted,
+        iterations: out.iterations,
+        evaluations: out.evaluations,
+    })
+}
+
+/// One held-out figure: its prediction by a fit that did not see its group.
+#[derive(Debug, Clone)]
+pub struct HeldOut {
+    /// The prediction without its group.
+    pub row: FigureRow,
+    /// Its error when the fit saw every figure.
+    pub fitted_error_pct: f64,
+    /// The group left out.
+    pub group: String,
+}
+
+/// Leave-one-group-out cross-validation. `progress` hears (group, index, count).
+pub fn cross_validate<P>(
+    pb: &Problem,
+    start: &[f64],
+    settings: LmSettings,
+    mut progress: P,
+) -> Result<Vec<HeldOut>>
+where
+    P: FnMut(&str, usize, usize),
+{
+    let all = fit(pb, start, |_| true, settings, |_, _| {})?;
+    let mut groups: Vec<String> = Vec::new();
+    for r in &all.rows_fitted {
+        let g = group_of(r);
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let mut held = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
+        progress(g, gi + 1, groups.len());
+        // Each fold starts from the declared initial values, not from the full fit.
+        let f = fit(pb, start, |r| &group_of(r) != g, settings, |_, _| {})?;
+        for (r, fitted) in f.rows_fitted.iter().zip(&all.rows_fitted) {
+            if &group_of(r) == g {
+                held.push(HeldOut {
+                    row: r.clone(),
+                    fitted_error_pct: fitted.error_pct,
+                    group: g.clone(),
+                });
+            }
+        }
+    }
+    // Back in the order of the full fit's figures.
+    held.sort_by_key(|h| all.rows_fitted.iter().position(|r| r.id == h.row.id));
+    Ok(held)
+}

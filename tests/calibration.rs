@@ -1,0 +1,422 @@
+//! Calibration: the fit recovers parameters from figures the model itself
+//! made, and bad calibration or fitted-parameter files are located errors.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use iosim::calibrate::{fit, lm::LmSettings, Problem};
+use iosim::loader::{load_registry, parse_calibration, parse_scenario};
+use iosim::model::Registry;
+
+/// A scenario of three short experiments whose figures depend on the two
+/// parameters under test; `{P1}` and `{P2}`, `{P3}` are the published values.
+const SCENARIO: &str = r#"[scenario]
+name = "synthetic"
+source = "synthetic"
+
+[run]
+warmup_ms = 5
+duration_ms = 150
+
+[[experiment]]
+id = "bd"
+server = "rp8400-seu"
+testbed = "hp-2004-lab"
+cells = 1
+[[experiment.card]]
+adapter = "a9782a"
+slot = "seu-1"
+[[experiment.workload]]
+card = "a9782a"
+function = "gige"
+kind = "netperf-tcp-stream"
+direction = "bidirectional"
+[[experiment.figure]]
+id = "syn.bd"
+card = "a9782a"
+function = "gige"
+published = {P1}
+unit = "Mbit/s"
+source = "Figure 1"
+
+[[experiment]]
+id = "rd"
+server = "rp8400-seu"
+testbed = "hp-2004-lab"
+cells = 1
+[[experiment.card]]
+adapter = "a9782a"
+slot = "seu-1"
+[[experiment.workload]]
+card = "a9782a"
+function = "fc"
+kind = "diskbench"
+direction = "read"
+[[experiment.figure]]
+id = "syn.rd"
+card = "a9782a"
+function = "fc"
+published = {P2}
+unit = "MB/s"
+source = "Figure 2"
+
+[[experiment]]
+id = "rx"
+server = "rp8400-seu"
+testbed = "hp-2004-lab"
+cells = 2
+[[experiment.card]]
+adapter = "a9782a"
+slot = "seu-1"
+[[experiment.workload]]
+card = "a9782a"
+function = "gige"
+kind = "netperf-tcp-stream"
+direction = "receive"
+[[experiment.figure]]
+id = "syn.rx"
+card = "a9782a"
+function = "gige"
+published = {P3}
+unit = "Mbit/s"
+source = "Figure 3"
+"#;
+
+const CALIBRATION: &str = r#"kind = "calibration"
+
+[[free]]
+param = "server.rp8400-seu.cpu_per_packet"
+unit = "us"
+min = 1
+max = 12
+initial = 6
+meaning = "CPU per packet"
+
+[[free]]
+param = "testbed.hp-2004-lab.target_latency"
+unit = "us"
+min = 200
+max = 2000
+initial = 1100
+meaning = "disk array service time"
+"#;
+
+fn scenario(reg: &Registry, published: [f64; 3]) -> iosim::model::Scenario {
+    let text = SCENARIO
+        .replace("{P1}", &format!("{:.6}", published[0]))
+        .replace("{P2}", &format!("{:.6}", published[1]))
+        .replace("{P3}", &format!("{:.6}", published[2]));
+    parse_scenario(PathBuf::from("synthetic.toml"), &text, reg).expect("valid scenario")
+}
+
+#[test]
+fn the_fit_recovers_parameters_from_figures_the_model_made() {
+    let mut reg = load_registry(&[]).expect("bundled models");
+    let spec = parse_calibration(
+        Path::new("synthetic-calibration.toml"),
+        CALIBRATION,
+        &mut reg,
+    )
+    .expect("valid calibration");
+    let truth = [4.3e3, 750e3]; // ns: 4.3 us and 750 us
+                                // Published values: the model's own predictions at the true parameters.
+    let placeholder = [scenario(&reg, [1.0, 1.0, 1.0])];
+    let pb = Problem {
+        reg: &reg,
+        scenarios: &placeholder,
+        free: &spec.free,
+        seed: 5,
+        threads: 2,
+    };
+    let made: Vec<f64> = pb
+        .rows_at(&truth)
+        .expect("runs")
+        .iter()
+        .map(|r| r.predicted)
+        .collect();
+    let scenarios = [scenario(&reg, [made[0], made[1], made[2]])];
+    let pb = Problem {
+        reg: &reg,
+        scenarios: &scenarios,
+        free: &spec.free,
+        seed: 5,
+        threads: 2,
+    };
+    let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
+    let f = fit(&pb, &start, |_| true, LmSettings::default(), |_, _| {}).expect("fit runs");
+    for (p, want) in f.params.iter().zip(truth) {
+        let err = (p.value - want).abs() / want;
+        assert!(
+            err < 0.03,
+            "{} fitted {} vs true {want}",
+            p.free.path,
+            p.value
+        );
+    }
+    for r in &f.rows_fitted {
+        assert!(r.error_pct.abs() < 1.0, "{}: {}%", r.id, r.error_pct);
+    }
+}
+
+fn iosim(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_iosim"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .expect("needle in text")
+        + 1
+}
+
+/// A calibration file with `old` replaced by `new` must fail with file:line and key.
+fn expect_calibration_error(old: &str, new: &str, key: &str) {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let text = CALIBRATION.replacen(old, new, 1);
+    assert_ne!(text, CALIBRATION, "the mutation applies");
+    let line = line_of(&text, new.lines().next().unwrap_or(new));
+    std::fs::write(dir.path().join("bad.toml"), &text).expect("write");
+    let out = iosim(
+        dir.path(),
+        &[
+            "calibrate",
+            "--calibration",
+            "bad.toml",
+            "--output",
+            "out.toml",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains(&format!("bad.toml:{line}")),
+        "no bad.toml:{line} in {err}"
+    );
+    assert!(err.contains(key), "no key {key} in {err}");
+    assert!(
+        !dir.path().join("out.toml").exists(),
+        "nothing is written on error"
+    );
+}
+
+#[test]
+fn an_unknown_parameter_is_located() {
+    expect_calibration_error(
+        "server.rp8400-seu.cpu_per_packet",
+        "server.rp8400-seu.cpu_per_pakcet",
+        "free[0].param",
+    );
+}
+
+#[test]
+fn a_unit_of_the_wrong_dimension_is_located() {
+    expect_calibration_error(
+        "unit = \"us\"\nmin = 1",
+        "unit = \"MB/s\"\nmin = 1",
+        "free[0].unit",
+    );
+}
+
+#[test]
+fn bounds_outside_the_physical_range_are_located() {
+    expect_calibration_error("max = 12", "max = 9000000", "free[0].max");
+}
+
+#[test]
+fn an_initial_value_outside_the_bounds_is_located() {
+    expect_calibration_error("initial = 6", "initial = 60", "free[0].initial");
+}
+
+#[test]
+fn malformed_calibration_toml_is_located() {
+    expect_calibration_error("min = 200", "min = = 200", "min");
+}
+
+#[test]
+fn too_many_free_parameters_for_the_figures_are_refused() {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let keys = [
+        "io_read_latency",
+        "memory_remote_latency",
+        "cpu_per_packet",
+        "cpu_per_segment_sent",
+        "cpu_misses_per_packet",
+        "cpu_per_io",
+        "rope_packet_overhead",
+        "cpu_per_kb",
+        "memory_local_latency",
+        "cpu_remote_memory_latency",
+        "rope_bandwidth",
+    ];
+    let mut text = String::from("kind = \"calibration\"\n");
+    let mut reg = load_registry(&[]).expect("bundled");
+    for k in keys {
+        let p = reg
+            .param(&format!("server.rp8400-seu.{k}"))
+            .expect("exists");
+        text.push_str(&format!(
+            "[[free]]\nparam = \"server.rp8400-seu.{k}\"\nunit = \"{}\"\nmin = {}\nmax = {}\ninitial = {}\nmeaning = \"x\"\n",
+            p.unit,
+            p.written * 0.9,
+            p.written * 1.1 + 1.0,
+            p.written
+        ));
+    }
+    std::fs::write(dir.path().join("many.toml"), &text).expect("write");
+    let out = iosim(
+        dir.path(),
+        &[
+            "calibrate",
+            "--calibration",
+            "many.toml",
+            "--output",
+            "out.toml",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("at most one per five"), "{err}");
+}
+
+#[test]
+fn a_fitted_file_is_applied_with_params_and_a_bad_one_is_located() {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let good = "kind = \"fitted\"\n\n[[param]]\npath = \"server.rp8400-seu.cpu_per_packet\"\nvalue = 7.25\nunit = \"us\"\n";
+    std::fs::write(dir.path().join("fitted.toml"), good).expect("write");
+    let out = iosim(
+        dir.path(),
+        &["params", "--params", "fitted.toml", "--format", "csv"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("server.rp8400-seu.cpu_per_packet,"))
+        .expect("row");
+    assert!(
+        row.starts_with("server.rp8400-seu.cpu_per_packet,7.2500,us"),
+        "{row}"
+    );
+    let bad = good.replace("cpu_per_packet", "cpu_per_pocket");
+    std::fs::write(dir.path().join("bad.toml"), bad).expect("write");
+    let out = iosim(dir.path(), &["validate", "--params", "bad.toml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("bad.toml:4") && err.contains("param[0].path"),
+        "{err}"
+    );
+}
+
+#[test]
+fn replications_report_a_mean_and_interval_per_metric() {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let reg = load_registry(&[]).expect("bundled");
+    let _ = reg;
+    // FC write in a 4-cell partition: remote lines make replications differ.
+    let text = SCENARIO
+        .replace("{P1}", "1000")
+        .replace("{P2}", "190")
+        .replace("{P3}", "900")
+        .replace(
+            "id = \"rd\"\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 1",
+            "id = \"rd\"\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 4",
+        )
+        .replace("direction = \"read\"", "direction = \"write\"");
+    assert!(text.contains("cells = 4") && text.contains("\"write\""));
+    std::fs::write(dir.path().join("s.toml"), text).expect("write");
+    let args = [
+        "run",
+        "s.toml",
+        "--replications",
+        "3",
+        "--format",
+        "json",
+        "--precision",
+        "0.000001",
+    ];
+    let out = iosim(dir.path(), &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let reps = j["replications"].as_array().expect("replications section");
+    assert!(!reps.is_empty());
+    for r in reps {
+        assert_eq!(r["replications"], 3);
+        assert!(r["ci95_half"].as_f64().is_some_and(|h| h >= 0.0), "{r}");
+    }
+    // A precision no interval can meet is warned about.
+    assert!(!j["warnings"]
+        .as_array()
+        .expect("warnings section")
+        .is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning:"));
+    // Same seed, same replications: the same bytes.
+    assert_eq!(iosim(dir.path(), &args).stdout, out.stdout);
+}
+
+#[test]
+fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
+    use iosim::calibrate::{cross_validate, group_of};
+    let mut reg = load_registry(&[]).expect("bundled models");
+    let spec = parse_calibration(Path::new("c.toml"), CALIBRATION, &mut reg).expect("valid");
+    let truth = [4.3e3, 750e3];
+    let placeholder = [scenario(&reg, [1.0, 1.0, 1.0])];
+    let pb = Problem {
+        reg: &reg,
+        scenarios: &placeholder,
+        free: &spec.free,
+        seed: 5,
+        threads: 2,
+    };
+    let made: Vec<f64> = pb
+        .rows_at(&truth)
+        .expect("runs")
+        .iter()
+        .map(|r| r.predicted)
+        .collect();
+    let scenarios = [scenario(&reg, [made[0], made[1], made[2]])];
+    let pb = Problem {
+        reg: &reg,
+        scenarios: &scenarios,
+        free: &spec.free,
+        seed: 5,
+        threads: 2,
+    };
+    let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
+    let held = cross_validate(&pb, &start, LmSettings::default(), |_, _, _| {}).expect("runs");
+    let ids: Vec<&str> = held.iter().map(|h| h.row.id.as_str()).collect();
+    assert_eq!(ids, ["syn.bd", "syn.rd", "syn.rx"]);
+    for h in &held {
+        assert_eq!(h.group, group_of(&h.row));
+        assert!(
+            h.fitted_error_pct.abs() < 1.0,
+            "{}: {}",
+            h.row.id,
+            h.fitted_error_pct
+        );
+    }
+    // Left out, syn.rd is the only figure that pins the array latency: the
+    // fold keeps its initial value, and the held-out error says so.
+    let rd = held
+        .iter()
+        .find(|h| h.row.id == "syn.rd")
+        .expect("held out");
+    assert!(
+        rd.row.error_pct.abs() > rd.fitted_error_pct.abs(),
+        "{:?}",
+        rd.row
+    );
+}
