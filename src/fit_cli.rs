@@ -58,6 +58,8 @@ pub fn calibrate_cmd(
     let t0 = Instant::now();
     let settings = LmSettings {
         max_iterations: spec.max_iterations,
+        step: spec.difference_step,
+        search_evaluations: spec.search_evaluations,
         ..LmSettings::default()
     };
     let show = progress_on();
@@ -100,7 +102,7 @@ pub fn calibrate_cmd(
     rep.sections.push(correlations_section(&f));
     rep.sections.push(figures_section(&f.rows_fitted));
     rep.sections
-        .push(compare_section(&hand_rows, &f.rows_fitted));
+        .push(compare_section(&f.rows_initial, &hand_rows, &f.rows_fitted));
     Ok(rep.render(common.format.into()))
 }
 
@@ -195,28 +197,31 @@ fn correlations_section(f: &Fit) -> Section {
     s
 }
 
-fn compare_section(hand: &[FigureRow], fitted: &[FigureRow]) -> Section {
+fn compare_section(initial: &[FigureRow], hand: &[FigureRow], fitted: &[FigureRow]) -> Section {
     let mut s = Section::new(
         "mape",
         &[
             "paper",
             "figures",
-            "hand_set_mape_pct",
+            "initial_mape_pct",
+            "model_files_mape_pct",
             "fitted_mape_pct",
             "fitted_worst_pct",
         ],
     );
-    let h = summarise(hand);
-    for p in summarise(fitted) {
-        let before = h
-            .iter()
-            .find(|x| x.paper == p.paper)
+    let (i, h) = (summarise(initial), summarise(hand));
+    let of = |v: &[iosim::validate::PaperSummary], paper: &str| {
+        v.iter()
+            .find(|x| x.paper == paper)
             .map(|x| x.mape)
-            .unwrap_or(f64::NAN);
+            .unwrap_or(f64::NAN)
+    };
+    for p in summarise(fitted) {
         s.rows.push(vec![
-            Cell::Text(p.paper),
+            Cell::Text(p.paper.clone()),
             Cell::Int(p.figures as u64),
-            Cell::Num(before, 2),
+            Cell::Num(of(&i, &p.paper), 2),
+            Cell::Num(of(&h, &p.paper), 2),
             Cell::Num(p.mape, 2),
             Cell::Num(p.worst_pct, 1),
         ]);
@@ -240,6 +245,8 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let settings = LmSettings {
         max_iterations: spec.max_iterations,
+        step: spec.difference_step,
+        search_evaluations: spec.search_evaluations,
         ..LmSettings::default()
     };
     let t0 = Instant::now();

@@ -25,6 +25,8 @@ struct RawCalibration {
 #[serde(deny_unknown_fields)]
 struct RawSettings {
     max_iterations: Option<Spanned<i64>>,
+    difference_step: Option<Spanned<f64>>,
+    search_evaluations: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,6 +100,38 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
             ));
         }
         max_iterations = v as u32;
+    }
+    let mut difference_step = 0.02;
+    if let Some(s) = raw
+        .calibration
+        .as_ref()
+        .and_then(|c| c.difference_step.as_ref())
+    {
+        let v = *s.get_ref();
+        if !(v.is_finite() && (0.001..=0.25).contains(&v)) {
+            return Err(src.invalid(
+                "calibration.difference_step",
+                s.span(),
+                format!("{v} is outside 0.001 to 0.25 (a fraction of each parameter's range)"),
+            ));
+        }
+        difference_step = v;
+    }
+    let mut search_evaluations = 400;
+    if let Some(s) = raw
+        .calibration
+        .as_ref()
+        .and_then(|c| c.search_evaluations.as_ref())
+    {
+        let v = *s.get_ref();
+        if !(0..=100_000).contains(&v) {
+            return Err(src.invalid(
+                "calibration.search_evaluations",
+                s.span(),
+                format!("{v} is outside 0 to 100000"),
+            ));
+        }
+        search_evaluations = v as u32;
     }
     if raw.free.get_ref().is_empty() {
         return Err(src.invalid(
@@ -188,6 +222,8 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         file: path.to_path_buf(),
         free,
         max_iterations,
+        difference_step,
+        search_evaluations,
     })
 }
 

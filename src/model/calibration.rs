@@ -34,6 +34,10 @@ pub struct CalibrationSpec {
     pub free: Vec<FreeParam>,
     /// Levenberg-Marquardt iterations at most.
     pub max_iterations: u32,
+    /// Finite-difference step of the Jacobian, as a fraction of each range.
+    pub difference_step: f64,
+    /// Model evaluations the compass search may spend before Levenberg-Marquardt.
+    pub search_evaluations: u32,
 }
 
 /// A fitted value read back from a file written by `iosim calibrate`.
