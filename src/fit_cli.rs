@@ -22,6 +22,36 @@ fn calibration(reg: &mut Registry, file: &Option<PathBuf>) -> iosim::Result<Cali
     }
 }
 
+/// What both fitting commands load: models, free parameters, scenarios.
+struct Setup {
+    reg: Registry,
+    spec: CalibrationSpec,
+    scenarios: Vec<Scenario>,
+}
+
+impl Setup {
+    fn load(common: &Common, file: &Option<PathBuf>) -> iosim::Result<Setup> {
+        let mut reg = common.registry()?;
+        let spec = calibration(&mut reg, file)?;
+        let scenarios = load_bundled_scenarios(&reg)?;
+        check_budget(&spec, &scenarios)?;
+        Ok(Setup {
+            reg,
+            spec,
+            scenarios,
+        })
+    }
+}
+
+fn settings_of(spec: &CalibrationSpec) -> LmSettings {
+    LmSettings {
+        max_iterations: spec.max_iterations,
+        step: spec.difference_step,
+        search_evaluations: spec.search_evaluations,
+        ..LmSettings::default()
+    }
+}
+
 fn progress_on() -> bool {
     std::io::stderr().is_terminal()
 }
@@ -32,10 +62,11 @@ pub fn calibrate_cmd(
     file: &Option<PathBuf>,
     output: &Path,
 ) -> iosim::Result<String> {
-    let mut reg = common.registry()?;
-    let spec = calibration(&mut reg, file)?;
-    let scenarios = load_bundled_scenarios(&reg)?;
-    check_budget(&spec, &scenarios)?;
+    let Setup {
+        reg,
+        spec,
+        scenarios,
+    } = Setup::load(common, file)?;
     let pb = Problem {
         reg: &reg,
         scenarios: &scenarios,
@@ -56,12 +87,7 @@ pub fn calibrate_cmd(
     let hand_rows = pb.rows_at(&hand)?;
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let t0 = Instant::now();
-    let settings = LmSettings {
-        max_iterations: spec.max_iterations,
-        step: spec.difference_step,
-        search_evaluations: spec.search_evaluations,
-        ..LmSettings::default()
-    };
+    let settings = settings_of(&spec);
     let show = progress_on();
     let f = fit(
         &pb,
@@ -231,10 +257,11 @@ fn compare_section(initial: &[FigureRow], hand: &[FigureRow], fitted: &[FigureRo
 
 /// `iosim validate --cross-validate`.
 pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Result<String> {
-    let mut reg = common.registry()?;
-    let spec = calibration(&mut reg, file)?;
-    let scenarios = load_bundled_scenarios(&reg)?;
-    check_budget(&spec, &scenarios)?;
+    let Setup {
+        reg,
+        spec,
+        scenarios,
+    } = Setup::load(common, file)?;
     let pb = Problem {
         reg: &reg,
         scenarios: &scenarios,
@@ -243,12 +270,7 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
         threads: common.threads,
     };
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
-    let settings = LmSettings {
-        max_iterations: spec.max_iterations,
-        step: spec.difference_step,
-        search_evaluations: spec.search_evaluations,
-        ..LmSettings::default()
-    };
+    let settings = settings_of(&spec);
     let t0 = Instant::now();
     let show = progress_on();
     let held = cross_validate(&pb, &start, settings, |g, i, n| {

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use iosim::calibrate::{fit, lm::LmSettings, Problem};
+use iosim::calibrate::{cross_validate, fit, group_of, lm::LmSettings, Problem};
 use iosim::loader::{load_registry, parse_calibration, parse_scenario};
-use iosim::model::Registry;
+use iosim::model::{CalibrationSpec, Registry, Scenario};
 
 /// A scenario of three short experiments whose figures depend on the two
 /// parameters under test; `{P1}` and `{P2}`, `{P3}` are the published values.
@@ -101,7 +101,7 @@ initial = 1100
 meaning = "disk array service time"
 "#;
 
-fn scenario(reg: &Registry, published: [f64; 3]) -> iosim::model::Scenario {
+fn scenario(reg: &Registry, published: [f64; 3]) -> Scenario {
     let text = SCENARIO
         .replace("{P1}", &format!("{:.6}", published[0]))
         .replace("{P2}", &format!("{:.6}", published[1]))
@@ -109,8 +109,12 @@ fn scenario(reg: &Registry, published: [f64; 3]) -> iosim::model::Scenario {
     parse_scenario(PathBuf::from("synthetic.toml"), &text, reg).expect("valid scenario")
 }
 
-#[test]
-fn the_fit_recovers_parameters_from_figures_the_model_made() {
+/// The true parameters of the synthetic figures (ns: 4.3 us and 750 us).
+const TRUTH: [f64; 2] = [4.3e3, 750e3];
+
+/// Models, the calibration, and a scenario whose published values are the
+/// model's own predictions at [`TRUTH`].
+fn synthetic() -> (Registry, CalibrationSpec, [Scenario; 1]) {
     let mut reg = load_registry(&[]).expect("bundled models");
     let spec = parse_calibration(
         Path::new("synthetic-calibration.toml"),
@@ -118,8 +122,6 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
         &mut reg,
     )
     .expect("valid calibration");
-    let truth = [4.3e3, 750e3]; // ns: 4.3 us and 750 us
-                                // Published values: the model's own predictions at the true parameters.
     let placeholder = [scenario(&reg, [1.0, 1.0, 1.0])];
     let pb = Problem {
         reg: &reg,
@@ -129,12 +131,18 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
         threads: 2,
     };
     let made: Vec<f64> = pb
-        .rows_at(&truth)
+        .rows_at(&TRUTH)
         .expect("runs")
         .iter()
         .map(|r| r.predicted)
         .collect();
     let scenarios = [scenario(&reg, [made[0], made[1], made[2]])];
+    (reg, spec, scenarios)
+}
+
+#[test]
+fn the_fit_recovers_parameters_from_figures_the_model_made() {
+    let (reg, spec, scenarios) = synthetic();
     let pb = Problem {
         reg: &reg,
         scenarios: &scenarios,
@@ -144,7 +152,7 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
     };
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let f = fit(&pb, &start, |_| true, LmSettings::default(), |_, _| {}).expect("fit runs");
-    for (p, want) in f.params.iter().zip(truth) {
+    for (p, want) in f.params.iter().zip(TRUTH) {
         let err = (p.value - want).abs() / want;
         assert!(
             err < 0.03,
@@ -369,25 +377,7 @@ fn replications_report_a_mean_and_interval_per_metric() {
 
 #[test]
 fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
-    use iosim::calibrate::{cross_validate, group_of};
-    let mut reg = load_registry(&[]).expect("bundled models");
-    let spec = parse_calibration(Path::new("c.toml"), CALIBRATION, &mut reg).expect("valid");
-    let truth = [4.3e3, 750e3];
-    let placeholder = [scenario(&reg, [1.0, 1.0, 1.0])];
-    let pb = Problem {
-        reg: &reg,
-        scenarios: &placeholder,
-        free: &spec.free,
-        seed: 5,
-        threads: 2,
-    };
-    let made: Vec<f64> = pb
-        .rows_at(&truth)
-        .expect("runs")
-        .iter()
-        .map(|r| r.predicted)
-        .collect();
-    let scenarios = [scenario(&reg, [made[0], made[1], made[2]])];
+    let (reg, spec, scenarios) = synthetic();
     let pb = Problem {
         reg: &reg,
         scenarios: &scenarios,
