@@ -74,7 +74,7 @@ pub fn calibrate_cmd(
         seed: common.seed,
         threads: common.threads,
     };
-    let hand: Vec<f64> = spec
+    let in_use: Vec<f64> = spec
         .free
         .iter()
         .map(|f| {
@@ -84,7 +84,7 @@ pub fn calibrate_cmd(
                 .unwrap_or(f.initial)
         })
         .collect();
-    let hand_rows = pb.rows_at(&hand)?;
+    let hand_rows = pb.rows_at(&in_use)?;
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let t0 = Instant::now();
     let settings = settings_of(&spec);
@@ -94,6 +94,7 @@ pub fn calibrate_cmd(
         &start,
         |_| true,
         settings,
+        spec.prior_weight,
         |it, c| {
             if show {
                 eprintln!("calibrate: iteration {it}, sum of squared relative errors {c:.5}");
@@ -118,6 +119,14 @@ pub fn calibrate_cmd(
     };
     rep.meta
         .push(("calibration".into(), spec.file.display().to_string()));
+    for n in &spec.not_refit {
+        rep.meta.push(("fitted_not_refit".into(), n.clone()));
+    }
+    rep.meta.push((
+        "hand_set".into(),
+        "the initial values of the calibration file (the guesses made before the fit)".into(),
+    ));
+    rep.meta.push(("in_use".into(), common.parameters_label()));
     rep.meta
         .push(("written".into(), output.display().to_string()));
     rep.meta
@@ -132,14 +141,16 @@ pub fn calibrate_cmd(
     Ok(rep.render(common.format.into()))
 }
 
-/// At most one free parameter per five published figures.
+/// At most one fitted value (free parameters and the structural choices the
+/// calibration names as not refit) per five published figures.
 fn check_budget(spec: &CalibrationSpec, scenarios: &[Scenario]) -> iosim::Result<()> {
     let figures: usize = scenarios
         .iter()
         .flat_map(|s| &s.experiments)
         .map(|e| e.figures.len())
         .sum();
-    if spec.free.len() * 5 > figures {
+    let fitted = spec.free.len() + spec.not_refit.len();
+    if fitted * 5 > figures {
         let at = spec
             .free
             .last()
@@ -148,8 +159,9 @@ fn check_budget(spec: &CalibrationSpec, scenarios: &[Scenario]) -> iosim::Result
         return Err(Error::Invalid {
             at,
             message: format!(
-                "{} free parameters for {figures} published figures: at most one per five",
-                spec.free.len()
+                "{} free parameters and {} fitted values not refit for {figures} published figures: at most one fitted value per five figures",
+                spec.free.len(),
+                spec.not_refit.len()
             ),
         });
     }
@@ -175,10 +187,21 @@ fn parameters_section(f: &Fit) -> Section {
     for p in &f.params {
         let k = p.free.unit_scale;
         let (lo, hi) = p.ci95.unwrap_or((f64::NAN, f64::NAN));
-        let pinned = match (p.at_bound, p.ci95) {
-            (Some(b), _) => format!("no: the fit pushes it to its {b} bound"),
-            (None, None) => "no: no figure moves with it".to_string(),
-            (None, Some(_)) if !p.pinned() => {
+        let pinned = match (p.neighbour_rise, p.at_bound, p.ci95) {
+            (Some(r), _, _) if r.is_finite() && p.pinned() => format!(
+                "yes (discrete, at {}: a neighbouring choice raises the sum of squares by {:.1}% or more)",
+                bound_word(p.at_bound),
+                100.0 * r
+            ),
+            (Some(r), _, _) if r.is_finite() => format!(
+                "no (discrete, at {}: a neighbouring choice changes the sum of squares by {:+.1}%)",
+                bound_word(p.at_bound),
+                100.0 * r
+            ),
+            (Some(_), _, _) => "no (discrete: no neighbouring choice)".to_string(),
+            (None, Some(b), _) => format!("no: the fit pushes it to its {b} bound"),
+            (None, None, None) => "no: no figure moves with it".to_string(),
+            (None, None, Some(_)) if !p.pinned() => {
                 "no: its interval is wider than its bounds".to_string()
             }
             _ => "yes".to_string(),
@@ -208,6 +231,14 @@ fn parameters_section(f: &Fit) -> Section {
     s
 }
 
+fn bound_word(b: Option<&str>) -> &str {
+    match b {
+        Some("min") => "its smallest choice",
+        Some(_) => "its largest choice",
+        None => "an inner choice",
+    }
+}
+
 fn correlations_section(f: &Fit) -> Section {
     let mut s = Section::new(
         "correlations",
@@ -229,8 +260,8 @@ fn compare_section(initial: &[FigureRow], hand: &[FigureRow], fitted: &[FigureRo
         &[
             "paper",
             "figures",
-            "initial_mape_pct",
-            "model_files_mape_pct",
+            "hand_set_mape_pct",
+            "in_use_mape_pct",
             "fitted_mape_pct",
             "fitted_worst_pct",
         ],
@@ -273,7 +304,7 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
     let settings = settings_of(&spec);
     let t0 = Instant::now();
     let show = progress_on();
-    let held = cross_validate(&pb, &start, settings, |g, i, n| {
+    let held = cross_validate(&pb, &start, settings, spec.prior_weight, |g, i, n| {
         if show {
             eprintln!("cross-validate: fitting without {g} ({i}/{n})");
         }

@@ -58,19 +58,39 @@ struct Common {
     /// Threads used to run experiments in parallel (results do not depend on it).
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// Fitted parameters written by `iosim calibrate`, applied over the models.
-    #[arg(long = "params", value_name = "FILE")]
+    /// Fitted parameters written by `iosim calibrate`, applied over the models
+    /// instead of the bundled fit (models/fitted.toml).
+    #[arg(long = "params", value_name = "FILE", conflicts_with = "hand_set")]
     params: Option<PathBuf>,
+    /// Use the model files' own values of the free parameters (the guesses
+    /// made before the fit), without the bundled fit.
+    #[arg(long = "hand-set")]
+    hand_set: bool,
 }
 
 impl Common {
-    /// The bundled models, those of `--models`, then the `--params` values.
+    /// The bundled models, those of `--models`, then the fitted values:
+    /// `--params FILE`, or the bundled fit unless `--hand-set`.
     fn registry(&self) -> iosim::Result<Registry> {
         let mut reg = load_registry(&self.models)?;
         if let Some(p) = &self.params {
             iosim::loader::apply_fitted(p, &mut reg)?;
+        } else if !self.hand_set {
+            iosim::loader::apply_bundled_fitted(&mut reg)?;
         }
         Ok(reg)
+    }
+
+    /// Which values of the free parameters a run uses (recorded in every output).
+    fn parameters_label(&self) -> String {
+        match &self.params {
+            Some(p) => p.display().to_string(),
+            None if self.hand_set => "model files (--hand-set: no fit applied)".into(),
+            None if iosim::loader::bundled_files("models/fitted.toml").is_empty() => {
+                "model files".into()
+            }
+            None => "<bundled>/models/fitted.toml".into(),
+        }
     }
 }
 
@@ -190,6 +210,8 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 ..Default::default()
             };
             rep.meta
+                .push(("parameters".into(), common.parameters_label()));
+            rep.meta
                 .push(("scenarios".into(), scenarios.len().to_string()));
             rep.sections.push(figures_section(&rows));
             rep.sections.push(papers_section(&rows));
@@ -221,6 +243,8 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 seed: common.seed,
                 ..Default::default()
             };
+            rep.meta
+                .push(("parameters".into(), common.parameters_label()));
             rep.meta.push(("scenario".into(), sc.name.clone()));
             rep.meta.push((
                 "run".into(),
@@ -276,7 +300,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             let rep = Report {
                 command: "params".into(),
                 seed: common.seed,
-                meta: vec![],
+                meta: vec![("parameters".into(), common.parameters_label())],
                 sections: vec![s],
             };
             Ok(rep.render(common.format.into()))

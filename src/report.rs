@@ -298,18 +298,6 @@ pub fn fitted_toml(fit: &crate::calibrate::Fit, seed: u64, calibration: &str) ->
     let _ = writeln!(s, "kind = \"fitted\"\n");
     for p in &fit.params {
         let k = p.free.unit_scale;
-        let _ = writeln!(s, "[[param]]");
-        let _ = writeln!(s, "path = {:?}", p.free.path);
-        let _ = writeln!(s, "value = {}", fmt_f(p.value / k));
-        let _ = writeln!(s, "unit = {:?}", p.free.unit);
-        if let Some((lo, hi)) = p.ci95 {
-            let _ = writeln!(
-                s,
-                "ci95_low = {}\nci95_high = {}",
-                fmt_f(lo / k),
-                fmt_f(hi / k)
-            );
-        }
         let mut notes = Vec::new();
         if let Some(b) = p.at_bound {
             notes.push(format!("at its {b} bound"));
@@ -317,10 +305,28 @@ pub fn fitted_toml(fit: &crate::calibrate::Fit, seed: u64, calibration: &str) ->
         if !p.pinned() {
             notes.push("not pinned by the figures".into());
         }
-        if !notes.is_empty() {
-            let _ = writeln!(s, "note = {:?}", notes.join("; "));
+        for path in p.free.paths() {
+            let _ = writeln!(s, "[[param]]");
+            let _ = writeln!(s, "path = {path:?}");
+            let _ = writeln!(s, "value = {}", fmt_f(p.value / k));
+            let _ = writeln!(s, "unit = {:?}", p.free.unit);
+            if let Some((lo, hi)) = p.ci95 {
+                let _ = writeln!(
+                    s,
+                    "ci95_low = {}\nci95_high = {}",
+                    fmt_f(lo / k),
+                    fmt_f(hi / k)
+                );
+            }
+            let mut n = notes.clone();
+            if path != p.free.path {
+                n.push(format!("the same value as {}", p.free.path));
+            }
+            if !n.is_empty() {
+                let _ = writeln!(s, "note = {:?}", n.join("; "));
+            }
+            let _ = writeln!(s);
         }
-        let _ = writeln!(s);
     }
     s
 }

@@ -5,6 +5,8 @@
 //! (projected: a step that leaves the box is clipped to it), whose Jacobian,
 //! by finite differences of a fixed step, also gives the confidence intervals.
 
+use std::collections::HashSet;
+
 use super::linalg::{jtj, jtr, solve};
 use crate::error::Result;
 
@@ -32,48 +34,181 @@ impl Default for LmSettings {
     }
 }
 
-/// Compass search: from `u0`, move one parameter at a time by `step` up or
-/// down while that lowers the cost; halve the step when no move does; stop
-/// below a step of 1/256 or when the evaluation budget is spent. Returns the
-/// point, its residuals and the evaluations used.
-pub fn compass<F>(f: &mut F, u0: &[f64], budget: u32) -> Result<(Vec<f64>, Vec<f64>, u32)>
+/// Derivative-free search over `[0, 1]^k`, in two phases. First, coordinate
+/// scans: each parameter in turn is tried at every point of a grid (nine
+/// points, or every choice of a discrete parameter) and moved to the best,
+/// twice over all parameters; this looks across the whole range, so a
+/// parameter that matters only far from its start is found. Then a compass
+/// search: each parameter up and down by a step that halves when no move
+/// helps, from 1/16 to 1/256, each sweep that moved followed by a pattern move
+/// along the sweep's net displacement; when it stalls, moves of two
+/// continuous parameters at once, and the compass again after any that helps.
+/// A discrete parameter (`min_step[p] > 0`, the
+/// scaled distance between its choices) always moves by at least one choice.
+/// A point already evaluated is not evaluated again, and the search stops
+/// when `budget` evaluations are spent. Returns the point, its residuals and
+/// the evaluations used.
+pub fn compass<F>(
+    f: &mut F,
+    u0: &[f64],
+    min_step: &[f64],
+    budget: u32,
+) -> Result<(Vec<f64>, Vec<f64>, u32)>
 where
     F: FnMut(&[f64]) -> Result<Vec<f64>>,
 {
-    let mut u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
-    let mut r = f(&u)?;
-    let mut c = cost(&r);
-    let mut evals = 1;
-    let mut step = 0.125;
-    while step >= 1.0 / 256.0 && evals < budget {
-        let mut moved = false;
-        for p in 0..u.len() {
-            for dir in [1.0, -1.0] {
-                if evals >= budget {
-                    break;
+    let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
+    let r = f(&u)?;
+    let mut st = Search {
+        c: cost(&r),
+        seen: HashSet::from([key(&u)]),
+        u,
+        r,
+        evals: 1,
+    };
+    for _sweep in 0..2 {
+        for p in 0..st.u.len() {
+            let m = min_step.get(p).copied().unwrap_or(0.0);
+            let points = if m > 0.0 {
+                (1.0 / m).round() as usize
+            } else {
+                8
+            };
+            for i in 0..=points {
+                if st.evals >= budget {
+                    return Ok((st.u, st.r, st.evals));
                 }
-                let mut v = u.clone();
-                v[p] = (v[p] + dir * step).clamp(0.0, 1.0);
-                if (v[p] - u[p]).abs() < 1e-12 {
-                    continue;
+                let mut v = st.u.clone();
+                v[p] = i as f64 / points as f64;
+                st.try_point(f, v)?;
+            }
+        }
+    }
+    let mut first: f64 = 1.0 / 16.0;
+    loop {
+        st.compass_phase(f, min_step, first, budget)?;
+        if !st.pair_phase(f, min_step, budget)? {
+            break;
+        }
+        first = 1.0 / 32.0;
+    }
+    Ok((st.u, st.r, st.evals))
+}
+
+fn key(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// The state of a derivative-free search: the best point so far.
+struct Search {
+    u: Vec<f64>,
+    r: Vec<f64>,
+    c: f64,
+    evals: u32,
+    seen: HashSet<Vec<u64>>,
+}
+
+impl Search {
+    /// Compass search from step `first` down to 1/256: each parameter up and
+    /// down, the step halving when no move helps, each sweep that moved
+    /// followed by a pattern move along its net displacement.
+    fn compass_phase<F>(
+        &mut self,
+        f: &mut F,
+        min_step: &[f64],
+        first: f64,
+        budget: u32,
+    ) -> Result<()>
+    where
+        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+    {
+        let mut step = first;
+        while step >= 1.0 / 256.0 && self.evals < budget {
+            let base = self.u.clone();
+            let mut moved = false;
+            for p in 0..self.u.len() {
+                for dir in [1.0, -1.0] {
+                    if self.evals >= budget {
+                        break;
+                    }
+                    let mut v = self.u.clone();
+                    let h = step.max(min_step.get(p).copied().unwrap_or(0.0));
+                    v[p] = (v[p] + dir * h).clamp(0.0, 1.0);
+                    if self.try_point(f, v)? {
+                        moved = true;
+                        break;
+                    }
                 }
-                let rv = f(&v)?;
-                evals += 1;
-                let cv = cost(&rv);
-                if cv < c {
-                    u = v;
-                    r = rv;
-                    c = cv;
-                    moved = true;
-                    break;
+            }
+            if moved {
+                // Pattern move (Hooke-Jeeves): go on in the direction the
+                // sweep went, which follows a valley across parameters.
+                let v: Vec<f64> = self
+                    .u
+                    .iter()
+                    .zip(&base)
+                    .map(|(a, b)| (2.0 * a - b).clamp(0.0, 1.0))
+                    .collect();
+                if self.evals < budget {
+                    self.try_point(f, v)?;
+                }
+            } else {
+                step /= 2.0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves two continuous parameters at once (every pair, every sign, steps
+    /// 1/16 to 1/64): a valley along a diagonal, where no single parameter
+    /// can move alone, is left this way. True when it moved.
+    fn pair_phase<F>(&mut self, f: &mut F, min_step: &[f64], budget: u32) -> Result<bool>
+    where
+        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+    {
+        let cont: Vec<usize> = (0..self.u.len())
+            .filter(|&p| min_step.get(p).copied().unwrap_or(0.0) == 0.0)
+            .collect();
+        for step in [1.0 / 16.0, 1.0 / 32.0, 1.0 / 64.0] {
+            for (i, &p) in cont.iter().enumerate() {
+                for &q in &cont[i + 1..] {
+                    for (dp, dq) in [(1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0)] {
+                        if self.evals >= budget {
+                            return Ok(false);
+                        }
+                        let mut v = self.u.clone();
+                        v[p] = (v[p] + dp * step).clamp(0.0, 1.0);
+                        v[q] = (v[q] + dq * step).clamp(0.0, 1.0);
+                        if self.try_point(f, v)? {
+                            return Ok(true);
+                        }
+                    }
                 }
             }
         }
-        if !moved {
-            step /= 2.0;
-        }
+        Ok(false)
     }
-    Ok((u, r, evals))
+
+    /// Evaluates `v` unless it was evaluated before, and moves there if it is
+    /// better; true when it moved.
+    fn try_point<F>(&mut self, f: &mut F, v: Vec<f64>) -> Result<bool>
+    where
+        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+    {
+        if !self.seen.insert(key(&v)) {
+            return Ok(false);
+        }
+        let rv = f(&v)?;
+        self.evals += 1;
+        let cv = cost(&rv);
+        if cv < self.c {
+            self.u = v;
+            self.r = rv;
+            self.c = cv;
+            return Ok(true);
+        }
+        Ok(false)
+    }
 }
 
 /// Where a fit ended.
@@ -95,12 +230,15 @@ fn cost(r: &[f64]) -> f64 {
     r.iter().map(|x| x * x).sum()
 }
 
-/// Forward-difference Jacobian at `u` (backward where the box ends).
+/// Forward-difference Jacobian at `u` (backward where the box ends). The
+/// columns of discrete parameters (`min_step[p] > 0`) are zero: the
+/// Levenberg-Marquardt polish leaves them where the compass search put them.
 pub fn jacobian<F>(
     f: &mut F,
     u: &[f64],
     r0: &[f64],
     step: f64,
+    min_step: &[f64],
     evals: &mut u32,
 ) -> Result<Vec<Vec<f64>>>
 where
@@ -109,6 +247,9 @@ where
     let k = u.len();
     let mut j = vec![vec![0.0; k]; r0.len()];
     for p in 0..k {
+        if min_step.get(p).is_some_and(|m| *m > 0.0) {
+            continue;
+        }
         let mut v = u.to_vec();
         let h = if u[p] + step <= 1.0 { step } else { -step };
         v[p] += h;
@@ -122,15 +263,22 @@ where
 }
 
 /// Minimises the sum of squared residuals of `f` over `[0, 1]^k` from `u0`.
+/// `min_step` marks discrete parameters (see [`compass`]); it may be empty.
 /// `progress` is told (iteration, cost) after each iteration.
-pub fn minimise<F, P>(mut f: F, u0: &[f64], s: LmSettings, mut progress: P) -> Result<LmOutcome>
+pub fn minimise<F, P>(
+    mut f: F,
+    u0: &[f64],
+    min_step: &[f64],
+    s: LmSettings,
+    mut progress: P,
+) -> Result<LmOutcome>
 where
     F: FnMut(&[f64]) -> Result<Vec<f64>>,
     P: FnMut(u32, f64),
 {
     let k = u0.len();
     let (mut u, mut r, mut evals) = if s.search_evaluations > 0 {
-        compass(&mut f, u0, s.search_evaluations)?
+        compass(&mut f, u0, min_step, s.search_evaluations)?
     } else {
         let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
         let r = f(&u)?;
@@ -138,7 +286,7 @@ where
     };
     let mut c = cost(&r);
     let mut lambda = 1e-2;
-    let mut j = jacobian(&mut f, &u, &r, s.step, &mut evals)?;
+    let mut j = jacobian(&mut f, &u, &r, s.step, min_step, &mut evals)?;
     let mut it = 0;
     while it < s.max_iterations {
         it += 1;
@@ -175,7 +323,7 @@ where
                 accepted = true;
                 progress(it, c);
                 if rel < s.tolerance {
-                    j = jacobian(&mut f, &u, &r, s.step, &mut evals)?;
+                    j = jacobian(&mut f, &u, &r, s.step, min_step, &mut evals)?;
                     return Ok(LmOutcome {
                         u,
                         residuals: r,
@@ -191,7 +339,7 @@ where
         if !accepted {
             break;
         }
-        j = jacobian(&mut f, &u, &r, s.step, &mut evals)?;
+        j = jacobian(&mut f, &u, &r, s.step, min_step, &mut evals)?;
     }
     Ok(LmOutcome {
         u,
@@ -216,8 +364,8 @@ mod tests {
                 .map(|x| u[0] * x + u[1] - (0.3 * x + 0.7))
                 .collect())
         };
-        let out =
-            minimise(f, &[0.5, 0.5], LmSettings::default(), |_, _| {}).expect("no model error");
+        let out = minimise(f, &[0.5, 0.5], &[], LmSettings::default(), |_, _| {})
+            .expect("no model error");
         assert!(
             (out.u[0] - 0.3).abs() < 1e-3 && (out.u[1] - 0.7).abs() < 1e-3,
             "{:?}",
@@ -230,14 +378,53 @@ mod tests {
         // A staircase: no useful gradient, a clear minimum near 0.6.
         let mut f =
             |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![((u[0] * 20.0).floor() / 20.0 - 0.6)]) };
-        let (u, r, _) = compass(&mut f, &[0.1], 400).expect("no model error");
+        let (u, r, _) = compass(&mut f, &[0.1], &[], 400).expect("no model error");
         assert!(r[0].abs() < 1e-9 && (u[0] - 0.6).abs() < 0.05, "{u:?}");
+    }
+
+    #[test]
+    fn a_discrete_parameter_moves_a_whole_choice_at_a_time() {
+        // Five choices (0, 0.25, ..., 1); the cost is lowest at the fourth.
+        let mut f = |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![u[0] - 0.75]) };
+        let (u, r, evals) = compass(&mut f, &[0.0], &[0.25], 400).expect("no model error");
+        assert!(r[0].abs() < 1e-12 && (u[0] - 0.75).abs() < 1e-12, "{u:?}");
+        assert!(
+            evals <= 5,
+            "{evals} evaluations: points were evaluated twice"
+        );
+    }
+
+    #[test]
+    fn the_scan_finds_a_narrow_well_far_from_the_start() {
+        // Flat everywhere but near 0.875: a local search from 0.1 sees nothing.
+        let mut f = |u: &[f64]| -> Result<Vec<f64>> {
+            Ok(vec![if (u[0] - 0.875).abs() < 0.05 {
+                u[0] - 0.875
+            } else {
+                1.0
+            }])
+        };
+        let (u, r, _) = compass(&mut f, &[0.1], &[], 400).expect("no model error");
+        assert!(r[0].abs() < 1e-3 && (u[0] - 0.875).abs() < 1e-3, "{u:?}");
+    }
+
+    #[test]
+    fn a_diagonal_valley_is_followed_where_no_single_parameter_can_move() {
+        // Steep across the diagonal u0 = u1, shallow along it to (0.6, 0.6).
+        let mut f =
+            |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![10.0 * (u[0] - u[1]), u[0] + u[1] - 1.2]) };
+        let (u, _, _) = compass(&mut f, &[0.3, 0.3], &[], 2000).expect("no model error");
+        assert!(
+            (u[0] - 0.6).abs() < 0.01 && (u[1] - 0.6).abs() < 0.01,
+            "{u:?}"
+        );
     }
 
     #[test]
     fn an_optimum_outside_the_box_ends_on_the_bound() {
         let f = |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![u[0] - 1.5]) };
-        let out = minimise(f, &[0.2], LmSettings::default(), |_, _| {}).expect("no model error");
+        let out =
+            minimise(f, &[0.2], &[], LmSettings::default(), |_, _| {}).expect("no model error");
         assert!((out.u[0] - 1.0).abs() < 1e-9, "{:?}", out.u);
     }
 }

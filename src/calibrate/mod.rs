@@ -29,12 +29,20 @@ pub struct Problem<'a> {
 }
 
 impl Problem<'_> {
-    /// Base-unit values from scaled ones.
+    /// Base-unit values from scaled ones (a discrete parameter takes the
+    /// choice nearest its scaled value, the choices spread evenly on [0, 1]).
     pub fn unscale(&self, u: &[f64]) -> Vec<f64> {
         self.free
             .iter()
             .zip(u)
-            .map(|(p, u)| p.min + u * (p.max - p.min))
+            .map(|(p, u)| {
+                if p.is_discrete() {
+                    let last = p.choices.len() - 1;
+                    p.choices[((u.clamp(0.0, 1.0) * last as f64).round() as usize).min(last)]
+                } else {
+                    p.at_scaled(*u)
+                }
+            })
             .collect()
     }
 
@@ -43,7 +51,34 @@ impl Problem<'_> {
         self.free
             .iter()
             .zip(x)
-            .map(|(p, x)| (x - p.min) / (p.max - p.min))
+            .map(|(p, x)| {
+                if p.is_discrete() {
+                    let nearest = p
+                        .choices
+                        .iter()
+                        .enumerate()
+                        .min_by(|a, b| (a.1 - x).abs().total_cmp(&(b.1 - x).abs()))
+                        .map_or(0, |(i, _)| i);
+                    nearest as f64 / (p.choices.len() - 1) as f64
+                } else {
+                    p.scaled(*x)
+                }
+            })
+            .collect()
+    }
+
+    /// The scaled distance between neighbouring choices of each discrete
+    /// parameter (0 for a continuous one).
+    pub fn discrete_steps(&self) -> Vec<f64> {
+        self.free
+            .iter()
+            .map(|p| {
+                if p.is_discrete() {
+                    1.0 / (p.choices.len() - 1) as f64
+                } else {
+                    0.0
+                }
+            })
             .collect()
     }
 
@@ -51,7 +86,9 @@ impl Problem<'_> {
     pub fn registry_at(&self, x: &[f64]) -> Registry {
         let mut reg = self.reg.clone();
         for (p, v) in self.free.iter().zip(x) {
-            reg.set_param(&p.path, *v);
+            for path in p.paths() {
+                reg.set_param(path, *v);
+            }
         }
         reg
     }
@@ -89,11 +126,19 @@ pub struct ParamFit {
     pub at_bound: Option<&'static str>,
     /// The figures whose prediction moves most with it (id, d error_pct / d 10% of range).
     pub pinned_by: Vec<(String, f64)>,
+    /// For a discrete parameter: the smallest relative rise of the sum of
+    /// squares when it moves to a neighbouring choice.
+    pub neighbour_rise: Option<f64>,
 }
 
 impl ParamFit {
-    /// True when the figures pin the value: a finite interval narrower than the bounds.
+    /// True when the figures pin the value: a finite interval narrower than the
+    /// bounds, or, for a discrete parameter, every neighbouring choice raising
+    /// the sum of squares by more than 1%.
     pub fn pinned(&self) -> bool {
+        if let Some(rise) = self.neighbour_rise {
+            return rise > 0.01;
+        }
         self.ci95
             .is_some_and(|(lo, hi)| hi - lo < self.free.max - self.free.min)
     }
@@ -117,12 +162,17 @@ pub struct Fit {
 }
 
 /// Fits the free parameters to the figures for which `train` is true, from
-/// `start` (base units). `progress` hears (iteration, sum of squares).
+/// `start` (base units). `prior_weight` adds one residual per parameter,
+/// `prior_weight * (u - u0)` in scaled units: a weak pull towards the start
+/// that decides only the directions the figures leave flat. Intervals and
+/// pinning come from the figures' residuals alone. `progress` hears
+/// (iteration, sum of squares).
 pub fn fit<T, P>(
     pb: &Problem,
     start: &[f64],
     train: T,
     settings: LmSettings,
+    prior_weight: f64,
     progress: P,
 ) -> Result<Fit>
 where
@@ -135,7 +185,8 @@ where
         .filter(|r| train(r))
         .map(|r| r.id.clone())
         .collect();
-    let residuals = |u: &[f64]| -> Result<Vec<f64>> {
+    let u0 = pb.scale(start);
+    let data_residuals = |u: &[f64]| -> Result<Vec<f64>> {
         let rows = pb.rows_at(&pb.unscale(u))?;
         Ok(ids
             .iter()
@@ -147,33 +198,58 @@ where
             })
             .collect())
     };
-    let out = minimise(residuals, &pb.scale(start), settings, progress)?;
+    let residuals = |u: &[f64]| -> Result<Vec<f64>> {
+        let mut r = data_residuals(u)?;
+        if prior_weight > 0.0 {
+            r.extend(u.iter().zip(&u0).map(|(a, b)| prior_weight * (a - b)));
+        }
+        Ok(r)
+    };
+    let steps = pb.discrete_steps();
+    let mut out = minimise(residuals, &u0, &steps, settings, progress)?;
+    out.residuals.truncate(ids.len());
+    out.jacobian.truncate(ids.len());
     let x = pb.unscale(&out.u);
+    let ssr_data: f64 = out.residuals.iter().map(|r| r * r).sum();
+    let mut neighbour_rises: Vec<Option<f64>> = Vec::new();
+    for (p, step) in steps.iter().enumerate() {
+        if *step == 0.0 {
+            neighbour_rises.push(None);
+            continue;
+        }
+        let mut rise = f64::INFINITY;
+        for dir in [-1.0, 1.0] {
+            let mut v = out.u.clone();
+            v[p] += dir * step;
+            if !(-1e-9..=1.0 + 1e-9).contains(&v[p]) {
+                continue;
+            }
+            let c: f64 = data_residuals(&v)?.iter().map(|r| r * r).sum();
+            rise = rise.min((c - ssr_data) / ssr_data.max(1e-300));
+        }
+        neighbour_rises.push(Some(rise));
+    }
     let rows_fitted = pb.rows_at(&x)?;
     let k = pb.free.len();
     let n = out.residuals.len();
     // Jacobian in base units: d r / d x = d r / d u / (max - min).
+    let dx_du: Vec<f64> = pb
+        .free
+        .iter()
+        .zip(&out.u)
+        .map(|(p, u)| p.dx_du(*u))
+        .collect();
     let jx: Vec<Vec<f64>> = out
         .jacobian
         .iter()
-        .map(|row| {
-            row.iter()
-                .zip(pb.free)
-                .map(|(d, p)| d / (p.max - p.min))
-                .collect()
-        })
+        .map(|row| row.iter().zip(&dx_du).map(|(d, s)| d / s).collect())
         .collect();
-    let ssr: f64 = out.residuals.iter().map(|r| r * r).sum();
-    let s2 = ssr / (n.saturating_sub(k).max(1)) as f64;
+    let s2 = ssr_data / (n.saturating_sub(k).max(1)) as f64;
     // Covariance over the parameters the figures move and the fit left
     // inside their bounds; the others get no interval.
     let active: Vec<usize> = (0..k)
         .filter(|&p| out.u[p] > 1e-6 && out.u[p] < 1.0 - 1e-6)
-        .filter(|&p| {
-            jx.iter().map(|row| row[p] * row[p]).sum::<f64>()
-                * (pb.free[p].max - pb.free[p].min).powi(2)
-                > 1e-10
-        })
+        .filter(|&p| jx.iter().map(|row| row[p] * row[p]).sum::<f64>() * dx_du[p].powi(2) > 1e-10)
         .collect();
     let ja: Vec<Vec<f64>> = jx
         .iter()
@@ -217,6 +293,7 @@ where
             ci95,
             at_bound,
             pinned_by: by,
+            neighbour_rise: neighbour_rises[p],
         });
     }
     let mut correlations = Vec::new();
@@ -256,12 +333,13 @@ pub fn cross_validate<P>(
     pb: &Problem,
     start: &[f64],
     settings: LmSettings,
+    prior_weight: f64,
     mut progress: P,
 ) -> Result<Vec<HeldOut>>
 where
     P: FnMut(&str, usize, usize),
 {
-    let all = fit(pb, start, |_| true, settings, |_, _| {})?;
+    let all = fit(pb, start, |_| true, settings, prior_weight, |_, _| {})?;
     let mut groups: Vec<String> = Vec::new();
     for r in &all.rows_fitted {
         let g = group_of(r);
@@ -273,7 +351,14 @@ where
     for (gi, g) in groups.iter().enumerate() {
         progress(g, gi + 1, groups.len());
         // Each fold starts from the declared initial values, not from the full fit.
-        let f = fit(pb, start, |r| &group_of(r) != g, settings, |_, _| {})?;
+        let f = fit(
+            pb,
+            start,
+            |r| &group_of(r) != g,
+            settings,
+            prior_weight,
+            |_, _| {},
+        )?;
         for (r, fitted) in f.rows_fitted.iter().zip(&all.rows_fitted) {
             if &group_of(r) == g {
                 held.push(HeldOut {

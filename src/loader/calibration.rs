@@ -24,18 +24,25 @@ struct RawCalibration {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSettings {
-    max_iterations: Option<Spanned<i64>>,
+    max_iterations: Option<Spanned<u32>>,
     difference_step: Option<Spanned<f64>>,
-    search_evaluations: Option<Spanned<i64>>,
+    search_evaluations: Option<Spanned<u32>>,
+    prior_weight: Option<Spanned<f64>>,
+    #[serde(default)]
+    not_refit: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFree {
     param: Spanned<String>,
+    #[serde(default)]
+    also: Vec<Spanned<String>>,
     unit: Spanned<String>,
-    min: Spanned<f64>,
-    max: Spanned<f64>,
+    min: Option<Spanned<f64>>,
+    max: Option<Spanned<f64>>,
+    choices: Option<Spanned<Vec<f64>>>,
+    scale: Option<Spanned<String>>,
     initial: Spanned<f64>,
     meaning: Spanned<String>,
 }
@@ -85,54 +92,39 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
     if raw.kind.get_ref() != "calibration" {
         return Err(src.invalid("kind", raw.kind.span(), "expected kind = \"calibration\""));
     }
-    let mut max_iterations = 30;
-    if let Some(m) = raw
-        .calibration
-        .as_ref()
-        .and_then(|c| c.max_iterations.as_ref())
-    {
-        let v = *m.get_ref();
-        if !(1..=1000).contains(&v) {
-            return Err(src.invalid(
-                "calibration.max_iterations",
-                m.span(),
-                format!("{v} is outside 1 to 1000"),
-            ));
-        }
-        max_iterations = v as u32;
-    }
-    let mut difference_step = 0.02;
-    if let Some(s) = raw
-        .calibration
-        .as_ref()
-        .and_then(|c| c.difference_step.as_ref())
-    {
-        let v = *s.get_ref();
-        if !(v.is_finite() && (0.001..=0.25).contains(&v)) {
-            return Err(src.invalid(
-                "calibration.difference_step",
-                s.span(),
-                format!("{v} is outside 0.001 to 0.25 (a fraction of each parameter's range)"),
-            ));
-        }
-        difference_step = v;
-    }
-    let mut search_evaluations = 400;
-    if let Some(s) = raw
-        .calibration
-        .as_ref()
-        .and_then(|c| c.search_evaluations.as_ref())
-    {
-        let v = *s.get_ref();
-        if !(0..=100_000).contains(&v) {
-            return Err(src.invalid(
-                "calibration.search_evaluations",
-                s.span(),
-                format!("{v} is outside 0 to 100000"),
-            ));
-        }
-        search_evaluations = v as u32;
-    }
+    let settings = raw.calibration.as_ref();
+    let max_iterations = setting(
+        &src,
+        settings.and_then(|c| c.max_iterations.as_ref()),
+        "calibration.max_iterations",
+        (1.0, 1000.0),
+        30.0,
+        "",
+    )? as u32;
+    let difference_step = setting(
+        &src,
+        settings.and_then(|c| c.difference_step.as_ref()),
+        "calibration.difference_step",
+        (0.001, 0.25),
+        0.02,
+        " (a fraction of each parameter's range)",
+    )?;
+    let search_evaluations = setting(
+        &src,
+        settings.and_then(|c| c.search_evaluations.as_ref()),
+        "calibration.search_evaluations",
+        (0.0, 100_000.0),
+        400.0,
+        "",
+    )? as u32;
+    let prior_weight = setting(
+        &src,
+        settings.and_then(|c| c.prior_weight.as_ref()),
+        "calibration.prior_weight",
+        (0.0, 1.0),
+        0.0,
+        " (a relative error per whole range)",
+    )?;
     if raw.free.get_ref().is_empty() {
         return Err(src.invalid(
             "free",
@@ -151,12 +143,39 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
                 format!("no model parameter `{pth}` (see `iosim params`)"),
             ));
         };
-        if free.iter().any(|x| x.path == pth) {
+        if free.iter().any(|x| x.paths().any(|q| q == pth)) {
             return Err(src.invalid(
                 &k("param"),
                 f.param.span(),
                 format!("`{pth}` is declared free twice"),
             ));
+        }
+        let mut also = Vec::new();
+        for a in &f.also {
+            let ap = a.get_ref();
+            let Some(other) = reg.param(ap) else {
+                return Err(src.invalid(
+                    &k("also"),
+                    a.span(),
+                    format!("no model parameter `{ap}` (see `iosim params`)"),
+                ));
+            };
+            let declared = free.iter().any(|x: &FreeParam| x.paths().any(|q| q == ap));
+            if ap == &pth || also.contains(ap) || declared {
+                return Err(src.invalid(
+                    &k("also"),
+                    a.span(),
+                    format!("`{ap}` is declared free twice"),
+                ));
+            }
+            if to_base(1.0, &other.unit).map(|d| d.0) != to_base(1.0, &target.unit).map(|d| d.0) {
+                return Err(src.invalid(
+                    &k("also"),
+                    a.span(),
+                    format!("`{ap}` has another dimension than `{pth}`"),
+                ));
+            }
+            also.push(ap.clone());
         }
         let unit = f.unit.get_ref();
         let (Some((dim, scale)), Some((tdim, _))) =
@@ -171,24 +190,58 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
                 format!("unit `{unit}` is not {tdim}, the dimension of `{pth}`"),
             ));
         }
-        let (lo, hi, init) = (
-            *f.min.get_ref() * scale,
-            *f.max.get_ref() * scale,
-            *f.initial.get_ref() * scale,
-        );
+        let init = *f.initial.get_ref() * scale;
+        let mut choices: Vec<f64> = Vec::new();
+        let (lo, hi) = match (&f.choices, &f.min, &f.max) {
+            (Some(c), None, None) => {
+                let list = c.get_ref();
+                let ascending = list.windows(2).all(|w| w[0] < w[1]);
+                if list.len() < 2 || !ascending || list.iter().any(|v| !v.is_finite()) {
+                    return Err(src.invalid(
+                        &k("choices"),
+                        c.span(),
+                        "choices must be at least two finite numbers in ascending order",
+                    ));
+                }
+                choices = list.iter().map(|v| v * scale).collect();
+                (choices[0], choices[choices.len() - 1])
+            }
+            (None, Some(mn), Some(mx)) => (*mn.get_ref() * scale, *mx.get_ref() * scale),
+            (Some(c), _, _) => {
+                return Err(src.invalid(
+                    &k("choices"),
+                    c.span(),
+                    "give either `choices` (a discrete parameter) or `min` and `max`, not both",
+                ));
+            }
+            _ => {
+                return Err(src.invalid(
+                    &k("param"),
+                    f.param.span(),
+                    "a free parameter needs `min` and `max`, or `choices`",
+                ));
+            }
+        };
         if !(lo.is_finite() && hi.is_finite() && init.is_finite()) || lo >= hi {
+            let span = f.min.as_ref().map_or(f.param.span(), |m| m.span());
             return Err(src.invalid(
                 &k("min"),
-                f.min.span(),
+                span,
                 "bounds must be finite numbers with min < max",
             ));
         }
         if let Some((rmin, rmax)) = super::schema::range_of(&pth) {
             let tol = 1e-9 * rmax.abs().max(1.0);
             if lo < rmin - tol || hi > rmax + tol {
+                let span = f
+                    .max
+                    .as_ref()
+                    .map(|m| m.span())
+                    .or(f.choices.as_ref().map(|c| c.span()))
+                    .unwrap_or(f.param.span());
                 return Err(src.invalid(
-                    &k("max"),
-                    f.max.span(),
+                    &k(if choices.is_empty() { "max" } else { "choices" }),
+                    span,
                     format!("bounds {lo} to {hi} (base unit) leave the plausible range {rmin} to {rmax} of `{pth}`"),
                 ));
             }
@@ -200,6 +253,38 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
                 "the initial value lies outside min to max",
             ));
         }
+        let log_scale = match f.scale.as_ref() {
+            None => false,
+            Some(sc) => match sc.get_ref().as_str() {
+                "linear" => false,
+                "log" if choices.is_empty() && lo > 0.0 => true,
+                "log" => {
+                    return Err(src.invalid(
+                        &k("scale"),
+                        sc.span(),
+                        "a log scale needs a continuous parameter with min > 0",
+                    ));
+                }
+                other => {
+                    return Err(src.invalid(
+                        &k("scale"),
+                        sc.span(),
+                        format!("unknown scale `{other}` (linear or log)"),
+                    ));
+                }
+            },
+        };
+        if !choices.is_empty()
+            && !choices
+                .iter()
+                .any(|c| (c - init).abs() <= 1e-9 * c.abs().max(1.0))
+        {
+            return Err(src.invalid(
+                &k("initial"),
+                f.initial.span(),
+                "the initial value of a discrete parameter must be one of its choices",
+            ));
+        }
         if f.meaning.get_ref().trim().is_empty() {
             return Err(src.invalid(
                 &k("meaning"),
@@ -207,14 +292,29 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
                 "say what the parameter means physically",
             ));
         }
+        for ap in &also {
+            if let Some((rmin, rmax)) = super::schema::range_of(ap) {
+                let tol = 1e-9 * rmax.abs().max(1.0);
+                if lo < rmin - tol || hi > rmax + tol {
+                    return Err(src.invalid(
+                        &k("also"),
+                        f.param.span(),
+                        format!("bounds {lo} to {hi} (base unit) leave the plausible range {rmin} to {rmax} of `{ap}`"),
+                    ));
+                }
+            }
+        }
         free.push(FreeParam {
             path: pth,
+            also,
             unit: unit.clone(),
             unit_scale: scale,
             min: lo,
             max: hi,
             initial: init,
             meaning: f.meaning.get_ref().clone(),
+            choices,
+            log_scale,
             at: src.at(&k("param"), f.param.span()),
         });
     }
@@ -224,7 +324,37 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         max_iterations,
         difference_step,
         search_evaluations,
+        prior_weight,
+        not_refit: raw
+            .calibration
+            .as_ref()
+            .map(|c| c.not_refit.clone())
+            .unwrap_or_default(),
     })
+}
+
+/// A number of the `[calibration]` table: `default` when absent, else
+/// checked against `range`.
+fn setting<T: Copy + Into<f64>>(
+    src: &Source,
+    value: Option<&Spanned<T>>,
+    key: &str,
+    range: (f64, f64),
+    default: f64,
+    hint: &str,
+) -> Result<f64> {
+    let Some(v) = value else {
+        return Ok(default);
+    };
+    let x: f64 = (*v.get_ref()).into();
+    if !(x.is_finite() && (range.0..=range.1).contains(&x)) {
+        return Err(src.invalid(
+            key,
+            v.span(),
+            format!("{x} is outside {} to {}{hint}", range.0, range.1),
+        ));
+    }
+    Ok(x)
 }
 
 /// The bundled calibration file (`models/calibration.toml`).
@@ -243,9 +373,39 @@ pub fn load_bundled_calibration(reg: &mut Registry) -> Result<CalibrationSpec> {
 /// Reads a file written by `iosim calibrate` and applies its values to the registry.
 pub fn apply_fitted(path: &Path, reg: &mut Registry) -> Result<Vec<FittedValue>> {
     let text = read(path)?;
+    apply_fitted_text(path, &text, reg)
+}
+
+/// Applies the bundled fit (`models/fitted.toml`, written by `iosim calibrate`)
+/// if there is one, to the parameters that still come from the bundled model
+/// files: a model a `--models` file replaced keeps that file's values.
+/// Returns the fit's name and the values applied.
+pub fn apply_bundled_fitted(reg: &mut Registry) -> Result<Option<(String, Vec<FittedValue>)>> {
+    let Some((p, text)) = super::bundled_files("models/fitted.toml")
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    let name = format!("<bundled>/{p}");
+    let values = apply_fitted_inner(Path::new(&name), text, reg, true)?;
+    Ok(Some((name, values)))
+}
+
+/// Applies the text of a fitted-parameter file; `path` is used in messages.
+pub fn apply_fitted_text(path: &Path, text: &str, reg: &mut Registry) -> Result<Vec<FittedValue>> {
+    apply_fitted_inner(path, text, reg, false)
+}
+
+fn apply_fitted_inner(
+    path: &Path,
+    text: &str,
+    reg: &mut Registry,
+    only_bundled: bool,
+) -> Result<Vec<FittedValue>> {
     let src = Source {
         file: path.to_path_buf(),
-        text: &text,
+        text,
     };
     let raw: RawFitted = src.parse()?;
     if raw.kind.get_ref() != "fitted" {
@@ -290,11 +450,20 @@ pub fn apply_fitted(path: &Path, reg: &mut Registry) -> Result<Vec<FittedValue>>
                 ));
             }
         }
-        reg.set_param(p.path.get_ref(), base);
+        let at = src.at(&k("value"), p.value.span());
+        if only_bundled && !target.at.file.starts_with("<bundled>") {
+            continue;
+        }
+        reg.set_param_from(
+            p.path.get_ref(),
+            base,
+            &format!("fitted: iosim calibrate ({})", path.display()),
+            &at,
+        );
         out.push(FittedValue {
             path: p.path.get_ref().clone(),
             base,
-            at: src.at(&k("path"), p.path.span()),
+            at,
         });
     }
     Ok(out)

@@ -20,7 +20,8 @@ use crate::model::{
     ServerSpec, SlotSpec, TestbedSpec,
 };
 pub use calibration::{
-    apply_fitted, load_bundled_calibration, load_calibration, parse_calibration,
+    apply_bundled_fitted, apply_fitted, apply_fitted_text, load_bundled_calibration,
+    load_calibration, parse_calibration,
 };
 use params::{check_name, convert_params, spanned_list};
 pub use scenario::{load_bundled_scenarios, load_scenario, negotiate_mode, parse_scenario};

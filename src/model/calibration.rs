@@ -9,6 +9,10 @@ use crate::error::Location;
 pub struct FreeParam {
     /// Dotted path of the model parameter (`server.rp8400-seu.io_read_latency`).
     pub path: String,
+    /// Further parameters that take the same value (one physical quantity
+    /// that several model files hold, such as a register the firmware sets
+    /// alike in every slot).
+    pub also: Vec<String>,
     /// Unit used in the calibration file and in reports.
     pub unit: String,
     /// Base-unit value of one `unit` (for printing).
@@ -21,6 +25,11 @@ pub struct FreeParam {
     pub initial: f64,
     /// What it means physically.
     pub meaning: String,
+    /// The values a discrete parameter may take, ascending (empty: continuous).
+    pub choices: Vec<f64>,
+    /// The fit moves a continuous parameter on a logarithmic scale (sizes and
+    /// times that span decades), else on a linear one.
+    pub log_scale: bool,
     /// Where it was declared.
     pub at: Location,
 }
@@ -38,6 +47,52 @@ pub struct CalibrationSpec {
     pub difference_step: f64,
     /// Model evaluations the compass search may spend before Levenberg-Marquardt.
     pub search_evaluations: u32,
+    /// Weight of the pull towards the initial values: moving a parameter across
+    /// its whole range costs as much as this relative error on one figure.
+    pub prior_weight: f64,
+    /// Fitted values that are not free parameters (structural choices made
+    /// with the figures in view, which cross-validation cannot refit); they
+    /// count against the budget of one fitted value per five figures.
+    pub not_refit: Vec<String>,
+}
+
+impl FreeParam {
+    /// Every model parameter this free parameter sets.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.path.as_str()).chain(self.also.iter().map(String::as_str))
+    }
+
+    /// The value at `u` in [0, 1] of the continuous range.
+    pub fn at_scaled(&self, u: f64) -> f64 {
+        if self.log_scale {
+            self.min * (self.max / self.min).powf(u)
+        } else {
+            self.min + u * (self.max - self.min)
+        }
+    }
+
+    /// Where `x` lies in the continuous range, in [0, 1].
+    pub fn scaled(&self, x: f64) -> f64 {
+        if self.log_scale {
+            (x / self.min).ln() / (self.max / self.min).ln()
+        } else {
+            (x - self.min) / (self.max - self.min)
+        }
+    }
+
+    /// The slope of the value with its scaled position at `u`.
+    pub fn dx_du(&self, u: f64) -> f64 {
+        if self.log_scale {
+            self.at_scaled(u) * (self.max / self.min).ln()
+        } else {
+            self.max - self.min
+        }
+    }
+
+    /// True when the parameter takes one of a list of values.
+    pub fn is_discrete(&self) -> bool {
+        !self.choices.is_empty()
+    }
 }
 
 /// A fitted value read back from a file written by `iosim calibrate`.

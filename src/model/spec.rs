@@ -178,6 +178,30 @@ impl Registry {
         false
     }
 
+    /// Replaces the value of `path` and records where the new value comes
+    /// from (a fitted-parameter file); false if absent.
+    pub fn set_param_from(
+        &mut self,
+        path: &str,
+        base: f64,
+        source: &str,
+        at: &crate::error::Location,
+    ) -> bool {
+        if !self.set_param(path, base) {
+            return false;
+        }
+        for (prefix, set) in self.param_sets_mut() {
+            if let Some(key) = path.strip_prefix(&prefix).and_then(|k| k.strip_prefix('.')) {
+                if let Some(p) = set.map.get_mut(key) {
+                    p.source = source.to_string();
+                    p.at = at.clone();
+                    return true;
+                }
+            }
+        }
+        true
+    }
+
     /// The parameter named `path`, if any.
     pub fn param(&mut self, path: &str) -> Option<super::ParamValue> {
         for (prefix, set) in self.param_sets_mut() {
