@@ -268,6 +268,24 @@ fn a_discrete_initial_value_that_is_no_choice_is_located() {
 }
 
 #[test]
+fn an_unknown_parameter_sharing_a_free_value_is_located() {
+    expect_calibration_error(
+        "param = \"server.rp8400-seu.cpu_per_packet\"",
+        "also = [\"server.rp8400-seu.cpu_per_pakcet\"]\nparam = \"server.rp8400-seu.cpu_per_packet\"",
+        "free[0].also",
+    );
+}
+
+#[test]
+fn an_unknown_scale_is_located() {
+    expect_calibration_error(
+        "initial = 6",
+        "scale = \"loud\"\ninitial = 6",
+        "free[0].scale",
+    );
+}
+
+#[test]
 fn malformed_calibration_toml_is_located() {
     expect_calibration_error("min = 200", "min = = 200", "min");
 }
