@@ -41,6 +41,17 @@ impl Setup {
             scenarios,
         })
     }
+
+    /// The fit's view of the models, figures and free parameters.
+    fn problem(&self, common: &Common) -> Problem<'_> {
+        Problem {
+            reg: &self.reg,
+            scenarios: &self.scenarios,
+            free: &self.spec.free,
+            seed: common.seed,
+            threads: common.threads,
+        }
+    }
 }
 
 fn settings_of(spec: &CalibrationSpec) -> LmSettings {
@@ -62,18 +73,9 @@ pub fn calibrate_cmd(
     file: &Option<PathBuf>,
     output: &Path,
 ) -> iosim::Result<String> {
-    let Setup {
-        reg,
-        spec,
-        scenarios,
-    } = Setup::load(common, file)?;
-    let pb = Problem {
-        reg: &reg,
-        scenarios: &scenarios,
-        free: &spec.free,
-        seed: common.seed,
-        threads: common.threads,
-    };
+    let setup = Setup::load(common, file)?;
+    let (reg, spec) = (&setup.reg, &setup.spec);
+    let pb = setup.problem(common);
     let in_use: Vec<f64> = spec
         .free
         .iter()
@@ -87,7 +89,7 @@ pub fn calibrate_cmd(
     let hand_rows = pb.rows_at(&in_use)?;
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let t0 = Instant::now();
-    let settings = settings_of(&spec);
+    let settings = settings_of(spec);
     let show = progress_on();
     let f = fit(
         &pb,
@@ -288,20 +290,11 @@ fn compare_section(initial: &[FigureRow], hand: &[FigureRow], fitted: &[FigureRo
 
 /// `iosim validate --cross-validate`.
 pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Result<String> {
-    let Setup {
-        reg,
-        spec,
-        scenarios,
-    } = Setup::load(common, file)?;
-    let pb = Problem {
-        reg: &reg,
-        scenarios: &scenarios,
-        free: &spec.free,
-        seed: common.seed,
-        threads: common.threads,
-    };
+    let setup = Setup::load(common, file)?;
+    let spec = &setup.spec;
+    let pb = setup.problem(common);
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
-    let settings = settings_of(&spec);
+    let settings = settings_of(spec);
     let t0 = Instant::now();
     let show = progress_on();
     let held = cross_validate(&pb, &start, settings, spec.prior_weight, |g, i, n| {
