@@ -13,7 +13,7 @@ use iosim::stats::mean_ci95;
 use iosim::validate::{run_scenario, summarise, FigureRow};
 use iosim::Error;
 
-use super::{figures_section, Common};
+use super::{figure_cells, figures_section, Common, FIGURE_COLUMNS};
 
 fn calibration(reg: &mut Registry, file: &Option<PathBuf>) -> iosim::Result<CalibrationSpec> {
     match file {
@@ -310,27 +310,19 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
     let mut s = Section::new(
         "figures",
         &[
-            "id",
-            "published",
-            "predicted",
-            "unit",
-            "error_pct",
-            "fitted_error_pct",
-            "held_out_group",
-            "paper",
-        ],
+            &FIGURE_COLUMNS[..],
+            &["fitted_error_pct", "held_out_group", "paper"],
+        ]
+        .concat(),
     );
     for h in &held {
-        s.rows.push(vec![
-            Cell::Text(h.row.id.clone()),
-            Cell::Num(h.row.published, 1),
-            Cell::Num(h.row.predicted, 1),
-            Cell::Text(h.row.unit.clone()),
-            Cell::Num(h.row.error_pct, 1),
+        let mut cells = figure_cells(&h.row);
+        cells.extend([
             Cell::Num(h.fitted_error_pct, 1),
             Cell::Text(h.group.clone()),
             Cell::Text(h.row.paper.clone()),
         ]);
+        s.rows.push(cells);
     }
     let rows: Vec<FigureRow> = held.iter().map(|h| h.row.clone()).collect();
     let fitted: Vec<FigureRow> = held

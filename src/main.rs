@@ -369,31 +369,33 @@ fn write_plots(dir: &std::path::Path, rows: &[FigureRow], seed: u64) -> iosim::R
     Ok(())
 }
 
+/// The columns every `figures` section starts with (the JSON contract).
+const FIGURE_COLUMNS: [&str; 5] = ["id", "published", "predicted", "unit", "error_pct"];
+
+/// A figure's cells under [`FIGURE_COLUMNS`].
+fn figure_cells(r: &FigureRow) -> Vec<Cell> {
+    vec![
+        Cell::Text(r.id.clone()),
+        Cell::Num(r.published, 1),
+        Cell::Num(r.predicted, 1),
+        Cell::Text(r.unit.clone()),
+        Cell::Num(r.error_pct, 1),
+    ]
+}
+
 fn figures_section(rows: &[FigureRow]) -> Section {
     let mut s = Section::new(
         "figures",
-        &[
-            "id",
-            "published",
-            "predicted",
-            "unit",
-            "error_pct",
-            "experiment",
-            "source",
-            "paper",
-        ],
+        &[&FIGURE_COLUMNS[..], &["experiment", "source", "paper"]].concat(),
     );
     for r in rows {
-        s.rows.push(vec![
-            Cell::Text(r.id.clone()),
-            Cell::Num(r.published, 1),
-            Cell::Num(r.predicted, 1),
-            Cell::Text(r.unit.clone()),
-            Cell::Num(r.error_pct, 1),
+        let mut cells = figure_cells(r);
+        cells.extend([
             Cell::Text(r.experiment.clone()),
             Cell::Text(r.source.clone()),
             Cell::Text(r.paper.clone()),
         ]);
+        s.rows.push(cells);
     }
     s
 }
