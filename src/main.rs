@@ -483,6 +483,7 @@ fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
             "total_Mbit_s",
             "link_ceiling_MB_s",
             "cpu_util_pct",
+            "app_cpu_util_pct",
             "link_out_util_pct",
             "link_in_util_pct",
         ],
@@ -500,6 +501,7 @@ fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
                     Cell::Num(f.total().mbit_s(), 0),
                     Cell::Num(f.ceiling.mb_s(), 1),
                     Cell::Num(f.cpu_util * 100.0, 1),
+                    Cell::Num(f.app_cpu_util * 100.0, 1),
                     Cell::Num(f.wire_out_util * 100.0, 1),
                     Cell::Num(f.wire_in_util * 100.0, 1),
                 ]);

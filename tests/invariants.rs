@@ -145,7 +145,8 @@ fn check_bounds(exp: &Exp, r: &ExperimentResult) -> Result<(), TestCaseError> {
             f.ceiling.mb_s()
         );
         for (what, u) in [
-            ("cpu", f.cpu_util),
+            ("interrupt cpu", f.cpu_util),
+            ("application cpu", f.app_cpu_util),
             ("wire out", f.wire_out_util),
             ("wire in", f.wire_in_util),
         ] {

@@ -69,7 +69,8 @@ pub enum BusItem {
 pub struct Master {
     /// Global index of the function (None for the bridge).
     pub func: Option<usize>,
-    /// Largest write burst of this master.
+    /// Largest burst of this master (a function's write burst for its write
+    /// channel; the bus's maximum for its read channel and the bridge).
     pub burst: u64,
     /// Queued work, served in order.
     pub queue: VecDeque<BusItem>,
@@ -148,7 +149,9 @@ impl Bus {
     pub fn new(cfg: BusCfg, bridge: BridgeCfg, funcs: &[(usize, u64)]) -> Bus {
         let mut masters = Vec::new();
         for &(f, burst) in funcs {
-            for _ in 0..2 {
+            // The write channel bursts at most `burst`; the read channel takes
+            // what the bridge has fetched, up to the bus's own limits.
+            for burst in [burst, cfg.max_burst] {
                 masters.push(Master {
                     func: Some(f),
                     burst,

@@ -458,9 +458,21 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         }
     }
     let cpus = (cells as u64 * sp.count("cpus_per_cell")) as u32;
-    if (functions.len() as u32) > cpus {
+    // One interrupt CPU per function, and a CPU for each netperf process.
+    let netperfs: u32 = functions
+        .iter()
+        .map(|pf| match &pf.cfg {
+            FunctionCfg::Nic { streams, .. } => {
+                u32::from(streams.0.is_some()) + u32::from(streams.1.is_some())
+            }
+            FunctionCfg::Hba { .. } => 0,
+        })
+        .sum();
+    let needed = functions.len() as u32 + netperfs;
+    if needed > cpus {
         return Err(invalid(format!(
-            "{} adapter functions need one interrupt CPU each; the partition has {cpus}",
+            "{} adapter functions and {netperfs} netperf processes need {needed} CPUs \
+             (one interrupt CPU per function, one per process); the partition has {cpus}",
             functions.len()
         )));
     }

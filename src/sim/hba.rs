@@ -13,7 +13,7 @@
 //! disk array answers after `target_latency`: from a read's command to its
 //! first data frame, and from a write's last data frame to its response
 //! (XFER_RDY is immediate: the array accepts writes into its cache). The host spends `cpu_per_io` per I/O, half to issue
-//! and half to complete, on the function's CPU. diskbench keeps
+//! and half to complete, on the function's interrupt CPU. diskbench keeps
 //! `outstanding` I/Os per direction. Left out: disk mechanics (the array's
 //! cache serves every block), link errors, ABTS.
 

@@ -131,7 +131,7 @@ impl System {
             .iter()
             .map(|pb| path::Rope::new(pb.path.clone()))
             .collect();
-        let cpus = (0..cfg.functions.len())
+        let cpus = (0..3 * cfg.functions.len())
             .map(|_| cpu::Cpu::default())
             .collect();
         System {
@@ -214,6 +214,7 @@ impl System {
     pub fn results(&self, now: Picos, window: Picos) -> (Vec<FunctionResult>, Vec<BusResult>) {
         let secs = window.secs().max(1e-12);
         let util = |m: &meter::BusyMeter| m.total(now).secs() / secs;
+        let n = self.cfg.functions.len();
         let functions = self
             .cfg
             .functions
@@ -235,7 +236,9 @@ impl System {
                     out: BytesPerSec(out as f64 / secs),
                     inn: BytesPerSec(inn as f64 / secs),
                     ceiling,
-                    cpu_util: util(&self.cpus[i].meter),
+                    cpu_util: util(&self.cpus[cpu::interrupt_cpu(i)].meter),
+                    app_cpu_util: util(&self.cpus[cpu::send_cpu(n, i)].meter)
+                        .max(util(&self.cpus[cpu::reader_cpu(n, i)].meter)),
                     wire_out_util: util(&self.wires[i][0].meter),
                     wire_in_util: util(&self.wires[i][1].meter),
                 }

@@ -14,10 +14,12 @@
 //! (ACKs are always queued).
 //! The peer processes each received segment in `peer_cpu_per_segment`, one
 //! at a time, and ACKs `peer_turnaround` after it.
-//! The host stack spends, on the function's CPU, `cpu_per_segment_sent` per
-//! data segment sent and `cpu_per_packet` per segment or ACK received and per
-//! ACK sent (each plus `cpu_per_kb` of payload, and `cpu_misses_per_packet`
-//! stalls at the partition's mean CPU memory latency); the receiver ACKs every `tcp_ack_every` segments. The sender
+//! The host stack spends `cpu_per_segment_sent` per data segment sent (on the
+//! send CPU), `cpu_per_packet` per segment or ACK received (on the interrupt
+//! CPU) and `cpu_per_packet` per ACK sent (on the reader CPU), each plus
+//! `cpu_per_kb` of payload and `cpu_misses_per_packet` stalls at the
+//! partition's mean CPU memory latency (see `cpu` for the three CPUs); the
+//! receiver ACKs every `tcp_ack_every` segments. The sender
 //! keeps at most one socket's worth (the TCP window) unacknowledged. The peer
 //! is ideal: it ACKs after `peer_turnaround` and sends whenever the window and
 //! the NIC's receive FIFO allow (802.3x flow control: no drops, no retransmits).
@@ -165,7 +167,8 @@ impl System {
         out.building = true;
         let c = &self.cfg.cpu;
         let cost = c.per_segment_sent + Picos((c.per_kib_ps * mss as f64 / 1024.0).round() as u64);
-        self.cpu_submit(f, cost, CpuWork::SendSegment(f), s);
+        let cpu = super::cpu::send_cpu(self.funcs.len(), f);
+        self.cpu_submit(cpu, cost, CpuWork::SendSegment(f), s);
     }
 
     /// A segment has been built: it joins the transmit ring.
@@ -272,11 +275,13 @@ impl System {
                 FrameKind::EthData { end } => {
                     let mss = self.nic(f).eth.mss;
                     let cost = self.packet_cost(mss);
-                    self.cpu_submit(f, cost, CpuWork::ReceiveSegment(f, end), s);
+                    let cpu = super::cpu::interrupt_cpu(f);
+                    self.cpu_submit(cpu, cost, CpuWork::ReceiveSegment(f, end), s);
                 }
                 FrameKind::EthAck { ack } => {
                     let cost = self.packet_cost(0);
-                    self.cpu_submit(f, cost, CpuWork::ReceiveAck(f, ack), s);
+                    let cpu = super::cpu::interrupt_cpu(f);
+                    self.cpu_submit(cpu, cost, CpuWork::ReceiveAck(f, ack), s);
                 }
                 _ => {}
             },
@@ -297,7 +302,8 @@ impl System {
         if inn.segments >= ack_every {
             inn.segments = 0;
             let cost = self.packet_cost(0);
-            self.cpu_submit(f, cost, CpuWork::SendAck(f, end), s);
+            let cpu = super::cpu::reader_cpu(self.funcs.len(), f);
+            self.cpu_submit(cpu, cost, CpuWork::SendAck(f, end), s);
         }
     }
 

@@ -15,8 +15,10 @@ pub struct FunctionResult {
     pub inn: BytesPerSec,
     /// Payload ceiling of the link per direction.
     pub ceiling: BytesPerSec,
-    /// Utilisation of the function's CPU (0..1).
+    /// Utilisation of the function's interrupt CPU (0..1).
     pub cpu_util: f64,
+    /// Utilisation of the busier of its application CPUs (send, reader).
+    pub app_cpu_util: f64,
     /// Utilisation of the outbound wire.
     pub wire_out_util: f64,
     /// Utilisation of the inbound wire.
@@ -103,7 +105,8 @@ impl ExperimentResult {
             cands.push((b.rope_util, format!("ropes above {}", b.label)));
         }
         for f in &functions {
-            cands.push((f.cpu_util, format!("CPU of {}", f.label)));
+            cands.push((f.cpu_util, format!("interrupt CPU of {}", f.label)));
+            cands.push((f.app_cpu_util, format!("application CPU of {}", f.label)));
             cands.push((f.wire_out_util, format!("link {} out", f.label)));
             cands.push((f.wire_in_util, format!("link {} in", f.label)));
         }
