@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use iosim::calibrate::{cross_validate, fit, lm::LmSettings, Fit, Problem};
+use iosim::calibrate::{cross_validate, fit, lm::LmSettings, Fit, Objective, Problem};
 use iosim::loader::{load_bundled_calibration, load_bundled_scenarios, load_calibration};
 use iosim::model::{CalibrationSpec, Registry, Scenario};
 use iosim::report::{self, Cell, Report, Section};
@@ -54,6 +54,26 @@ impl Setup {
     }
 }
 
+/// The objective in words, for the report's header.
+fn objective_text(spec: &CalibrationSpec) -> String {
+    let loss = if spec.robust_above_pct > 0.0 {
+        format!(
+            "squared relative errors, growing linearly beyond {}% (Huber)",
+            spec.robust_above_pct
+        )
+    } else {
+        "squared relative errors".to_string()
+    };
+    format!("{loss}; prior weight {}", spec.prior_weight)
+}
+
+fn objective_of(spec: &CalibrationSpec) -> Objective {
+    Objective {
+        prior_weight: spec.prior_weight,
+        robust_above: spec.robust_above_pct / 100.0,
+    }
+}
+
 fn settings_of(spec: &CalibrationSpec) -> LmSettings {
     LmSettings {
         max_iterations: spec.max_iterations,
@@ -96,7 +116,7 @@ pub fn calibrate_cmd(
         &start,
         |_| true,
         settings,
-        spec.prior_weight,
+        objective_of(spec),
         |it, c| {
             if show {
                 eprintln!("calibrate: iteration {it}, sum of squared relative errors {c:.5}");
@@ -121,6 +141,7 @@ pub fn calibrate_cmd(
     };
     rep.meta
         .push(("calibration".into(), spec.file.display().to_string()));
+    rep.meta.push(("objective".into(), objective_text(spec)));
     for n in &spec.not_refit {
         rep.meta.push(("fitted_not_refit".into(), n.clone()));
     }
@@ -297,7 +318,7 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
     let settings = settings_of(spec);
     let t0 = Instant::now();
     let show = progress_on();
-    let held = cross_validate(&pb, &start, settings, spec.prior_weight, |g, i, n| {
+    let held = cross_validate(&pb, &start, settings, objective_of(spec), |g, i, n| {
         if show {
             eprintln!("cross-validate: fitting without {g} ({i}/{n})");
         }
@@ -364,6 +385,7 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
     };
     rep.meta
         .push(("calibration".into(), spec.file.display().to_string()));
+    rep.meta.push(("objective".into(), objective_text(spec)));
     rep.meta.push((
         "predicted".into(),
         "each figure by a fit that left out its group (paper figure or table)".into(),

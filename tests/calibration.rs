@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use iosim::calibrate::{cross_validate, fit, group_of, lm::LmSettings, Problem};
+use iosim::calibrate::{cross_validate, fit, group_of, lm::LmSettings, Objective, Problem};
 use iosim::loader::{load_registry, parse_calibration, parse_scenario};
 use iosim::model::{CalibrationSpec, Registry, Scenario};
 
@@ -154,7 +154,15 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
         threads: 2,
     };
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
-    let f = fit(&pb, &start, |_| true, LmSettings::default(), 0.0, |_, _| {}).expect("fit runs");
+    let f = fit(
+        &pb,
+        &start,
+        |_| true,
+        LmSettings::default(),
+        Objective::default(),
+        |_, _| {},
+    )
+    .expect("fit runs");
     for (p, want) in f.params.iter().zip(TRUTH) {
         let err = (p.value - want).abs() / want;
         assert!(
@@ -193,10 +201,15 @@ fn line_of(text: &str, needle: &str) -> usize {
 
 /// A calibration file with `old` replaced by `new` must fail with file:line and key.
 fn expect_calibration_error(old: &str, new: &str, key: &str) {
+    expect_calibration_error_at(old, new, key, new.lines().next().unwrap_or(new));
+}
+
+/// As [`expect_calibration_error`], the line being the one holding `at`.
+fn expect_calibration_error_at(old: &str, new: &str, key: &str, at: &str) {
     let dir = tempfile::TempDir::new().expect("temp dir");
     let text = CALIBRATION.replacen(old, new, 1);
     assert_ne!(text, CALIBRATION, "the mutation applies");
-    let line = line_of(&text, new.lines().next().unwrap_or(new));
+    let line = line_of(&text, at);
     std::fs::write(dir.path().join("bad.toml"), &text).expect("write");
     let out = iosim(
         dir.path(),
@@ -283,6 +296,16 @@ fn an_unknown_scale_is_located() {
         "initial = 8",
         "scale = \"loud\"\ninitial = 8",
         "free[0].scale",
+    );
+}
+
+#[test]
+fn a_robust_threshold_outside_its_range_is_located() {
+    expect_calibration_error_at(
+        "[[free]]",
+        "[calibration]\nrobust_above_pct = 500\n\n[[free]]",
+        "calibration.robust_above_pct",
+        "robust_above_pct",
     );
 }
 
@@ -429,7 +452,14 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
         threads: 2,
     };
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
-    let held = cross_validate(&pb, &start, LmSettings::default(), 0.0, |_, _, _| {}).expect("runs");
+    let held = cross_validate(
+        &pb,
+        &start,
+        LmSettings::default(),
+        Objective::default(),
+        |_, _, _| {},
+    )
+    .expect("runs");
     let ids: Vec<&str> = held.iter().map(|h| h.row.id.as_str()).collect();
     assert_eq!(ids, ["syn.bd", "syn.rd", "syn.rx"]);
     for h in &held {

@@ -66,7 +66,7 @@ fn hp2g_cells_reads_flat() {
 
 #[test]
 #[ignore = "model gap: GigE receive alone is limited by its interrupt CPU, whose cache \
-            misses slow with the partition's memory latency: 827 -> 805 Mbit/s (-2.6%) \
+            misses slow with the partition's memory latency: 883 -> 859 Mbit/s (-2.8%) \
             from 1 to 4 cells, paper 929 -> 921 (-0.9%); run with --ignored to see it fail"]
 fn hp2g_cells_reads_flat_gige_receive() {
     assert_flat("gige-rx");
@@ -182,7 +182,7 @@ fn hp2g_pci66_bus_limited() {
 
 #[test]
 #[ignore = "model gap: GigE receive beside FC BD in a PCI-66 slot keeps what it gets \
-            alone (827 Mbit/s, its CPU limit; paper 585): nothing in the fitted model \
+            alone (883 Mbit/s, its CPU limit; paper 585): nothing in the fitted model \
             squeezes the receive side off the bus; run with --ignored to see it fail"]
 fn hp2g_pci66_bus_limited_gige_receive() {
     // The claim's own example: GigE Rx + FC BD, 585 on PCI-66 against 837 on PCI-X.

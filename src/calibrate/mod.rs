@@ -161,18 +161,43 @@ pub struct Fit {
     pub evaluations: u32,
 }
 
+/// What the fit minimises besides the figures' squared relative errors.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Objective {
+    /// One residual per parameter, `prior_weight * (u - u0)` in scaled units:
+    /// a weak pull towards the start that decides only the directions the
+    /// figures leave flat (0: none).
+    pub prior_weight: f64,
+    /// A relative error (a fraction) beyond which a figure's cost grows
+    /// linearly instead of quadratically (Huber's loss; 0: plain least
+    /// squares). A figure the model cannot reach then pulls the fit no harder
+    /// than one this far off, instead of dragging every parameter it touches.
+    pub robust_above: f64,
+}
+
+impl Objective {
+    /// The residual whose square is the figure's cost: the relative error up
+    /// to `robust_above`, beyond it `sign(e) * sqrt(d * (2|e| - d))`.
+    pub fn residual(&self, e: f64) -> f64 {
+        let d = self.robust_above;
+        if d <= 0.0 || e.abs() <= d {
+            e
+        } else {
+            e.signum() * (d * (2.0 * e.abs() - d)).sqrt()
+        }
+    }
+}
+
 /// Fits the free parameters to the figures for which `train` is true, from
-/// `start` (base units). `prior_weight` adds one residual per parameter,
-/// `prior_weight * (u - u0)` in scaled units: a weak pull towards the start
-/// that decides only the directions the figures leave flat. Intervals and
-/// pinning come from the figures' residuals alone. `progress` hears
-/// (iteration, sum of squares).
+/// `start` (base units), minimising the figures' costs (see [`Objective`])
+/// plus the prior's. Intervals and pinning come from the figures' residuals
+/// alone. `progress` hears (iteration, sum of squares).
 pub fn fit<T, P>(
     pb: &Problem,
     start: &[f64],
     train: T,
     settings: LmSettings,
-    prior_weight: f64,
+    objective: Objective,
     progress: P,
 ) -> Result<Fit>
 where
@@ -193,15 +218,16 @@ where
             .map(|id| {
                 rows.iter()
                     .find(|r| &r.id == id)
-                    .map(|r| r.error_pct / 100.0)
+                    .map(|r| objective.residual(r.error_pct / 100.0))
                     .unwrap_or(0.0)
             })
             .collect())
     };
     let residuals = |u: &[f64]| -> Result<Vec<f64>> {
         let mut r = data_residuals(u)?;
-        if prior_weight > 0.0 {
-            r.extend(u.iter().zip(&u0).map(|(a, b)| prior_weight * (a - b)));
+        let w = objective.prior_weight;
+        if w > 0.0 {
+            r.extend(u.iter().zip(&u0).map(|(a, b)| w * (a - b)));
         }
         Ok(r)
     };
@@ -333,13 +359,13 @@ pub fn cross_validate<P>(
     pb: &Problem,
     start: &[f64],
     settings: LmSettings,
-    prior_weight: f64,
+    objective: Objective,
     mut progress: P,
 ) -> Result<Vec<HeldOut>>
 where
     P: FnMut(&str, usize, usize),
 {
-    let all = fit(pb, start, |_| true, settings, prior_weight, |_, _| {})?;
+    let all = fit(pb, start, |_| true, settings, objective, |_, _| {})?;
     let mut groups: Vec<String> = Vec::new();
     for r in &all.rows_fitted {
         let g = group_of(r);
@@ -356,7 +382,7 @@ where
             start,
             |r| &group_of(r) != g,
             settings,
-            prior_weight,
+            objective,
             |_, _| {},
         )?;
         for (r, fitted) in f.rows_fitted.iter().zip(&all.rows_fitted) {
@@ -372,4 +398,37 @@ where
     // Back in the order of the full fit's figures.
     held.sort_by_key(|h| all.rows_fitted.iter().position(|r| r.id == h.row.id));
     Ok(held)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Objective;
+
+    #[test]
+    fn plain_least_squares_keeps_the_error() {
+        let o = Objective::default();
+        assert_eq!(o.residual(0.42), 0.42);
+        assert_eq!(o.residual(-0.03), -0.03);
+    }
+
+    #[test]
+    fn beyond_the_threshold_the_cost_grows_linearly_and_continuously() {
+        let o = Objective {
+            prior_weight: 0.0,
+            robust_above: 0.1,
+        };
+        // Inside: unchanged.
+        assert_eq!(o.residual(0.05), 0.05);
+        // Continuous at the threshold.
+        assert!((o.residual(0.1 + 1e-12) - 0.1).abs() < 1e-9);
+        // Huber: the squared residual is d * (2|e| - d), linear in |e|.
+        for e in [0.2_f64, 0.4, 0.6] {
+            let r = o.residual(e);
+            assert!((r * r - 0.1 * (2.0 * e - 0.1)).abs() < 1e-12, "{e}: {r}");
+            assert_eq!(o.residual(-e), -r);
+        }
+        // A 60% error costs 11 times a 10% one, not 36 times.
+        let ratio = o.residual(0.6).powi(2) / o.residual(0.1).powi(2);
+        assert!((ratio - 11.0).abs() < 1e-9, "{ratio}");
+    }
 }

@@ -28,6 +28,7 @@ struct RawSettings {
     difference_step: Option<Spanned<f64>>,
     search_evaluations: Option<Spanned<u32>>,
     prior_weight: Option<Spanned<f64>>,
+    robust_above_pct: Option<Spanned<f64>>,
     #[serde(default)]
     not_refit: Vec<String>,
 }
@@ -124,6 +125,14 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         (0.0, 1.0),
         0.0,
         " (a relative error per whole range)",
+    )?;
+    let robust_above_pct = setting(
+        &src,
+        settings.and_then(|c| c.robust_above_pct.as_ref()),
+        "calibration.robust_above_pct",
+        (0.0, 100.0),
+        0.0,
+        " (percent; 0 for plain least squares)",
     )?;
     if raw.free.get_ref().is_empty() {
         return Err(src.invalid(
@@ -325,6 +334,7 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         difference_step,
         search_evaluations,
         prior_weight,
+        robust_above_pct,
         not_refit: raw
             .calibration
             .as_ref()

@@ -50,6 +50,9 @@ pub struct CalibrationSpec {
     /// Weight of the pull towards the initial values: moving a parameter across
     /// its whole range costs as much as this relative error on one figure.
     pub prior_weight: f64,
+    /// Relative error, in percent, beyond which a figure's cost grows
+    /// linearly (Huber's loss); 0 for plain least squares.
+    pub robust_above_pct: f64,
     /// Fitted values that are not free parameters (structural choices made
     /// with the figures in view, which cross-validation cannot refit); they
     /// count against the budget of one fitted value per five figures.
