@@ -97,42 +97,27 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
     let max_iterations = setting(
         &src,
         settings.and_then(|c| c.max_iterations.as_ref()),
-        "calibration.max_iterations",
-        (1.0, 1000.0),
-        30.0,
-        "",
+        &MAX_ITERATIONS,
     )? as u32;
     let difference_step = setting(
         &src,
         settings.and_then(|c| c.difference_step.as_ref()),
-        "calibration.difference_step",
-        (0.001, 0.25),
-        0.02,
-        " (a fraction of each parameter's range)",
+        &DIFFERENCE_STEP,
     )?;
     let search_evaluations = setting(
         &src,
         settings.and_then(|c| c.search_evaluations.as_ref()),
-        "calibration.search_evaluations",
-        (0.0, 100_000.0),
-        400.0,
-        "",
+        &SEARCH_EVALUATIONS,
     )? as u32;
     let prior_weight = setting(
         &src,
         settings.and_then(|c| c.prior_weight.as_ref()),
-        "calibration.prior_weight",
-        (0.0, 1.0),
-        0.0,
-        " (a relative error per whole range)",
+        &PRIOR_WEIGHT,
     )?;
     let robust_above_pct = setting(
         &src,
         settings.and_then(|c| c.robust_above_pct.as_ref()),
-        "calibration.robust_above_pct",
-        (0.0, 100.0),
-        0.0,
-        " (percent; 0 for plain least squares)",
+        &ROBUST_ABOVE_PCT,
     )?;
     if raw.free.get_ref().is_empty() {
         return Err(src.invalid(
@@ -345,23 +330,71 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
 
 /// A number of the `[calibration]` table: `default` when absent, else
 /// checked against `range`.
+/// A `[calibration]` setting: its key, allowed range, default and a hint for
+/// the message when it is out of range.
+struct SettingRule {
+    key: &'static str,
+    range: (f64, f64),
+    default: f64,
+    hint: &'static str,
+}
+
+const fn rule(
+    key: &'static str,
+    lo: f64,
+    hi: f64,
+    default: f64,
+    hint: &'static str,
+) -> SettingRule {
+    SettingRule {
+        key,
+        range: (lo, hi),
+        default,
+        hint,
+    }
+}
+
+const MAX_ITERATIONS: SettingRule = rule("calibration.max_iterations", 1.0, 1000.0, 30.0, "");
+const DIFFERENCE_STEP: SettingRule = rule(
+    "calibration.difference_step",
+    0.001,
+    0.25,
+    0.02,
+    " (a fraction of each parameter's range)",
+);
+const SEARCH_EVALUATIONS: SettingRule =
+    rule("calibration.search_evaluations", 0.0, 100_000.0, 400.0, "");
+const PRIOR_WEIGHT: SettingRule = rule(
+    "calibration.prior_weight",
+    0.0,
+    1.0,
+    0.0,
+    " (a relative error per whole range)",
+);
+const ROBUST_ABOVE_PCT: SettingRule = rule(
+    "calibration.robust_above_pct",
+    0.0,
+    100.0,
+    0.0,
+    " (percent; 0 for plain least squares)",
+);
+
+/// The value of setting `rule`, its default when absent, checked against its range.
 fn setting<T: Copy + Into<f64>>(
     src: &Source,
     value: Option<&Spanned<T>>,
-    key: &str,
-    range: (f64, f64),
-    default: f64,
-    hint: &str,
+    rule: &SettingRule,
 ) -> Result<f64> {
     let Some(v) = value else {
-        return Ok(default);
+        return Ok(rule.default);
     };
     let x: f64 = (*v.get_ref()).into();
-    if !(x.is_finite() && (range.0..=range.1).contains(&x)) {
+    let (lo, hi) = rule.range;
+    if !(x.is_finite() && (lo..=hi).contains(&x)) {
         return Err(src.invalid(
-            key,
+            rule.key,
             v.span(),
-            format!("{x} is outside {} to {}{hint}", range.0, range.1),
+            format!("{x} is outside {lo} to {hi}{}", rule.hint),
         ));
     }
     Ok(x)
