@@ -21,7 +21,7 @@ struct RawCalibration {
     free: Spanned<Vec<RawFree>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSettings {
     max_iterations: Option<Spanned<u32>>,
@@ -93,32 +93,14 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
     if raw.kind.get_ref() != "calibration" {
         return Err(src.invalid("kind", raw.kind.span(), "expected kind = \"calibration\""));
     }
-    let settings = raw.calibration.as_ref();
-    let max_iterations = setting(
-        &src,
-        settings.and_then(|c| c.max_iterations.as_ref()),
-        &MAX_ITERATIONS,
-    )? as u32;
-    let difference_step = setting(
-        &src,
-        settings.and_then(|c| c.difference_step.as_ref()),
-        &DIFFERENCE_STEP,
-    )?;
-    let search_evaluations = setting(
-        &src,
-        settings.and_then(|c| c.search_evaluations.as_ref()),
-        &SEARCH_EVALUATIONS,
-    )? as u32;
-    let prior_weight = setting(
-        &src,
-        settings.and_then(|c| c.prior_weight.as_ref()),
-        &PRIOR_WEIGHT,
-    )?;
-    let robust_above_pct = setting(
-        &src,
-        settings.and_then(|c| c.robust_above_pct.as_ref()),
-        &ROBUST_ABOVE_PCT,
-    )?;
+    let absent = RawSettings::default();
+    let c = raw.calibration.as_ref().unwrap_or(&absent);
+    let max_iterations = setting(&src, c.max_iterations.as_ref(), &MAX_ITERATIONS)? as u32;
+    let difference_step = setting(&src, c.difference_step.as_ref(), &DIFFERENCE_STEP)?;
+    let search_evaluations =
+        setting(&src, c.search_evaluations.as_ref(), &SEARCH_EVALUATIONS)? as u32;
+    let prior_weight = setting(&src, c.prior_weight.as_ref(), &PRIOR_WEIGHT)?;
+    let robust_above_pct = setting(&src, c.robust_above_pct.as_ref(), &ROBUST_ABOVE_PCT)?;
     if raw.free.get_ref().is_empty() {
         return Err(src.invalid(
             "free",
@@ -320,11 +302,7 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         search_evaluations,
         prior_weight,
         robust_above_pct,
-        not_refit: raw
-            .calibration
-            .as_ref()
-            .map(|c| c.not_refit.clone())
-            .unwrap_or_default(),
+        not_refit: c.not_refit.clone(),
     })
 }
 
