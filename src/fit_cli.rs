@@ -5,8 +5,12 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use iosim::calibrate::{cross_validate, fit, lm::LmSettings, Fit, Objective, Problem};
-use iosim::loader::{load_bundled_calibration, load_bundled_scenarios, load_calibration};
+use iosim::calibrate::{
+    cross_validate, fit, lm::LmSettings, CrossValidation, Fit, Objective, Problem,
+};
+use iosim::loader::{
+    load_bundled_calibration, load_bundled_scenarios, load_calibration, load_registry,
+};
 use iosim::model::{CalibrationSpec, Registry, Scenario};
 use iosim::report::{self, Cell, Report, Section};
 use iosim::stats::mean_ci95;
@@ -24,21 +28,34 @@ fn calibration(reg: &mut Registry, file: &Option<PathBuf>) -> iosim::Result<Cali
 
 /// What both fitting commands load: models, free parameters, scenarios.
 struct Setup {
+    /// The model files' values, no fit applied: every parameter the
+    /// calibration does not free keeps what its file says, whatever a fitted
+    /// file once set it to.
     reg: Registry,
     spec: CalibrationSpec,
     scenarios: Vec<Scenario>,
+    /// The free parameters' values in use (`--params`, the bundled fit, or
+    /// `--hand-set`), base units.
+    in_use: Vec<f64>,
 }
 
 impl Setup {
     fn load(common: &Common, file: &Option<PathBuf>) -> iosim::Result<Setup> {
-        let mut reg = common.registry()?;
+        let mut reg = load_registry(&common.models)?;
         let spec = calibration(&mut reg, file)?;
         let scenarios = load_bundled_scenarios(&reg)?;
         check_budget(&spec, &scenarios)?;
+        let mut used = common.registry()?;
+        let in_use = spec
+            .free
+            .iter()
+            .map(|f| used.param(&f.path).map(|p| p.base).unwrap_or(f.initial))
+            .collect();
         Ok(Setup {
             reg,
             spec,
             scenarios,
+            in_use,
         })
     }
 
@@ -94,19 +111,9 @@ pub fn calibrate_cmd(
     output: &Path,
 ) -> iosim::Result<String> {
     let setup = Setup::load(common, file)?;
-    let (reg, spec) = (&setup.reg, &setup.spec);
+    let spec = &setup.spec;
     let pb = setup.problem(common);
-    let in_use: Vec<f64> = spec
-        .free
-        .iter()
-        .map(|f| {
-            reg.clone()
-                .param(&f.path)
-                .map(|p| p.base)
-                .unwrap_or(f.initial)
-        })
-        .collect();
-    let hand_rows = pb.rows_at(&in_use)?;
+    let hand_rows = pb.rows_at(&setup.in_use)?;
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let t0 = Instant::now();
     let settings = settings_of(spec);
@@ -318,11 +325,12 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
     let settings = settings_of(spec);
     let t0 = Instant::now();
     let show = progress_on();
-    let held = cross_validate(&pb, &start, settings, objective_of(spec), |g, i, n| {
+    let cv = cross_validate(&pb, &start, settings, objective_of(spec), |g, i, n| {
         if show {
             eprintln!("cross-validate: fitting without {g} ({i}/{n})");
         }
     })?;
+    let held = &cv.held;
     eprintln!(
         "cross-validate: {} figures held out in turn, {:.1} s",
         held.len(),
@@ -336,7 +344,7 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
         ]
         .concat(),
     );
-    for h in &held {
+    for h in held {
         let mut cells = figure_cells(&h.row);
         cells.extend([
             Cell::Num(h.fitted_error_pct, 1),
@@ -392,7 +400,45 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
     ));
     rep.sections.push(s);
     rep.sections.push(p);
+    rep.sections.push(folds_section(&cv));
     Ok(rep.render(common.format.into()))
+}
+
+/// Each free parameter as the full fit and every fold found it: a value that
+/// moves far when a group is left out is one that group alone pins.
+fn folds_section(cv: &CrossValidation) -> Section {
+    let mut s = Section::new(
+        "folds",
+        &[
+            "parameter",
+            "unit",
+            "fitted_all",
+            "held_out_group",
+            "fitted_without",
+            "bound",
+        ],
+    );
+    for (i, a) in cv.all.iter().enumerate() {
+        let k = a.free.unit_scale;
+        for fold in &cv.folds {
+            let Some(p) = fold.params.get(i) else {
+                continue;
+            };
+            s.rows.push(vec![
+                Cell::Text(a.free.path.clone()),
+                Cell::Text(a.free.unit.clone()),
+                Cell::Num(a.value / k, 4),
+                Cell::Text(fold.group.clone()),
+                Cell::Num(p.value / k, 4),
+                Cell::Text(
+                    p.at_bound
+                        .map(|b| format!("at {b}"))
+                        .unwrap_or_else(|| "inside".into()),
+                ),
+            ]);
+        }
+    }
+    s
 }
 
 /// Mean and 95% CI of every function's throughput and every bus's

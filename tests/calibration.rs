@@ -392,21 +392,38 @@ fn a_fitted_file_is_applied_with_params_and_a_bad_one_is_located() {
 }
 
 #[test]
+fn a_fitted_file_may_not_set_a_parameter_its_model_does_not_call_fitted() {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let text = "kind = \"fitted\"\n\n[[param]]\npath = \"server.rp8400-seu.rope_bandwidth\"\nvalue = 300\nunit = \"MB/s\"\n";
+    std::fs::write(dir.path().join("stale.toml"), text).expect("write");
+    let out = iosim(dir.path(), &["validate", "--params", "stale.toml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("stale.toml:4")
+            && err.contains("param[0].path")
+            && err.contains("not a fitted parameter"),
+        "{err}"
+    );
+}
+
+#[test]
 fn replications_report_a_mean_and_interval_per_metric() {
     let dir = tempfile::TempDir::new().expect("temp dir");
     let reg = load_registry(&[]).expect("bundled");
     let _ = reg;
-    // FC write in a 4-cell partition: remote lines make replications differ.
     let text = SCENARIO
         .replace("{P1}", "1000")
         .replace("{P2}", "190")
         .replace("{P3}", "900")
         .replace(
             "id = \"rd\"\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 1",
-            "id = \"rd\"\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 4",
+            "id = \"rd\"\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 2",
         )
-        .replace("direction = \"read\"", "direction = \"write\"");
-    assert!(text.contains("cells = 4") && text.contains("\"write\""));
+        .replace("direction = \"read\"", "direction = \"bidirectional\"");
+    // FC bidirectional on 2 cells: its reads wait for local or remote lines at
+    // random, so replications differ.
+    assert!(text.contains("cells = 2") && text.contains("\"bidirectional\""));
     std::fs::write(dir.path().join("s.toml"), text).expect("write");
     let args = [
         "run",
@@ -452,7 +469,7 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
         threads: 2,
     };
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
-    let held = cross_validate(
+    let cv = cross_validate(
         &pb,
         &start,
         LmSettings::default(),
@@ -460,9 +477,17 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
         |_, _, _| {},
     )
     .expect("runs");
+    // One fold per group, each with every free parameter.
+    let groups: Vec<&str> = cv.folds.iter().map(|f| f.group.as_str()).collect();
+    assert_eq!(groups.len(), 3, "{groups:?}");
+    for f in &cv.folds {
+        assert_eq!(f.params.len(), spec.free.len(), "{}", f.group);
+    }
+    assert_eq!(cv.all.len(), spec.free.len());
+    let held = &cv.held;
     let ids: Vec<&str> = held.iter().map(|h| h.row.id.as_str()).collect();
     assert_eq!(ids, ["syn.bd", "syn.rd", "syn.rx"]);
-    for h in &held {
+    for h in held {
         assert_eq!(h.group, group_of(&h.row));
         assert!(
             h.fitted_error_pct.abs() < 1.0,
@@ -481,6 +506,25 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
         rd.row.error_pct.abs() > rd.fitted_error_pct.abs(),
         "{:?}",
         rd.row
+    );
+    // Its fold reports the latency where it started (1100 us), the full fit
+    // near the truth (750 us).
+    let fold = cv
+        .folds
+        .iter()
+        .find(|f| f.group == rd.group)
+        .expect("a fold per group");
+    // Base unit: ns.
+    let latency = |ps: &[iosim::calibrate::ParamFit]| ps[1].value / 1e3;
+    assert!(
+        (latency(&fold.params) - 1100.0).abs() < 1.0,
+        "{}",
+        latency(&fold.params)
+    );
+    assert!(
+        (latency(&cv.all) - 750.0).abs() < 15.0,
+        "{}",
+        latency(&cv.all)
     );
 }
 

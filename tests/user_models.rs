@@ -66,6 +66,7 @@ rx_descriptor_batch = { value = 8, unit = "count", source = "test" }
 tx_ring_frames = { value = 64, unit = "frames", source = "test" }
 tx_fifo = { value = 16, unit = "KiB", source = "test" }
 rx_fifo = { value = 16, unit = "KiB", source = "test" }
+pio_reads_per_interrupt = { value = 1, unit = "count", source = "test" }
 "#;
 
 /// A scenario on the test hardware; `{SLOT}` is replaced by the slot name.

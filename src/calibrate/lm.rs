@@ -42,7 +42,9 @@ impl Default for LmSettings {
 /// search: each parameter up and down by a step that halves when no move
 /// helps, from 1/16 to 1/256, each sweep that moved followed by a pattern move
 /// along the sweep's net displacement; when it stalls, moves of two
-/// continuous parameters at once, and the compass again after any that helps.
+/// continuous parameters at once, and the compass again after any that helps;
+/// when that stalls too, one more scan of each continuous parameter over a
+/// 17-point grid (the others now settled), and the compass again if it helped.
 /// A discrete parameter (`min_step[p] > 0`, the
 /// scaled distance between its choices) always moves by at least one choice.
 /// A point already evaluated is not evaluated again, and the search stops
@@ -65,6 +67,7 @@ where
         u,
         r,
         evals: 1,
+        fine_scanned: false,
     };
     for _sweep in 0..2 {
         for p in 0..st.u.len() {
@@ -87,7 +90,14 @@ where
     let mut first: f64 = 1.0 / 16.0;
     loop {
         st.compass_phase(f, min_step, first, budget)?;
-        if !st.pair_phase(f, min_step, budget)? {
+        if st.pair_phase(f, min_step, budget)? {
+            first = 1.0 / 32.0;
+            continue;
+        }
+        // Stalled: scan each continuous parameter again over a grid twice as
+        // fine, now that the others have settled; a better valley of one
+        // parameter, hidden while the others were far off, is found this way.
+        if !st.fine_scan(f, min_step, budget)? {
             break;
         }
         first = 1.0 / 32.0;
@@ -106,6 +116,7 @@ struct Search {
     c: f64,
     evals: u32,
     seen: HashSet<Vec<u64>>,
+    fine_scanned: bool,
 }
 
 impl Search {
@@ -187,6 +198,33 @@ impl Search {
             }
         }
         Ok(false)
+    }
+
+    /// Each continuous parameter in turn at every point of a 17-point grid;
+    /// true when it moved. Each parameter is scanned at most once per search.
+    fn fine_scan<F>(&mut self, f: &mut F, min_step: &[f64], budget: u32) -> Result<bool>
+    where
+        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+    {
+        if self.fine_scanned {
+            return Ok(false);
+        }
+        self.fine_scanned = true;
+        let mut moved = false;
+        for p in 0..self.u.len() {
+            if min_step.get(p).copied().unwrap_or(0.0) > 0.0 {
+                continue;
+            }
+            for i in 0..=16 {
+                if self.evals >= budget {
+                    return Ok(moved);
+                }
+                let mut v = self.u.clone();
+                v[p] = i as f64 / 16.0;
+                moved |= self.try_point(f, v)?;
+            }
+        }
+        Ok(moved)
     }
 
     /// Evaluates `v` unless it was evaluated before, and moves there if it is
@@ -391,6 +429,26 @@ mod tests {
         assert!(
             evals <= 5,
             "{evals} evaluations: points were evaluated twice"
+        );
+    }
+
+    #[test]
+    fn the_fine_scan_finds_a_narrow_well_between_the_coarse_grid_points() {
+        // A shallow bowl at 0.3, and a deeper well of half-width 0.02 at
+        // 13/16: the nine-point grid (multiples of 1/8) misses it, the
+        // compass from 0.3 never gets there, the 17-point grid lands in it.
+        let mut f = |u: &[f64]| -> Result<Vec<f64>> {
+            let well = 13.0 / 16.0;
+            Ok(vec![if (u[0] - well).abs() < 0.02 {
+                u[0] - well
+            } else {
+                0.1 + (u[0] - 0.3).abs()
+            }])
+        };
+        let (u, r, _) = compass(&mut f, &[0.3], &[], 400).expect("no model error");
+        assert!(
+            r[0].abs() < 1e-9 && (u[0] - 13.0 / 16.0).abs() < 1e-9,
+            "{u:?} {r:?}"
         );
     }
 

@@ -354,6 +354,27 @@ pub struct HeldOut {
     pub group: String,
 }
 
+/// The parameters one cross-validation fold found without its group.
+#[derive(Debug, Clone)]
+pub struct Fold {
+    /// The group left out.
+    pub group: String,
+    /// The fold's fit of every free parameter.
+    pub params: Vec<ParamFit>,
+}
+
+/// What leave-one-group-out cross-validation found.
+#[derive(Debug, Clone)]
+pub struct CrossValidation {
+    /// Every figure, predicted by the fold that left its group out, in the
+    /// order of the full fit's figures.
+    pub held: Vec<HeldOut>,
+    /// The fit of the free parameters with every figure.
+    pub all: Vec<ParamFit>,
+    /// Each fold's parameters, in the order the groups were left out.
+    pub folds: Vec<Fold>,
+}
+
 /// Leave-one-group-out cross-validation. `progress` hears (group, index, count).
 pub fn cross_validate<P>(
     pb: &Problem,
@@ -361,7 +382,7 @@ pub fn cross_validate<P>(
     settings: LmSettings,
     objective: Objective,
     mut progress: P,
-) -> Result<Vec<HeldOut>>
+) -> Result<CrossValidation>
 where
     P: FnMut(&str, usize, usize),
 {
@@ -374,6 +395,7 @@ where
         }
     }
     let mut held = Vec::new();
+    let mut folds = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
         progress(g, gi + 1, groups.len());
         // Each fold starts from the declared initial values, not from the full fit.
@@ -394,10 +416,18 @@ where
                 });
             }
         }
+        folds.push(Fold {
+            group: g.clone(),
+            params: f.params,
+        });
     }
     // Back in the order of the full fit's figures.
     held.sort_by_key(|h| all.rows_fitted.iter().position(|r| r.id == h.row.id));
-    Ok(held)
+    Ok(CrossValidation {
+        held,
+        all: all.params,
+        folds,
+    })
 }
 
 #[cfg(test)]

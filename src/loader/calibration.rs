@@ -475,6 +475,17 @@ fn apply_fitted_inner(
         if only_bundled && !target.at.file.starts_with("<bundled>") {
             continue;
         }
+        if !target.is_fitted() {
+            // A value fitted once must not outlive the decision to fix it.
+            return Err(Error::Invalid {
+                at: src.at(&k("path"), p.path.span()),
+                message: format!(
+                    "`{}` is not a fitted parameter (its model file gives its source as \"{}\"): a fitted file sets only parameters whose source says \"fitted\"",
+                    p.path.get_ref(),
+                    target.source
+                ),
+            });
+        }
         reg.set_param_from(
             p.path.get_ref(),
             base,

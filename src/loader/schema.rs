@@ -234,6 +234,13 @@ pub const NIC: &[ParamRule] = dma_engine_rules![
     ),
     r("tx_fifo", Size, 2048.0, 1048576.0, "on-chip transmit FIFO"),
     r("rx_fifo", Size, 2048.0, 1048576.0, "on-chip receive FIFO"),
+    r(
+        "pio_reads_per_interrupt",
+        Count,
+        0.0,
+        16.0,
+        "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus",
+    ),
 ];
 
 /// Parameters of a Fibre Channel HBA function.

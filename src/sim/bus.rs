@@ -17,12 +17,16 @@
 //!   delayed-read slots and fetches `delayed_read_prefetch` bytes; the master
 //!   asks again after `retry_interval` and, once the data is there, reads it
 //!   (`completion_overhead + data` clocks). Attempts while every slot holds
-//!   another master's read are retried too, and cost bus time.
+//!   another master's read are retried too, and cost bus time;
+//! - register read (programmed I/O by a CPU): mastered by the bridge in its
+//!   round-robin turn, `completion_overhead` clocks plus one 8-byte data
+//!   phase; the CPU stalls until it is back (`io_read_latency` later).
 
 use std::collections::VecDeque;
 
 use super::config::{BridgeCfg, BusCfg};
 use super::meter::BusyMeter;
+use super::path::PIO_BYTES;
 use super::path::{Fetch, FetchKind};
 use super::{Ev, System};
 use crate::engine::Scheduler;
@@ -52,6 +56,12 @@ pub enum BusItem {
         op: u64,
         /// Bytes still to read.
         left: u64,
+    },
+    /// A CPU's read of a device register (programmed I/O), mastered by the
+    /// bridge; CPU `cpu` is stalled until it returns.
+    Pio {
+        /// The stalled CPU.
+        cpu: usize,
     },
     /// Split completion of `bytes` for op `op` of global function `func`.
     Completion {
@@ -118,6 +128,9 @@ enum Tx {
         bytes: u64,
         func: usize,
         last: bool,
+    },
+    Pio {
+        cpu: usize,
     },
 }
 
@@ -313,6 +326,13 @@ impl System {
                     }
                 }
             }
+            (Some(BusItem::Pio { cpu }), None) => {
+                self.buses[b].masters[m].queue.pop_front();
+                (
+                    Tx::Pio { cpu },
+                    cfg.completion_overhead + cfg.data_clocks(PIO_BYTES),
+                )
+            }
             (Some(BusItem::Completion { func, op, bytes }), None) => {
                 let bus = &mut self.buses[b];
                 let chunk = bytes.min(cap);
@@ -390,6 +410,9 @@ impl System {
                 self.buses[b].data_bytes += bytes;
                 self.dma_read_data(func, op, bytes, last, s);
             }
+            Tx::Pio { cpu } => {
+                self.rope_push(b, super::path::RopeItem::PioData { cpu }, s);
+            }
         }
         self.bus_arbitrate(b, s);
     }
@@ -407,6 +430,15 @@ impl System {
         self.buses[b].masters[bm]
             .queue
             .push_back(BusItem::Completion { func, op, bytes });
+        self.bus_arbitrate(b, s);
+    }
+
+    /// Queues a register read by CPU `cpu` at the bridge of bus `b`.
+    pub(super) fn bus_push_pio(&mut self, b: usize, cpu: usize, s: &mut Scheduler<Ev>) {
+        let bm = self.buses[b].bridge_master();
+        self.buses[b].masters[bm]
+            .queue
+            .push_back(BusItem::Pio { cpu });
         self.bus_arbitrate(b, s);
     }
 

@@ -169,6 +169,8 @@ pub struct NicCfg {
     pub tx_fifo: u64,
     /// Receive FIFO bytes.
     pub rx_fifo: u64,
+    /// Register reads per interrupt (one interrupt per received frame).
+    pub pio_reads: u32,
 }
 
 /// HBA engine parameters.
@@ -405,6 +407,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         tx_ring: fp.count("tx_ring_frames").max(1) as u32,
                         tx_fifo: fp.count("tx_fifo"),
                         rx_fifo: fp.count("rx_fifo"),
+                        pio_reads: fp.count("pio_reads_per_interrupt") as u32,
                     };
                     if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
                         return Err(Error::Invalid {

@@ -67,6 +67,9 @@ pub enum CpuWork {
 pub struct Cpu {
     queue: VecDeque<(Picos, CpuWork)>,
     current: Option<CpuWork>,
+    /// Register reads the current work still waits for (the CPU is stalled,
+    /// and counted busy, while one is out).
+    pio_left: u32,
     /// Busy time.
     pub meter: BusyMeter,
 }
@@ -97,11 +100,63 @@ impl System {
         s.schedule_in(cost, Ev::CpuDone(c));
     }
 
-    /// CPU `c` finished its current work.
+    /// CPU `c` finished computing its current work: it reads the device's
+    /// registers the work calls for, one at a time, then finishes.
     pub(super) fn cpu_done(&mut self, c: usize, s: &mut Scheduler<Ev>) {
+        let Some(work) = self.cpus[c].current else {
+            return;
+        };
+        let reads = self.register_reads(work);
+        if reads > 0 {
+            self.cpus[c].pio_left = reads;
+            self.cpu_read_register(c, work, s);
+        } else {
+            self.cpu_finish(c, s);
+        }
+    }
+
+    /// The register read CPU `c` was stalled on has returned.
+    pub(super) fn cpu_pio_done(&mut self, c: usize, s: &mut Scheduler<Ev>) {
+        let Some(work) = self.cpus[c].current else {
+            return;
+        };
+        let cpu = &mut self.cpus[c];
+        cpu.pio_left = cpu.pio_left.saturating_sub(1);
+        if cpu.pio_left > 0 {
+            self.cpu_read_register(c, work, s);
+        } else {
+            self.cpu_finish(c, s);
+        }
+    }
+
+    /// Register reads that `work` makes: a NIC driver's per interrupt, one
+    /// interrupt per received frame.
+    fn register_reads(&self, work: CpuWork) -> u32 {
+        match work {
+            CpuWork::ReceiveSegment(f, _) | CpuWork::ReceiveAck(f, _) => match &self.funcs[f] {
+                super::Func::Nic(n) => n.cfg.pio_reads,
+                super::Func::Hba(_) => 0,
+            },
+            _ => 0,
+        }
+    }
+
+    /// CPU `c` reads a register of the function `work` belongs to.
+    fn cpu_read_register(&mut self, c: usize, work: CpuWork, s: &mut Scheduler<Ev>) {
+        let f = match work {
+            CpuWork::ReceiveSegment(f, _) | CpuWork::ReceiveAck(f, _) => f,
+            _ => return self.cpu_finish(c, s),
+        };
+        let b = self.fn_place[f].0;
+        self.rope_push(b, super::path::RopeItem::PioReq { cpu: c }, s);
+    }
+
+    /// CPU `c` is done with its current work and starts the next.
+    fn cpu_finish(&mut self, c: usize, s: &mut Scheduler<Ev>) {
         let Some(work) = self.cpus[c].current.take() else {
             return;
         };
+        self.cpus[c].pio_left = 0;
         self.cpus[c].meter.stop(s.now());
         self.cpu_start(c, s);
         match work {

@@ -35,6 +35,8 @@ pub enum Ev {
     MemDone(path::Fetch),
     /// CPU `c` finished its work.
     CpuDone(usize),
+    /// The register read CPU `c` is stalled on has returned.
+    PioDone(usize),
     /// A frame reached the end of a wire of function `f`.
     WireDone(usize, wire::Way),
     /// The netperf peer of function `f` sends an ACK up to a byte.
@@ -79,6 +81,7 @@ impl Model for System {
             Ev::RopeDone(b, d) => self.rope_done(b, d, s),
             Ev::MemDone(f) => self.mem_done(f, s),
             Ev::CpuDone(c) => self.cpu_done(c, s),
+            Ev::PioDone(c) => self.cpu_pio_done(c, s),
             Ev::WireDone(f, w) => self.wire_done(f, w, s),
             Ev::PeerAck(f, ack) => self.nic_peer_ack(f, ack, s),
             Ev::TargetReady(f, io) => self.hba_target_ready(f, io, s),

@@ -8,7 +8,10 @@
 //! Per received frame (data segment or ACK):
 //! 1. posted write of the frame, in `write_burst` bursts;
 //! 2. posted write of a status descriptor;
-//! 3. every `rx_descriptor_batch` frames, a read of that many fresh descriptors.
+//! 3. every `rx_descriptor_batch` frames, a read of that many fresh descriptors;
+//! 4. `pio_reads_per_interrupt` register reads by the interrupt CPU (one
+//!    interrupt per frame), each mastered by the bridge, its value returning
+//!    up the ropes behind the posted writes; the CPU stalls meanwhile.
 //!
 //! The driver queues at most `tx_ring_frames` data segments for transmission
 //! (ACKs are always queued).

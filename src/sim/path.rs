@@ -15,6 +15,9 @@ use super::{Ev, System};
 use crate::engine::{RngStream, Scheduler};
 use crate::units::Picos;
 
+/// Bytes of one register read (a 64-bit register).
+pub const PIO_BYTES: u64 = 8;
+
 /// What a read fetch will deliver to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FetchKind {
@@ -57,6 +60,17 @@ pub enum RopeItem {
     ReadReq(Fetch),
     /// Read data coming down.
     ReadData(Fetch),
+    /// A CPU's register read going down to the bus adapter.
+    PioReq {
+        /// The stalled CPU.
+        cpu: usize,
+    },
+    /// A register's value going up to CPU `cpu`: behind the posted writes
+    /// (PCI ordering: a read completion does not pass posted writes).
+    PioData {
+        /// The stalled CPU.
+        cpu: usize,
+    },
 }
 
 /// One direction of the ropes of a slot: a FIFO byte server.
@@ -97,8 +111,8 @@ impl Rope {
 impl RopeItem {
     fn dir(&self) -> usize {
         match self {
-            RopeItem::Write { .. } | RopeItem::ReadReq(_) => 0,
-            RopeItem::ReadData(_) => 1,
+            RopeItem::Write { .. } | RopeItem::ReadReq(_) | RopeItem::PioData { .. } => 0,
+            RopeItem::ReadData(_) | RopeItem::PioReq { .. } => 1,
         }
     }
 }
@@ -146,8 +160,9 @@ impl System {
         };
         let payload = match item {
             RopeItem::Write { bytes } => bytes,
-            RopeItem::ReadReq(_) => 0,
+            RopeItem::ReadReq(_) | RopeItem::PioReq { .. } => 0,
             RopeItem::ReadData(f) => f.bytes,
+            RopeItem::PioData { .. } => PIO_BYTES,
         };
         dir.current = Some(item);
         dir.meter.start(s.now());
@@ -182,6 +197,12 @@ impl System {
                     }
                     FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op),
                 }
+            }
+            RopeItem::PioReq { cpu } => self.bus_push_pio(b, cpu, s),
+            RopeItem::PioData { cpu } => {
+                // The fixed part of the round trip (bus adapters and cell
+                // controller), as for a DMA read.
+                s.schedule_in(self.ropes[b].cfg.io_read_latency, Ev::PioDone(cpu));
             }
         }
         self.rope_start(b, d, s);

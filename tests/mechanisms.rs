@@ -1,0 +1,62 @@
+//! Mechanisms checked in isolation on the bundled rp8400 scenarios: each test
+//! changes one model parameter and checks the direction and the shape of what
+//! follows, not a published number.
+
+use iosim::loader::{apply_bundled_fitted, load_bundled_scenarios, load_registry};
+use iosim::model::{Registry, Scenario};
+use iosim::validate::{figure_rows, run_scenario};
+
+const PIO: &str = "adapter.a9782a.gige.pio_reads_per_interrupt";
+
+fn registry_with(path: &str, value: f64) -> Registry {
+    let mut reg = load_registry(&[]).expect("bundled models load");
+    apply_bundled_fitted(&mut reg).expect("the bundled fit applies");
+    assert!(reg.set_param(path, value), "{path} exists");
+    reg
+}
+
+fn fig2(reg: &Registry) -> Scenario {
+    load_bundled_scenarios(reg)
+        .expect("bundled scenarios load")
+        .into_iter()
+        .find(|s| s.name == "hp2g-fig2-gige-receive")
+        .expect("Figure 2 scenario")
+}
+
+/// GigE receive predicted by `reg` for the figures of Figure 2 named.
+fn receive(reg: &Registry, ids: &[&str]) -> Vec<f64> {
+    let sc = fig2(reg);
+    let results = run_scenario(reg, &sc, 1, 2).expect("scenario runs");
+    let rows = figure_rows(reg, &sc, &results);
+    ids.iter()
+        .map(|id| {
+            rows.iter()
+                .find(|r| r.id == *id)
+                .unwrap_or_else(|| panic!("no figure {id}"))
+                .predicted
+        })
+        .collect()
+}
+
+/// A register read returns behind the posted writes and waits for the bus:
+/// it stalls the interrupt CPU longer when FC fills the PCI-66 bus and the
+/// ropes, so GigE receive (limited by that CPU) loses more beside FC than
+/// alone.
+#[test]
+fn register_reads_stall_the_interrupt_cpu_longer_on_a_busy_bus() {
+    let ids = ["hp2g.gige-rx.pci66.c1", "hp2g.gige-rx+fc-bd.pci66.c1"];
+    let none = receive(&registry_with(PIO, 0.0), &ids);
+    let one = receive(&registry_with(PIO, 1.0), &ids);
+    let alone_loss = 1.0 - one[0] / none[0];
+    let shared_loss = 1.0 - one[1] / none[1];
+    assert!(
+        alone_loss > 0.0,
+        "a register read costs CPU time: {none:?} -> {one:?}"
+    );
+    assert!(
+        shared_loss > 2.0 * alone_loss,
+        "beside FC the read waits longer: loss alone {:.1}%, beside FC {:.1}%",
+        100.0 * alone_loss,
+        100.0 * shared_loss
+    );
+}
