@@ -124,7 +124,9 @@ pub struct ParamFit {
     pub ci95: Option<(f64, f64)>,
     /// `min` or `max` when the fit ended on a bound.
     pub at_bound: Option<&'static str>,
-    /// The figures whose prediction moves most with it (id, d error_pct / d 10% of range).
+    /// The figures whose prediction moves most with it: (id, change of
+    /// error_pct over 10% of the range; for a discrete parameter, the largest
+    /// change when it takes a neighbouring choice).
     pub pinned_by: Vec<(String, f64)>,
     /// For a discrete parameter: the smallest relative rise of the sum of
     /// squares when it moves to a neighbouring choice.
@@ -238,22 +240,35 @@ where
     let x = pb.unscale(&out.u);
     let ssr_data: f64 = out.residuals.iter().map(|r| r * r).sum();
     let mut neighbour_rises: Vec<Option<f64>> = Vec::new();
+    // Per discrete parameter, each figure's largest move (in error points)
+    // when the parameter takes a neighbouring choice.
+    let mut neighbour_moves: Vec<Option<Vec<f64>>> = Vec::new();
     for (p, step) in steps.iter().enumerate() {
         if *step == 0.0 {
             neighbour_rises.push(None);
+            neighbour_moves.push(None);
             continue;
         }
         let mut rise = f64::INFINITY;
+        let mut moves = vec![0.0_f64; ids.len()];
         for dir in [-1.0, 1.0] {
             let mut v = out.u.clone();
             v[p] += dir * step;
             if !(-1e-9..=1.0 + 1e-9).contains(&v[p]) {
                 continue;
             }
-            let c: f64 = data_residuals(&v)?.iter().map(|r| r * r).sum();
+            let rv = data_residuals(&v)?;
+            let c: f64 = rv.iter().map(|r| r * r).sum();
             rise = rise.min((c - ssr_data) / ssr_data.max(1e-300));
+            for ((m, a), b) in moves.iter_mut().zip(&rv).zip(&out.residuals) {
+                let d = 100.0 * (a - b);
+                if d.abs() > m.abs() {
+                    *m = d;
+                }
+            }
         }
         neighbour_rises.push(Some(rise));
+        neighbour_moves.push(Some(moves));
     }
     let rows_fitted = pb.rows_at(&x)?;
     let k = pb.free.len();
@@ -306,11 +321,14 @@ where
         } else {
             None
         };
-        let mut by: Vec<(String, f64)> = ids
-            .iter()
-            .zip(&out.jacobian)
-            .map(|(id, row)| (id.clone(), row[p] * 0.1 * 100.0))
-            .collect();
+        let mut by: Vec<(String, f64)> = match &neighbour_moves[p] {
+            Some(moves) => ids.iter().cloned().zip(moves.iter().copied()).collect(),
+            None => ids
+                .iter()
+                .zip(&out.jacobian)
+                .map(|(id, row)| (id.clone(), row[p] * 0.1 * 100.0))
+                .collect(),
+        };
         by.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0)));
         by.truncate(3);
         params.push(ParamFit {

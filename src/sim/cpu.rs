@@ -12,6 +12,10 @@
 //! So a NIC receiving and sending at once shares one CPU between received data
 //! and received ACKs, while its two applications run elsewhere.
 //!
+//! A NIC's receive work ends with the driver's register reads (programmed
+//! I/O, `pio_reads_per_interrupt` per received frame), one at a time: the CPU
+//! stays busy, stalled, until each value is back (see `bus` and `path`).
+//!
 //! This placement is a structural choice made with the rp8400 figures in view,
 //! so it counts as fitted (`not_refit` in `models/calibration.toml`). The
 //! alternatives considered:
