@@ -248,17 +248,21 @@ fn parameters_section(f: &Fit) -> Section {
             Cell::Num(p.value / k, 4),
             Cell::Num(lo / k, 4),
             Cell::Num(hi / k, 4),
-            Cell::Text(
-                p.at_bound
-                    .map(|b| format!("at {b}"))
-                    .unwrap_or_else(|| "inside".into()),
-            ),
+            bound_cell(p.at_bound),
             Cell::Text(pinned),
             Cell::Text(by.join("; ")),
             Cell::Text(p.free.meaning.clone()),
         ]);
     }
     s
+}
+
+/// `at min`, `at max` or `inside`.
+fn bound_cell(b: Option<&str>) -> Cell {
+    Cell::Text(
+        b.map(|b| format!("at {b}"))
+            .unwrap_or_else(|| "inside".into()),
+    )
 }
 
 fn bound_word(b: Option<&str>) -> &str {
@@ -430,11 +434,7 @@ fn folds_section(cv: &CrossValidation) -> Section {
                 Cell::Num(a.value / k, 4),
                 Cell::Text(fold.group.clone()),
                 Cell::Num(p.value / k, 4),
-                Cell::Text(
-                    p.at_bound
-                        .map(|b| format!("at {b}"))
-                        .unwrap_or_else(|| "inside".into()),
-                ),
+                bound_cell(p.at_bound),
             ]);
         }
     }
