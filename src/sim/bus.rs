@@ -20,14 +20,14 @@
 //!   another master's read are retried too, and cost bus time;
 //! - register read (programmed I/O by a CPU): mastered by the bridge in its
 //!   round-robin turn, `completion_overhead` clocks plus one 8-byte data
-//!   phase; the CPU stalls until it is back (`io_read_latency` later).
+//!   phase; its value then goes up the ropes behind the posted writes (see
+//!   `path`), and the CPU stalls until it is back.
 
 use std::collections::VecDeque;
 
 use super::config::{BridgeCfg, BusCfg};
 use super::meter::BusyMeter;
-use super::path::PIO_BYTES;
-use super::path::{Fetch, FetchKind};
+use super::path::{Fetch, FetchKind, PIO_BYTES};
 use super::{Ev, System};
 use crate::engine::Scheduler;
 use crate::model::Protocol;

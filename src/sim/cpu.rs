@@ -66,6 +66,16 @@ pub enum CpuWork {
     CompleteIo(usize, usize),
 }
 
+impl CpuWork {
+    /// The function whose received frame this work handles, if it is one.
+    fn received_by(self) -> Option<usize> {
+        match self {
+            CpuWork::ReceiveSegment(f, _) | CpuWork::ReceiveAck(f, _) => Some(f),
+            _ => None,
+        }
+    }
+}
+
 /// One CPU.
 #[derive(Debug, Default)]
 pub struct Cpu {
@@ -136,20 +146,19 @@ impl System {
     /// Register reads that `work` makes: a NIC driver's per interrupt, one
     /// interrupt per received frame.
     fn register_reads(&self, work: CpuWork) -> u32 {
-        match work {
-            CpuWork::ReceiveSegment(f, _) | CpuWork::ReceiveAck(f, _) => match &self.funcs[f] {
+        match work.received_by() {
+            Some(f) => match &self.funcs[f] {
                 super::Func::Nic(n) => n.cfg.pio_reads,
                 super::Func::Hba(_) => 0,
             },
-            _ => 0,
+            None => 0,
         }
     }
 
     /// CPU `c` reads a register of the function `work` belongs to.
     fn cpu_read_register(&mut self, c: usize, work: CpuWork, s: &mut Scheduler<Ev>) {
-        let f = match work {
-            CpuWork::ReceiveSegment(f, _) | CpuWork::ReceiveAck(f, _) => f,
-            _ => return self.cpu_finish(c, s),
+        let Some(f) = work.received_by() else {
+            return self.cpu_finish(c, s);
         };
         let b = self.fn_place[f].0;
         self.rope_push(b, super::path::RopeItem::PioReq { cpu: c }, s);
