@@ -77,13 +77,8 @@ where
             } else {
                 8
             };
-            for i in 0..=points {
-                if st.evals >= budget {
-                    return Ok((st.u, st.r, st.evals));
-                }
-                let mut v = st.u.clone();
-                v[p] = i as f64 / points as f64;
-                st.try_point(f, v)?;
+            if !st.scan(f, p, points, budget)? {
+                return Ok((st.u, st.r, st.evals));
             }
         }
     }
@@ -215,16 +210,31 @@ impl Search {
             if min_step.get(p).copied().unwrap_or(0.0) > 0.0 {
                 continue;
             }
-            for i in 0..=16 {
-                if self.evals >= budget {
-                    return Ok(moved);
-                }
-                let mut v = self.u.clone();
-                v[p] = i as f64 / 16.0;
-                moved |= self.try_point(f, v)?;
+            let before = self.c;
+            let within = self.scan(f, p, 16, budget)?;
+            moved |= self.c < before;
+            if !within {
+                return Ok(moved);
             }
         }
         Ok(moved)
+    }
+
+    /// Tries parameter `p` at every point of a grid of `points` intervals,
+    /// moving to the best; false when the budget ran out.
+    fn scan<F>(&mut self, f: &mut F, p: usize, points: usize, budget: u32) -> Result<bool>
+    where
+        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+    {
+        for i in 0..=points {
+            if self.evals >= budget {
+                return Ok(false);
+            }
+            let mut v = self.u.clone();
+            v[p] = i as f64 / points as f64;
+            self.try_point(f, v)?;
+        }
+        Ok(true)
     }
 
     /// Evaluates `v` unless it was evaluated before, and moves there if it is
