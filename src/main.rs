@@ -484,6 +484,7 @@ fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
             "link_ceiling_MB_s",
             "cpu_util_pct",
             "app_cpu_util_pct",
+            "register_read_us",
             "link_out_util_pct",
             "link_in_util_pct",
         ],
@@ -502,6 +503,7 @@ fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
                     Cell::Num(f.ceiling.mb_s(), 1),
                     Cell::Num(f.cpu_util * 100.0, 1),
                     Cell::Num(f.app_cpu_util * 100.0, 1),
+                    Cell::Num(f.register_read.secs() * 1e6, 2),
                     Cell::Num(f.wire_out_util * 100.0, 1),
                     Cell::Num(f.wire_in_util * 100.0, 1),
                 ]);

@@ -175,9 +175,9 @@ fn hp2g_pci66_bus_limited() {
 
 #[test]
 #[ignore = "model gap: GigE receive beside FC BD is limited by its interrupt CPU, \
-            stalled on register reads that wait behind FC's posted writes on the ropes \
-            about as long in either slot: 689 Mbit/s PCI-X, 691 PCI-66 (paper 837 and \
-            585); run with --ignored to see it fail"]
+            stalled on register reads that wait for the bus and behind FC's posted writes on \
+            the ropes about as long in either slot (2.9 and 3.1 us a read): 699 Mbit/s \
+            PCI-X, 685 PCI-66 (paper 837 and 585); run with --ignored to see it fail"]
 fn hp2g_pci66_bus_limited_gige_receive() {
     // The claim's own example: GigE Rx + FC BD, 585 on PCI-66 against 837 on PCI-X.
     assert_pci66_bus_limited(&["gige-rx+fc-bd"]);

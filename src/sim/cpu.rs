@@ -84,6 +84,8 @@ pub struct Cpu {
     /// Register reads the current work still waits for (the CPU is stalled,
     /// and counted busy, while one is out).
     pio_left: u32,
+    /// When the register read now out left the CPU.
+    pio_since: Picos,
     /// Busy time.
     pub meter: BusyMeter,
 }
@@ -134,6 +136,12 @@ impl System {
         let Some(work) = self.cpus[c].current else {
             return;
         };
+        if let Some(f) = work.received_by() {
+            let took = s.now() - self.cpus[c].pio_since;
+            let stats = &mut self.register_reads[f];
+            stats.0 += 1;
+            stats.1 += took;
+        }
         let cpu = &mut self.cpus[c];
         cpu.pio_left = cpu.pio_left.saturating_sub(1);
         if cpu.pio_left > 0 {
@@ -161,6 +169,7 @@ impl System {
             return self.cpu_finish(c, s);
         };
         let b = self.fn_place[f].0;
+        self.cpus[c].pio_since = s.now();
         self.rope_push(b, super::path::RopeItem::PioReq { cpu: c }, s);
     }
 

@@ -70,6 +70,9 @@ pub struct System {
     max_outstanding: Vec<u32>,
     rng: RngStream,
     totals: Totals,
+    /// Per function: register reads completed and their total stall, since
+    /// the last reset.
+    register_reads: Vec<(u64, Picos)>,
 }
 
 impl Model for System {
@@ -95,6 +98,7 @@ impl System {
     pub fn new(cfg: SystemCfg, seed: u64) -> System {
         let mut fn_place = Vec::new();
         let mut per_bus: Vec<Vec<(usize, u64)>> = vec![Vec::new(); cfg.buses.len()];
+        let funcs_len = cfg.functions.len();
         let mut funcs = Vec::new();
         let mut wires = Vec::new();
         let mut max_read = Vec::new();
@@ -152,6 +156,7 @@ impl System {
             max_outstanding,
             rng: RngStream::new(seed, 1),
             totals: Totals::default(),
+            register_reads: vec![(0, Picos(0)); funcs_len],
         }
     }
 
@@ -199,6 +204,9 @@ impl System {
             w[0].meter.reset(now);
             w[1].meter.reset(now);
         }
+        for r in &mut self.register_reads {
+            *r = (0, Picos(0));
+        }
         for f in &mut self.funcs {
             match f {
                 Func::Nic(n) => {
@@ -242,6 +250,10 @@ impl System {
                     cpu_util: util(&self.cpus[cpu::interrupt_cpu(i)].meter),
                     app_cpu_util: util(&self.cpus[cpu::send_cpu(n, i)].meter)
                         .max(util(&self.cpus[cpu::reader_cpu(n, i)].meter)),
+                    register_read: match self.register_reads[i] {
+                        (0, _) => Picos(0),
+                        (count, total) => Picos(total.0 / count),
+                    },
                     wire_out_util: util(&self.wires[i][0].meter),
                     wire_in_util: util(&self.wires[i][1].meter),
                 }

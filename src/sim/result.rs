@@ -1,6 +1,6 @@
 //! What one simulated experiment measured.
 
-use crate::units::BytesPerSec;
+use crate::units::{BytesPerSec, Picos};
 
 /// Throughput and utilisations of one adapter function.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +19,10 @@ pub struct FunctionResult {
     pub cpu_util: f64,
     /// Utilisation of the busier of its application CPUs (send, reader).
     pub app_cpu_util: f64,
+    /// Mean time the interrupt CPU stalls on one of this function's register
+    /// reads, from the read leaving the CPU to its value coming back (zero
+    /// when the driver makes none).
+    pub register_read: Picos,
     /// Utilisation of the outbound wire.
     pub wire_out_util: f64,
     /// Utilisation of the inbound wire.
