@@ -7,8 +7,8 @@
 //! masters: PCI-X ordering lets a request pass a completion (and requires that
 //! a completion can pass a request), so bridges buffer the two classes apart,
 //! and a register read does not wait behind the completions queued before it.
-//! Arbitration is
-//! round-robin; a burst ends at the latency timer when another master waits.
+//! Arbitration is round-robin; a burst ends at the latency timer when another
+//! master waits.
 //!
 //! Transactions:
 //! - posted write: `write_overhead + ceil(bytes / bytes_per_clock)` clocks; the
@@ -24,8 +24,8 @@
 //!   (`completion_overhead + data` clocks). Attempts while every slot holds
 //!   another master's read are retried too, and cost bus time;
 //! - register read (programmed I/O by a CPU): mastered by the bridge's request
-//!   queue in its round-robin turn, `completion_overhead` clocks plus one 8-byte data
-//!   phase; its value then goes up the ropes behind the posted writes (see
+//!   queue in its round-robin turn, `completion_overhead` clocks plus one
+//!   8-byte data phase; its value then goes up the ropes behind the posted writes (see
 //!   `path`), and the CPU stalls until it is back.
 
 use std::collections::VecDeque;
@@ -179,9 +179,7 @@ impl Bus {
                 });
             }
         }
-        // The bridge masters from two queues, split completions and its own
-        // downstream requests (register reads), which arbitrate separately:
-        // a request does not wait behind the completions queued before it.
+        // The bridge: its completion queue, then its request queue.
         for _ in 0..2 {
             masters.push(Master {
                 func: None,
