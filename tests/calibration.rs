@@ -8,79 +8,92 @@ use iosim::calibrate::{cross_validate, fit, group_of, lm::LmSettings, Objective,
 use iosim::loader::{load_registry, parse_calibration, parse_scenario};
 use iosim::model::{CalibrationSpec, Registry, Scenario};
 
+/// One experiment of the synthetic scenario: the card in slot seu-1 of an
+/// rp8400 at the test lab, one workload, and its figure `syn.ID`.
+struct Exp<'a> {
+    id: &'a str,
+    cells: u32,
+    function: &'a str,
+    kind: &'a str,
+    direction: &'a str,
+    published: f64,
+    unit: &'a str,
+    source: &'a str,
+}
+
+impl Exp<'_> {
+    fn toml(&self) -> String {
+        let Exp {
+            id,
+            cells,
+            function,
+            kind,
+            direction,
+            published,
+            unit,
+            source,
+        } = self;
+        format!(
+            r#"
+[[experiment]]
+id = "{id}"
+server = "rp8400-seu"
+testbed = "hp-2004-lab"
+cells = {cells}
+[[experiment.card]]
+adapter = "a9782a"
+slot = "seu-1"
+[[experiment.workload]]
+card = "a9782a"
+function = "{function}"
+kind = "{kind}"
+direction = "{direction}"
+[[experiment.figure]]
+id = "syn.{id}"
+card = "a9782a"
+function = "{function}"
+published = {published:.6}
+unit = "{unit}"
+source = "{source}"
+"#
+        )
+    }
+}
+
 /// A scenario of three short experiments whose figures depend on the two
-/// parameters under test; `{P1}` and `{P2}`, `{P3}` are the published values.
-const SCENARIO: &str = r#"[scenario]
-name = "synthetic"
-source = "synthetic"
-
-[run]
-warmup_ms = 5
-duration_ms = 150
-
-[[experiment]]
-id = "bd"
-server = "rp8400-seu"
-testbed = "hp-2004-lab"
-cells = 1
-[[experiment.card]]
-adapter = "a9782a"
-slot = "seu-1"
-[[experiment.workload]]
-card = "a9782a"
-function = "gige"
-kind = "netperf-tcp-stream"
-direction = "bidirectional"
-[[experiment.figure]]
-id = "syn.bd"
-card = "a9782a"
-function = "gige"
-published = {P1}
-unit = "Mbit/s"
-source = "Figure 1"
-
-[[experiment]]
-id = "rd"
-server = "rp8400-seu"
-testbed = "hp-2004-lab"
-cells = 1
-[[experiment.card]]
-adapter = "a9782a"
-slot = "seu-1"
-[[experiment.workload]]
-card = "a9782a"
-function = "fc"
-kind = "diskbench"
-direction = "read"
-[[experiment.figure]]
-id = "syn.rd"
-card = "a9782a"
-function = "fc"
-published = {P2}
-unit = "MB/s"
-source = "Figure 2"
-
-[[experiment]]
-id = "rx"
-server = "rp8400-seu"
-testbed = "hp-2004-lab"
-cells = 2
-[[experiment.card]]
-adapter = "a9782a"
-slot = "seu-1"
-[[experiment.workload]]
-card = "a9782a"
-function = "gige"
-kind = "netperf-tcp-stream"
-direction = "receive"
-[[experiment.figure]]
-id = "syn.rx"
-card = "a9782a"
-function = "gige"
-published = {P3}
-unit = "Mbit/s"
-source = "Figure 3"
-"#;
+/// parameters under test: GigE bidirectional (1 cell), FC on `fc_cells`
+/// cells in `fc_direction`, GigE receive (2 cells), with the published values
+/// `published`.
+fn scenario_text(published: [f64; 3], fc_cells: u32, fc_direction: &str) -> String {
+    let gige = |id, cells, direction, published, source| Exp {
+        id,
+        cells,
+        function: "gige",
+        kind: "netperf-tcp-stream",
+        direction,
+        published,
+        unit: "Mbit/s",
+        source,
+    };
+    let fc = Exp {
+        id: "rd",
+        cells: fc_cells,
+        function: "fc",
+        kind: "diskbench",
+        direction: fc_direction,
+        published: published[1],
+        unit: "MB/s",
+        source: "Figure 2",
+    };
+    let header = "[scenario]\nname = \"synthetic\"\nsource = \"synthetic\"\n\n[run]\nwarmup_ms = 5\nduration_ms = 150\n";
+    [
+        gige("bd", 1, "bidirectional", published[0], "Figure 1"),
+        fc,
+        gige("rx", 2, "receive", published[2], "Figure 3"),
+    ]
+    .iter()
+    .fold(header.to_string(), |text, e| text + &e.toml())
+}
 
 const CALIBRATION: &str = r#"kind = "calibration"
 
@@ -102,10 +115,7 @@ meaning = "disk array service time"
 "#;
 
 fn scenario(reg: &Registry, published: [f64; 3]) -> Scenario {
-    let text = SCENARIO
-        .replace("{P1}", &format!("{:.6}", published[0]))
-        .replace("{P2}", &format!("{:.6}", published[1]))
-        .replace("{P3}", &format!("{:.6}", published[2]));
+    let text = scenario_text(published, 1, "read");
     parse_scenario(PathBuf::from("synthetic.toml"), &text, reg).expect("valid scenario")
 }
 
@@ -412,15 +422,7 @@ fn replications_report_a_mean_and_interval_per_metric() {
     let dir = tempfile::TempDir::new().expect("temp dir");
     let reg = load_registry(&[]).expect("bundled");
     let _ = reg;
-    let text = SCENARIO
-        .replace("{P1}", "1000")
-        .replace("{P2}", "190")
-        .replace("{P3}", "900")
-        .replace(
-            "id = \"rd\"\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 1",
-            "id = \"rd\"\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 2",
-        )
-        .replace("direction = \"read\"", "direction = \"bidirectional\"");
+    let text = scenario_text([1000.0, 190.0, 900.0], 2, "bidirectional");
     // FC bidirectional on 2 cells: its reads wait for local or remote lines at
     // random, so replications differ.
     assert!(text.contains("cells = 2") && text.contains("\"bidirectional\""));
