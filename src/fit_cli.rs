@@ -37,6 +37,8 @@ struct Setup {
     /// The free parameters' values in use (`--params`, the bundled fit, or
     /// `--hand-set`), base units.
     in_use: Vec<f64>,
+    /// Where those values come from, in words.
+    in_use_label: String,
 }
 
 impl Setup {
@@ -45,7 +47,7 @@ impl Setup {
         let spec = calibration(&mut reg, file)?;
         let scenarios = load_bundled_scenarios(&reg)?;
         check_budget(&spec, &scenarios)?;
-        let mut used = common.registry()?;
+        let (mut used, in_use_label) = common.registry()?;
         let in_use = spec
             .free
             .iter()
@@ -56,6 +58,7 @@ impl Setup {
             spec,
             scenarios,
             in_use,
+            in_use_label,
         })
     }
 
@@ -156,7 +159,7 @@ pub fn calibrate_cmd(
         "hand_set".into(),
         "the initial values of the calibration file (the guesses made before the fit)".into(),
     ));
-    rep.meta.push(("in_use".into(), common.parameters_label()));
+    rep.meta.push(("in_use".into(), setup.in_use_label.clone()));
     rep.meta
         .push(("written".into(), output.display().to_string()));
     rep.meta

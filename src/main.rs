@@ -70,27 +70,33 @@ struct Common {
 
 impl Common {
     /// The bundled models, those of `--models`, then the fitted values:
-    /// `--params FILE`, or the bundled fit unless `--hand-set`.
-    fn registry(&self) -> iosim::Result<Registry> {
+    /// `--params FILE`, or the bundled fit unless `--hand-set`. Also returns
+    /// which values of the free parameters the run uses (recorded in every
+    /// output). When a `--models` file replaced a model the bundled fit
+    /// covers, and still calls some of its values fitted, those keep the
+    /// file's values (its guesses): the label says so, and so does a warning.
+    fn registry(&self) -> iosim::Result<(Registry, String)> {
         let mut reg = load_registry(&self.models)?;
-        if let Some(p) = &self.params {
+        let label = if let Some(p) = &self.params {
             iosim::loader::apply_fitted(p, &mut reg)?;
-        } else if !self.hand_set {
-            iosim::loader::apply_bundled_fitted(&mut reg)?;
-        }
-        Ok(reg)
-    }
-
-    /// Which values of the free parameters a run uses (recorded in every output).
-    fn parameters_label(&self) -> String {
-        match &self.params {
-            Some(p) => p.display().to_string(),
-            None if self.hand_set => "model files (--hand-set: no fit applied)".into(),
-            None if iosim::loader::bundled_files("models/fitted.toml").is_empty() => {
-                "model files".into()
+            p.display().to_string()
+        } else if self.hand_set {
+            "model files (--hand-set: no fit applied)".into()
+        } else {
+            match iosim::loader::apply_bundled_fitted(&mut reg)? {
+                None => "model files".into(),
+                Some(fit) if fit.kept.is_empty() => fit.name,
+                Some(fit) => {
+                    let kept = fit.kept.join(", ");
+                    eprintln!(
+                        "warning: {} fitted parameters of models replaced by --models keep that file's values (its guesses, not the bundled fit): {kept}; pass --params with a fit file to apply one",
+                        fit.kept.len()
+                    );
+                    format!("{} except {kept} (from --models files)", fit.name)
+                }
             }
-            None => "<bundled>/models/fitted.toml".into(),
-        }
+        };
+        Ok((reg, label))
     }
 }
 
@@ -195,7 +201,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             output,
         } => fit_cli::calibrate_cmd(&common, &calibration, &output),
         Command::Validate { common, plot, .. } => {
-            let reg = common.registry()?;
+            let (reg, parameters) = common.registry()?;
             let scenarios = load_bundled_scenarios(&reg)?;
             let mut rows = Vec::new();
             let mut all = Vec::new();
@@ -209,8 +215,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 seed: common.seed,
                 ..Default::default()
             };
-            rep.meta
-                .push(("parameters".into(), common.parameters_label()));
+            rep.meta.push(("parameters".into(), parameters.clone()));
             rep.meta
                 .push(("scenarios".into(), scenarios.len().to_string()));
             rep.sections.push(figures_section(&rows));
@@ -235,7 +240,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                     "--replications must be 1 to 1000 and --precision a positive percent".into(),
                 ));
             }
-            let reg = common.registry()?;
+            let (reg, parameters) = common.registry()?;
             let sc = load_scenario(&scenario, &reg)?;
             let results = run_scenario(&reg, &sc, common.seed, common.threads)?;
             let mut rep = Report {
@@ -243,8 +248,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 seed: common.seed,
                 ..Default::default()
             };
-            rep.meta
-                .push(("parameters".into(), common.parameters_label()));
+            rep.meta.push(("parameters".into(), parameters.clone()));
             rep.meta.push(("scenario".into(), sc.name.clone()));
             rep.meta.push((
                 "run".into(),
@@ -280,7 +284,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             Ok(rep.render(common.format.into()))
         }
         Command::Params { common } => {
-            let mut reg = common.registry()?;
+            let (mut reg, parameters) = common.registry()?;
             let mut s = Section::new(
                 "parameters",
                 &["parameter", "value", "unit", "source", "meaning", "file"],
@@ -300,7 +304,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             let rep = Report {
                 command: "params".into(),
                 seed: common.seed,
-                meta: vec![("parameters".into(), common.parameters_label())],
+                meta: vec![("parameters".into(), parameters.clone())],
                 sections: vec![s],
             };
             Ok(rep.render(common.format.into()))

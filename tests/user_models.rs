@@ -303,3 +303,68 @@ fn user_models_are_unknown_without_the_models_flag() {
     assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
     assert!(stderr.contains("unknown server `test-server`"), "{stderr}");
 }
+
+/// A copy of a bundled server given with `--models` replaces it, so the
+/// bundled fit no longer reaches it: its values still marked "fitted" are its
+/// guesses. The run must say which, in the output and on stderr, not print the
+/// bundled fit's name alone.
+#[test]
+fn a_replaced_bundled_server_keeps_its_guesses_and_the_output_says_so() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = tmp.path().join("models/servers");
+    std::fs::create_dir_all(&servers).unwrap();
+    std::fs::copy(
+        root.join("models/servers/rp8400-seu.toml"),
+        servers.join("rp8400-seu.toml"),
+    )
+    .unwrap();
+    let scenario = root.join("scenarios/hp2g/fig2-gige-receive.toml");
+    let parameters = |args: &[&str]| {
+        let out = iosim(tmp.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+        (
+            v["parameters"].as_str().unwrap_or_default().to_owned(),
+            stderr,
+        )
+    };
+    let sc = scenario.to_str().unwrap();
+
+    let (label, stderr) = parameters(&["run", sc, "--format", "json"]);
+    assert_eq!(label, "<bundled>/models/fitted.toml");
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    let (label, stderr) = parameters(&["run", "--models", "models", sc, "--format", "json"]);
+    for text in [&label, &stderr] {
+        assert!(
+            text.contains("server.rp8400-seu.cpu_per_packet"),
+            "the kept guess is not named:\n{text}"
+        );
+    }
+    assert!(
+        label.starts_with("<bundled>/models/fitted.toml except "),
+        "{label}"
+    );
+    assert!(stderr.contains("warning"), "{stderr}");
+
+    let fit = root.join("models/fitted.toml");
+    let args = [
+        "run",
+        "--models",
+        "models",
+        "--params",
+        fit.to_str().unwrap(),
+        sc,
+        "--format",
+        "json",
+    ];
+    let (label, stderr) = parameters(&args);
+    assert_eq!(
+        label,
+        fit.display().to_string(),
+        "--params applies to every model"
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+}

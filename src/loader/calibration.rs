@@ -397,11 +397,24 @@ pub fn apply_fitted(path: &Path, reg: &mut Registry) -> Result<Vec<FittedValue>>
     apply_fitted_text(path, &text, reg)
 }
 
+/// What the bundled fit did to a registry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BundledFit {
+    /// The fit's name (`<bundled>/models/fitted.toml`).
+    pub name: String,
+    /// The values applied.
+    pub applied: Vec<FittedValue>,
+    /// Fitted parameters left alone because a `--models` file replaced their
+    /// model and still gives them as "fitted" (its value is then the guess
+    /// made before a fit): dotted paths, in the fit file's order.
+    pub kept: Vec<String>,
+}
+
 /// Applies the bundled fit (`models/fitted.toml`, written by `iosim calibrate`)
 /// if there is one, to the parameters that still come from the bundled model
-/// files: a model a `--models` file replaced keeps that file's values.
-/// Returns the fit's name and the values applied.
-pub fn apply_bundled_fitted(reg: &mut Registry) -> Result<Option<(String, Vec<FittedValue>)>> {
+/// files: a model a `--models` file replaced keeps that file's values, and
+/// those parameters are listed in [`BundledFit::kept`] so the caller can say so.
+pub fn apply_bundled_fitted(reg: &mut Registry) -> Result<Option<BundledFit>> {
     let Some((p, text)) = super::bundled_files("models/fitted.toml")
         .into_iter()
         .next()
@@ -409,20 +422,25 @@ pub fn apply_bundled_fitted(reg: &mut Registry) -> Result<Option<(String, Vec<Fi
         return Ok(None);
     };
     let name = format!("<bundled>/{p}");
-    let values = apply_fitted_inner(Path::new(&name), text, reg, true)?;
-    Ok(Some((name, values)))
+    let mut kept = Vec::new();
+    let applied = apply_fitted_inner(Path::new(&name), text, reg, Some(&mut kept))?;
+    Ok(Some(BundledFit {
+        name,
+        applied,
+        kept,
+    }))
 }
 
 /// Applies the text of a fitted-parameter file; `path` is used in messages.
 pub fn apply_fitted_text(path: &Path, text: &str, reg: &mut Registry) -> Result<Vec<FittedValue>> {
-    apply_fitted_inner(path, text, reg, false)
+    apply_fitted_inner(path, text, reg, None)
 }
 
 fn apply_fitted_inner(
     path: &Path,
     text: &str,
     reg: &mut Registry,
-    only_bundled: bool,
+    mut only_bundled: Option<&mut Vec<String>>,
 ) -> Result<Vec<FittedValue>> {
     let src = Source {
         file: path.to_path_buf(),
@@ -472,8 +490,15 @@ fn apply_fitted_inner(
             }
         }
         let at = src.at(&k("value"), p.value.span());
-        if only_bundled && !target.at.file.starts_with("<bundled>") {
-            continue;
+        if let Some(kept) = only_bundled.as_deref_mut() {
+            if !target.at.file.starts_with("<bundled>") {
+                // A value the replacing file calls fitted is its guess made
+                // before a fit: worth a warning. Its own values are not.
+                if target.is_fitted() {
+                    kept.push(p.path.get_ref().clone());
+                }
+                continue;
+            }
         }
         if !target.is_fitted() {
             // A value fitted once must not outlive the decision to fix it.

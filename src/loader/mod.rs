@@ -21,7 +21,7 @@ use crate::model::{
 };
 pub use calibration::{
     apply_bundled_fitted, apply_fitted, apply_fitted_text, load_bundled_calibration,
-    load_calibration, parse_calibration,
+    load_calibration, parse_calibration, BundledFit,
 };
 use params::{check_name, convert_params, spanned_list};
 pub use scenario::{load_bundled_scenarios, load_scenario, negotiate_mode, parse_scenario};
