@@ -34,6 +34,7 @@ posted_write_buffer = { value = 2048, unit = "bytes", source = "test" }
 delayed_read_slots = { value = 1, unit = "count", source = "test" }
 delayed_read_prefetch = { value = 1024, unit = "bytes", source = "test" }
 retry_interval = { value = 100, unit = "ns", source = "test" }
+register_reads_use_delayed_slots = { value = 0, unit = "count", source = "test" }
 
 [[slot]]
 name = "tslot-pcix"

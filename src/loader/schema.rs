@@ -183,6 +183,13 @@ pub const BRIDGE: &[ParamRule] = &[
         20000.0,
         "time a retried master waits before it asks for the bus again",
     ),
+    r(
+        "register_reads_use_delayed_slots",
+        Count,
+        0.0,
+        1.0,
+        "1 if a CPU's register read in PCI mode waits for a free delayed-read slot, as a DMA read does; 0 if the bridge tracks it apart",
+    ),
 ];
 
 /// The rules every DMA engine shares, spliced into [`NIC`] and [`HBA`].

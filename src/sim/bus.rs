@@ -8,7 +8,10 @@
 //! a completion can pass a request), so bridges buffer the two classes apart,
 //! and a register read does not wait behind the completions queued before it.
 //! Arbitration is round-robin; a burst ends at the latency timer when another
-//! master waits.
+//! master waits, whether it waited at the grant or began to wait during the
+//! burst (the arbiter then takes the grant away and the master stops when its
+//! timer expires, PCI 2.2 3.5.4); the rest of the burst goes back to the front
+//! of its master's queue.
 //!
 //! Transactions:
 //! - posted write: `write_overhead + ceil(bytes / bytes_per_clock)` clocks; the
@@ -26,7 +29,10 @@
 //! - register read (programmed I/O by a CPU): mastered by the bridge's request
 //!   queue in its round-robin turn, `completion_overhead` clocks plus one
 //!   8-byte data phase; its value then goes up the ropes behind the posted writes (see
-//!   `path`), and the CPU stalls until it is back.
+//!   `path`), and the CPU stalls until it is back. In PCI mode, on a bridge
+//!   whose `register_reads_use_delayed_slots` is 1, the read asks for the bus
+//!   only while a delayed-read slot is free: the bridge tracks one read at a
+//!   time, whichever way it goes.
 
 use std::collections::VecDeque;
 
@@ -124,9 +130,11 @@ enum Tx {
         m: usize,
     },
     PciData {
+        m: usize,
         op: u64,
         bytes: u64,
         func: usize,
+        last: bool,
     },
     Completion {
         op: u64,
@@ -151,6 +159,10 @@ pub struct Bus {
     pub masters: Vec<Master>,
     rr: usize,
     current: Option<Tx>,
+    /// When the transaction on the bus began.
+    started: Picos,
+    /// Counts grants and cuts; a `BusDone` of an older one is stale.
+    generation: u64,
     /// Busy time.
     pub meter: BusyMeter,
     /// Posted-write bytes held by the bridge.
@@ -195,6 +207,8 @@ impl Bus {
             masters,
             rr: 0,
             current: None,
+            started: Picos(0),
+            generation: 0,
             meter: BusyMeter::default(),
             posted_used: 0,
             delayed: vec![None; slots],
@@ -246,7 +260,58 @@ impl Bus {
                     .min(self.bridge.posted_write_buffer);
                 self.posted_used + need <= self.bridge.posted_write_buffer
             }
+            Some(BusItem::Pio { .. })
+                if self.cfg.protocol == Protocol::Pci
+                    && self.bridge.register_reads_use_delayed_slots =>
+            {
+                self.delayed.iter().any(|d| d.is_none())
+            }
             Some(_) => true,
+        }
+    }
+}
+
+/// Puts the rest of a cut transfer back at the front of its master's queue:
+/// onto the item it came from while that is still queued (`last` false),
+/// else as a new item.
+fn give_back(queue: &mut VecDeque<BusItem>, last: bool, rest: BusItem) {
+    match (queue.front_mut(), rest) {
+        (Some(BusItem::Write { left, .. }), BusItem::Write { left: r, .. })
+        | (Some(BusItem::PciRead { left, .. }), BusItem::PciRead { left: r, .. })
+        | (Some(BusItem::Completion { bytes: left, .. }), BusItem::Completion { bytes: r, .. })
+            if !last =>
+        {
+            *left += r
+        }
+        _ => queue.push_front(rest),
+    }
+}
+
+impl Tx {
+    /// The same data transfer, cut to its first `keep` bytes (no longer the
+    /// last of its item).
+    fn cut_to(self, keep: u64) -> Tx {
+        match self {
+            Tx::Write { m, op, .. } => Tx::Write {
+                m,
+                op,
+                bytes: keep,
+                last: false,
+            },
+            Tx::PciData { m, op, func, .. } => Tx::PciData {
+                m,
+                op,
+                bytes: keep,
+                func,
+                last: false,
+            },
+            Tx::Completion { op, func, .. } => Tx::Completion {
+                op,
+                bytes: keep,
+                func,
+                last: false,
+            },
+            other => other,
         }
     }
 }
@@ -257,6 +322,7 @@ impl System {
         let now = s.now();
         let bus = &self.buses[b];
         if bus.current.is_some() {
+            self.bus_cut_at_latency_timer(b, s);
             return;
         }
         let n = bus.masters.len();
@@ -305,7 +371,8 @@ impl System {
                         if d.ready {
                             let bytes = left.min(d.bytes).min(cap);
                             bus.delayed[slot] = None;
-                            if bytes == left {
+                            let last = bytes == left;
+                            if last {
                                 bus.masters[m].queue.pop_front();
                             } else if let Some(BusItem::PciRead { left: l, .. }) =
                                 bus.masters[m].queue.front_mut()
@@ -313,7 +380,13 @@ impl System {
                                 *l -= bytes;
                             }
                             (
-                                Tx::PciData { op, bytes, func: f },
+                                Tx::PciData {
+                                    m,
+                                    op,
+                                    bytes,
+                                    func: f,
+                                    last,
+                                },
                                 cfg.completion_overhead + cfg.data_clocks(bytes),
                             )
                         } else {
@@ -372,13 +445,80 @@ impl System {
         let bus = &mut self.buses[b];
         bus.rr = (m + 1) % n;
         bus.current = Some(tx);
+        bus.started = now;
+        bus.generation += 1;
         bus.meter.start(now);
-        s.schedule_in(cfg.clocks(clocks), Ev::BusDone(b));
+        s.schedule_in(cfg.clocks(clocks), Ev::BusDone(b, bus.generation));
+    }
+
+    /// Another master asks for bus `b` during a data transfer longer than the
+    /// latency timer: the arbiter takes the grant away, so the transfer ends
+    /// when the timer expires (or with the data phase under way, if it
+    /// already has), and the rest goes back to the front of its master's
+    /// queue (PCI 2.2 3.5.4; PCI-X 1.0 likewise, at the next 128-byte
+    /// boundary, not modelled). A delayed read's data beyond the cut is
+    /// discarded, as at a cut made at the grant.
+    fn bus_cut_at_latency_timer(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        let now = s.now();
+        let bus = &mut self.buses[b];
+        let Some(tx) = bus.current else {
+            return;
+        };
+        let (m, bytes, overhead) = match tx {
+            Tx::Write { m, bytes, .. } => (m, bytes, bus.cfg.write_overhead),
+            Tx::PciData { m, bytes, .. } => (m, bytes, bus.cfg.completion_overhead),
+            Tx::Completion { bytes, .. } => {
+                (bus.completion_master(), bytes, bus.cfg.completion_overhead)
+            }
+            _ => return,
+        };
+        let bpc = bus.cfg.bytes_per_clock;
+        let lt_bytes = ((bus.cfg.latency_timer as f64 * bpc) as u64).max(bpc as u64);
+        if bytes <= lt_bytes || !(0..bus.masters.len()).any(|o| o != m && bus.wants(o, now)) {
+            return;
+        }
+        let clock = bus.cfg.clock.0.max(1);
+        let elapsed = (now.0 - bus.started.0).div_ceil(clock);
+        let data_clocks = elapsed
+            .saturating_sub(overhead)
+            .saturating_add(1)
+            .max(bus.cfg.data_clocks(lt_bytes));
+        let keep = ((data_clocks as f64 * bpc) as u64).min(bytes);
+        if keep >= bytes {
+            return;
+        }
+        let rest = bytes - keep;
+        let (rest_item, last) = match tx {
+            Tx::Write { op, last, .. } => {
+                bus.posted_used -= rest;
+                (BusItem::Write { op, left: rest }, last)
+            }
+            Tx::PciData { op, last, .. } => (BusItem::PciRead { op, left: rest }, last),
+            Tx::Completion { op, func, last, .. } => (
+                BusItem::Completion {
+                    func,
+                    op,
+                    bytes: rest,
+                },
+                last,
+            ),
+            _ => return,
+        };
+        give_back(&mut bus.masters[m].queue, last, rest_item);
+        let tx = tx.cut_to(keep);
+        bus.current = Some(tx);
+        bus.generation += 1;
+        let end = bus.started + bus.cfg.clocks(overhead + bus.cfg.data_clocks(keep));
+        s.schedule_at(end.max(now), Ev::BusDone(b, bus.generation));
     }
 
     /// The transaction on bus `b` ends.
-    pub(super) fn bus_done(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+    pub(super) fn bus_done(&mut self, b: usize, generation: u64, s: &mut Scheduler<Ev>) {
         let now = s.now();
+        if generation != self.buses[b].generation {
+            // The transaction was cut short and ends at another event.
+            return;
+        }
         let Some(tx) = self.buses[b].current.take() else {
             return;
         };
@@ -411,7 +551,9 @@ impl System {
                     s.schedule_at(wake, Ev::BusWake(b));
                 }
             }
-            Tx::PciData { op, bytes, func } => {
+            Tx::PciData {
+                op, bytes, func, ..
+            } => {
                 self.buses[b].data_bytes += bytes;
                 self.dma_read_data(func, op, bytes, false, s);
             }
@@ -589,13 +731,23 @@ mod tests {
     /// The system of the first experiment of Figure 2 (GigE receive on PCI-X),
     /// not started: its buses are idle and empty.
     fn idle_system() -> System {
+        idle_system_of("gige-rx.pcix.c1")
+    }
+
+    /// The system of experiment `id` of Figure 2, not started.
+    fn idle_system_of(id: &str) -> System {
         let reg = load_registry(&[]).expect("bundled models load");
         let sc = load_bundled_scenarios(&reg)
             .expect("bundled scenarios load")
             .into_iter()
             .find(|s| s.name == "hp2g-fig2-gige-receive")
             .expect("Figure 2 scenario");
-        let cfg = super::super::config::assemble(&reg, &sc.experiments[0]).expect("assembles");
+        let exp = sc
+            .experiments
+            .iter()
+            .find(|e| e.id == id)
+            .expect("the experiment");
+        let cfg = super::super::config::assemble(&reg, exp).expect("assembles");
         System::new(cfg, 1)
     }
 
@@ -636,5 +788,75 @@ mod tests {
             order.starts_with(&["completion", "register read", "completion", "idle"]),
             "the read goes between the completions: {order:?}"
         );
+    }
+
+    #[test]
+    fn a_long_burst_ends_at_the_latency_timer_when_another_master_asks() {
+        let mut sys = idle_system();
+        let mut s = Scheduler::new();
+        let cfg = sys.buses[0].cfg.clone();
+        // One completion of a whole bus burst: with nobody waiting at the
+        // grant, it is granted in one tenure.
+        sys.bus_push_completion(0, 0, 0, cfg.max_burst, &mut s);
+        let limits = Limits {
+            max_time: Picos::from_ns(50_000.0),
+            max_events: 10_000,
+        };
+        run_until(&mut sys, &mut s, Picos::from_ns(100.0), limits);
+        assert_eq!(on_bus(&sys), "completion");
+        // A register read arrives 100 ns into it.
+        sys.bus_push_pio(0, 0, &mut s);
+        let mut read_at = None;
+        for step in 101..50_000u64 {
+            run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
+            if read_at.is_none() && on_bus(&sys) == "register read" {
+                read_at = Some(step as f64);
+            }
+        }
+        let timer_ns = cfg.clocks(cfg.completion_overhead + cfg.latency_timer).0 as f64 / 1e3;
+        let whole_ns = cfg
+            .clocks(cfg.completion_overhead + cfg.data_clocks(cfg.max_burst))
+            .0 as f64
+            / 1e3;
+        let read_at = read_at.expect("the register read gets the bus");
+        assert!(
+            read_at >= timer_ns && read_at <= timer_ns + 20.0,
+            "the read gets the bus at {read_at} ns: the timer expires at {timer_ns} ns, the whole burst ends at {whole_ns} ns"
+        );
+        assert_eq!(on_bus(&sys), "idle");
+        assert_eq!(
+            sys.buses[0].data_bytes, cfg.max_burst,
+            "the rest of the burst follows the read"
+        );
+    }
+
+    #[test]
+    fn in_pci_mode_a_register_read_waits_for_a_free_delayed_read_slot() {
+        let limits = Limits {
+            max_time: Picos::from_ns(50_000.0),
+            max_events: 10_000,
+        };
+        // When the register read first has the bus, within 5 us, with the
+        // bridge's only slot held by a DMA read that never completes.
+        let read_at = |use_slots: bool| {
+            let mut sys = idle_system_of("gige-rx.pci66.c1");
+            assert_eq!(sys.buses[0].cfg.protocol, Protocol::Pci);
+            assert_eq!(sys.buses[0].delayed.len(), 1);
+            sys.buses[0].bridge.register_reads_use_delayed_slots = use_slots;
+            sys.buses[0].delayed[0] = Some(DelayedRead {
+                master: 1,
+                op: 99,
+                bytes: 512,
+                ready: false,
+            });
+            let mut s = Scheduler::new();
+            sys.bus_push_pio(0, 0, &mut s);
+            (1..5_000u64).find(|&step| {
+                run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
+                on_bus(&sys) == "register read"
+            })
+        };
+        assert!(read_at(false).is_some(), "a bridge tracking reads apart");
+        assert_eq!(read_at(true), None, "the read waits for the slot");
     }
 }

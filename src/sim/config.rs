@@ -55,6 +55,8 @@ pub struct BridgeCfg {
     pub delayed_read_prefetch: u64,
     /// Wait of a retried master before it asks again.
     pub retry_interval: Picos,
+    /// In PCI mode a register read waits for a free delayed-read slot.
+    pub register_reads_use_delayed_slots: bool,
 }
 
 /// The path from a slot's bridge to memory.
@@ -326,6 +328,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         delayed_read_slots: bp.count("delayed_read_slots").max(1) as usize,
         delayed_read_prefetch: bp.count("delayed_read_prefetch").max(1),
         retry_interval: ps_ns(bp, "retry_interval"),
+        register_reads_use_delayed_slots: bp.count("register_reads_use_delayed_slots") > 0,
     };
     let mut buses = Vec::new();
     let mut functions = Vec::new();

@@ -25,8 +25,9 @@ pub use result::{BusResult, ExperimentResult, FunctionResult, Totals};
 /// Every event of the hardware model.
 #[derive(Debug, Clone, Copy)]
 pub enum Ev {
-    /// The transaction on bus `b` ends.
-    BusDone(usize),
+    /// The transaction on bus `b` ends (the bus's grant count, to drop a
+    /// stale end after a cut).
+    BusDone(usize, u64),
     /// A retried master on bus `b` may ask again.
     BusWake(usize),
     /// The packet on direction (0 up, 1 down) of the ropes above bus `b` has crossed.
@@ -79,7 +80,7 @@ impl Model for System {
     type Event = Ev;
     fn handle(&mut self, ev: Ev, s: &mut Scheduler<Ev>) {
         match ev {
-            Ev::BusDone(b) => self.bus_done(b, s),
+            Ev::BusDone(b, g) => self.bus_done(b, g, s),
             Ev::BusWake(b) => self.bus_arbitrate(b, s),
             Ev::RopeDone(b, d) => self.rope_done(b, d, s),
             Ev::MemDone(f) => self.mem_done(f, s),

@@ -83,7 +83,8 @@ pub struct ExperimentResult {
     pub functions: Vec<FunctionResult>,
     /// Per bus.
     pub buses: Vec<BusResult>,
-    /// The busiest resource and its utilisation.
+    /// Every saturated resource (at least 90% busy), busiest first, with its
+    /// utilisation; or, when none is, the busiest one.
     pub bottleneck: String,
     /// CPUs in the partition.
     pub cpus: u32,
@@ -114,20 +115,7 @@ impl ExperimentResult {
             cands.push((f.wire_out_util, format!("link {} out", f.label)));
             cands.push((f.wire_in_util, format!("link {} in", f.label)));
         }
-        let best =
-            cands.into_iter().fold(
-                (0.0, String::from("none")),
-                |a, c| if c.0 > a.0 { c } else { a },
-            );
-        let bottleneck = if best.0 >= 0.9 {
-            format!("{} ({:.0}% busy)", best.1, best.0 * 100.0)
-        } else {
-            format!(
-                "none saturated: latency or window bound (busiest: {} {:.0}%)",
-                best.1,
-                best.0 * 100.0
-            )
-        };
+        let bottleneck = name_bottleneck(cands);
         ExperimentResult {
             id,
             functions,
@@ -137,5 +125,44 @@ impl ExperimentResult {
             events,
             totals,
         }
+    }
+}
+
+/// Names every resource at least 90% busy, busiest first (ties in the given
+/// order), separated by "; "; when none is, says so and names the busiest.
+fn name_bottleneck(mut cands: Vec<(f64, String)>) -> String {
+    cands.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let saturated: Vec<String> = cands
+        .iter()
+        .filter(|c| c.0 >= 0.9)
+        .map(|(u, name)| format!("{name} ({:.0}% busy)", u * 100.0))
+        .collect();
+    if !saturated.is_empty() {
+        return saturated.join("; ");
+    }
+    match cands.first() {
+        Some((u, name)) => format!(
+            "none saturated: latency or window bound (busiest: {name} {:.0}%)",
+            u * 100.0
+        ),
+        None => "none saturated: latency or window bound (busiest: none 0%)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_saturated_resource_is_named_busiest_first() {
+        let c = |u: f64, n: &str| (u, n.to_string());
+        assert_eq!(
+            name_bottleneck(vec![c(0.95, "bus b"), c(0.5, "link"), c(1.0, "cpu")]),
+            "cpu (100% busy); bus b (95% busy)"
+        );
+        assert_eq!(
+            name_bottleneck(vec![c(0.5, "link"), c(0.8, "bus b")]),
+            "none saturated: latency or window bound (busiest: bus b 80%)"
+        );
     }
 }
