@@ -215,7 +215,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 seed: common.seed,
                 ..Default::default()
             };
-            rep.meta.push(("parameters".into(), parameters.clone()));
+            rep.meta.push(("parameters".into(), parameters));
             rep.meta
                 .push(("scenarios".into(), scenarios.len().to_string()));
             rep.sections.push(figures_section(&rows));
@@ -248,7 +248,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 seed: common.seed,
                 ..Default::default()
             };
-            rep.meta.push(("parameters".into(), parameters.clone()));
+            rep.meta.push(("parameters".into(), parameters));
             rep.meta.push(("scenario".into(), sc.name.clone()));
             rep.meta.push((
                 "run".into(),
@@ -304,7 +304,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             let rep = Report {
                 command: "params".into(),
                 seed: common.seed,
-                meta: vec![("parameters".into(), parameters.clone())],
+                meta: vec![("parameters".into(), parameters)],
                 sections: vec![s],
             };
             Ok(rep.render(common.format.into()))

@@ -288,31 +288,51 @@ fn give_back(queue: &mut VecDeque<BusItem>, last: bool, rest: BusItem) {
 }
 
 impl Tx {
-    /// The same data transfer, cut to its first `keep` bytes (no longer the
-    /// last of its item).
-    fn cut_to(self, keep: u64) -> Tx {
-        match self {
-            Tx::Write { m, op, .. } => Tx::Write {
-                m,
-                op,
-                bytes: keep,
-                last: false,
-            },
-            Tx::PciData { m, op, func, .. } => Tx::PciData {
-                m,
-                op,
-                bytes: keep,
-                func,
-                last: false,
-            },
-            Tx::Completion { op, func, .. } => Tx::Completion {
-                op,
-                bytes: keep,
-                func,
-                last: false,
-            },
-            other => other,
-        }
+    /// Splits a data transfer after its first `keep` bytes: the transfer cut
+    /// there (no longer the last of its item), the queue item for the `rest`,
+    /// and whether the transfer was the last of its item. None for anything
+    /// but a write, a delayed read's data or a completion.
+    fn split(self, keep: u64, rest: u64) -> Option<(Tx, BusItem, bool)> {
+        Some(match self {
+            Tx::Write { m, op, last, .. } => (
+                Tx::Write {
+                    m,
+                    op,
+                    bytes: keep,
+                    last: false,
+                },
+                BusItem::Write { op, left: rest },
+                last,
+            ),
+            Tx::PciData {
+                m, op, func, last, ..
+            } => (
+                Tx::PciData {
+                    m,
+                    op,
+                    bytes: keep,
+                    func,
+                    last: false,
+                },
+                BusItem::PciRead { op, left: rest },
+                last,
+            ),
+            Tx::Completion { op, func, last, .. } => (
+                Tx::Completion {
+                    op,
+                    bytes: keep,
+                    func,
+                    last: false,
+                },
+                BusItem::Completion {
+                    func,
+                    op,
+                    bytes: rest,
+                },
+                last,
+            ),
+            _ => return None,
+        })
     }
 }
 
@@ -488,24 +508,13 @@ impl System {
             return;
         }
         let rest = bytes - keep;
-        let (rest_item, last) = match tx {
-            Tx::Write { op, last, .. } => {
-                bus.posted_used -= rest;
-                (BusItem::Write { op, left: rest }, last)
-            }
-            Tx::PciData { op, last, .. } => (BusItem::PciRead { op, left: rest }, last),
-            Tx::Completion { op, func, last, .. } => (
-                BusItem::Completion {
-                    func,
-                    op,
-                    bytes: rest,
-                },
-                last,
-            ),
-            _ => return,
+        let Some((tx, rest_item, last)) = tx.split(keep, rest) else {
+            return;
         };
+        if matches!(tx, Tx::Write { .. }) {
+            bus.posted_used -= rest;
+        }
         give_back(&mut bus.masters[m].queue, last, rest_item);
-        let tx = tx.cut_to(keep);
         bus.current = Some(tx);
         bus.generation += 1;
         let end = bus.started + bus.cfg.clocks(overhead + bus.cfg.data_clocks(keep));

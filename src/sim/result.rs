@@ -140,13 +140,13 @@ fn name_bottleneck(mut cands: Vec<(f64, String)>) -> String {
     if !saturated.is_empty() {
         return saturated.join("; ");
     }
-    match cands.first() {
-        Some((u, name)) => format!(
-            "none saturated: latency or window bound (busiest: {name} {:.0}%)",
-            u * 100.0
-        ),
-        None => "none saturated: latency or window bound (busiest: none 0%)".into(),
-    }
+    let (u, name) = cands
+        .first()
+        .map_or((0.0, "none"), |(u, n)| (*u, n.as_str()));
+    format!(
+        "none saturated: latency or window bound (busiest: {name} {:.0}%)",
+        u * 100.0
+    )
 }
 
 #[cfg(test)]
