@@ -39,6 +39,7 @@ use std::collections::VecDeque;
 use super::config::{BridgeCfg, BusCfg};
 use super::meter::BusyMeter;
 use super::path::{Fetch, FetchKind, PIO_BYTES};
+use super::platform::Platform;
 use super::{Ev, System};
 use crate::engine::Scheduler;
 use crate::model::Protocol;
@@ -336,7 +337,7 @@ impl Tx {
     }
 }
 
-impl System {
+impl Platform {
     /// Grants the bus of `b` to the next waiting master, if it is idle.
     pub(super) fn bus_arbitrate(&mut self, b: usize, s: &mut Scheduler<Ev>) {
         let now = s.now();
@@ -521,67 +522,6 @@ impl System {
         s.schedule_at(end.max(now), Ev::BusDone(b, bus.generation));
     }
 
-    /// The transaction on bus `b` ends.
-    pub(super) fn bus_done(&mut self, b: usize, generation: u64, s: &mut Scheduler<Ev>) {
-        let now = s.now();
-        if generation != self.buses[b].generation {
-            // The transaction was cut short and ends at another event.
-            return;
-        }
-        let Some(tx) = self.buses[b].current.take() else {
-            return;
-        };
-        self.buses[b].meter.stop(now);
-        match tx {
-            Tx::Write { m, op, bytes, last } => {
-                self.buses[b].data_bytes += bytes;
-                self.totals.bus_write_bytes += bytes;
-                self.rope_push(b, super::path::RopeItem::Write { bytes }, s);
-                if last {
-                    if let Some(f) = self.buses[b].masters[m].func {
-                        self.dma_write_done(f, op, s);
-                    }
-                }
-            }
-            Tx::ReadReq { op, bytes, func } => {
-                let fetch = Fetch {
-                    bus: b,
-                    bytes,
-                    kind: FetchKind::Split { func, op },
-                };
-                self.rope_push(b, super::path::RopeItem::ReadReq(fetch), s);
-            }
-            Tx::Retry { m } => {
-                let bus = &mut self.buses[b];
-                bus.retries += 1;
-                let wake = now + bus.bridge.retry_interval;
-                bus.masters[m].wait_until = wake;
-                if wake > now {
-                    s.schedule_at(wake, Ev::BusWake(b));
-                }
-            }
-            Tx::PciData {
-                op, bytes, func, ..
-            } => {
-                self.buses[b].data_bytes += bytes;
-                self.dma_read_data(func, op, bytes, false, s);
-            }
-            Tx::Completion {
-                op,
-                bytes,
-                func,
-                last,
-            } => {
-                self.buses[b].data_bytes += bytes;
-                self.dma_read_data(func, op, bytes, last, s);
-            }
-            Tx::Pio { cpu } => {
-                self.rope_push(b, super::path::RopeItem::PioData { cpu }, s);
-            }
-        }
-        self.bus_arbitrate(b, s);
-    }
-
     /// Queues a split completion at the bridge of bus `b`.
     pub(super) fn bus_push_completion(
         &mut self,
@@ -615,119 +555,71 @@ impl System {
             }
         }
     }
+}
 
-    /// Starts a posted DMA write of `bytes` by global function `f`.
-    pub(super) fn dma_write(
-        &mut self,
-        f: usize,
-        bytes: u64,
-        purpose: super::dma::Purpose,
-        s: &mut Scheduler<Ev>,
-    ) {
-        let op = self.ports[f].new_op();
-        self.ports[f].writes.insert(op, purpose);
-        let (b, j) = self.fn_place[f];
-        self.buses[b].masters[2 * j]
-            .queue
-            .push_back(BusItem::Write {
-                op,
-                left: bytes.max(1),
-            });
-        self.bus_arbitrate(b, s);
-    }
-
-    /// Starts a DMA read of `bytes` by global function `f`.
-    pub(super) fn dma_read(
-        &mut self,
-        f: usize,
-        bytes: u64,
-        purpose: super::dma::Purpose,
-        s: &mut Scheduler<Ev>,
-    ) {
-        let bytes = bytes.max(1);
-        let op = self.ports[f].new_op();
-        self.ports[f].reads.insert(
-            op,
-            super::dma::ReadOp {
-                remaining: bytes,
-                purpose,
-            },
-        );
-        let (b, j) = self.fn_place[f];
-        match self.buses[b].cfg.protocol {
-            Protocol::Pci => {
-                self.buses[b].masters[2 * j + 1]
-                    .queue
-                    .push_back(BusItem::PciRead { op, left: bytes });
-                self.bus_arbitrate(b, s);
-            }
-            Protocol::PciX => {
-                let max = self.max_read[f].max(1);
-                let mut left = bytes;
-                while left > 0 {
-                    let c = left.min(max);
-                    self.ports[f].unissued.push_back((op, c));
-                    left -= c;
-                }
-                self.dma_issue_reads(f, s);
-            }
+impl System {
+    /// The transaction on bus `b` ends.
+    pub(super) fn bus_done(&mut self, b: usize, generation: u64, s: &mut Scheduler<Ev>) {
+        let now = s.now();
+        if generation != self.p.buses[b].generation {
+            // The transaction was cut short and ends at another event.
+            return;
         }
-    }
-
-    /// Issues queued PCI-X read requests of `f` up to its outstanding limit.
-    pub(super) fn dma_issue_reads(&mut self, f: usize, s: &mut Scheduler<Ev>) {
-        let (b, j) = self.fn_place[f];
-        let mut any = false;
-        while self.ports[f].outstanding < self.max_outstanding[f] {
-            let Some((op, bytes)) = self.ports[f].unissued.pop_front() else {
-                break;
-            };
-            self.ports[f].outstanding += 1;
-            self.buses[b].masters[2 * j + 1]
-                .queue
-                .push_back(BusItem::ReadReq { op, bytes });
-            any = true;
-        }
-        if any {
-            self.bus_arbitrate(b, s);
-        }
-    }
-
-    /// Read data for op `op` of `f` arrived at the function.
-    fn dma_read_data(
-        &mut self,
-        f: usize,
-        op: u64,
-        bytes: u64,
-        request_done: bool,
-        s: &mut Scheduler<Ev>,
-    ) {
-        self.totals.read_bytes_delivered += bytes;
-        if request_done && self.ports[f].outstanding > 0 {
-            self.ports[f].outstanding -= 1;
-        }
-        let done = match self.ports[f].reads.get_mut(&op) {
-            Some(r) => {
-                r.remaining = r.remaining.saturating_sub(bytes);
-                r.remaining == 0
-            }
-            None => false,
+        let Some(tx) = self.p.buses[b].current.take() else {
+            return;
         };
-        if request_done {
-            self.dma_issue_reads(f, s);
-        }
-        if done {
-            if let Some(r) = self.ports[f].reads.remove(&op) {
-                self.on_dma_done(f, r.purpose, s);
+        self.p.buses[b].meter.stop(now);
+        match tx {
+            Tx::Write { m, op, bytes, last } => {
+                self.p.buses[b].data_bytes += bytes;
+                self.p.totals.bus_write_bytes += bytes;
+                self.p
+                    .rope_push(b, super::path::RopeItem::Write { bytes }, s);
+                if last {
+                    if let Some(f) = self.p.buses[b].masters[m].func {
+                        self.dma_write_done(f, op, s);
+                    }
+                }
+            }
+            Tx::ReadReq { op, bytes, func } => {
+                let fetch = Fetch {
+                    bus: b,
+                    bytes,
+                    kind: FetchKind::Split { func, op },
+                };
+                self.p
+                    .rope_push(b, super::path::RopeItem::ReadReq(fetch), s);
+            }
+            Tx::Retry { m } => {
+                let bus = &mut self.p.buses[b];
+                bus.retries += 1;
+                let wake = now + bus.bridge.retry_interval;
+                bus.masters[m].wait_until = wake;
+                if wake > now {
+                    s.schedule_at(wake, Ev::BusWake(b));
+                }
+            }
+            Tx::PciData {
+                op, bytes, func, ..
+            } => {
+                self.p.buses[b].data_bytes += bytes;
+                self.dma_read_data(func, op, bytes, false, s);
+            }
+            Tx::Completion {
+                op,
+                bytes,
+                func,
+                last,
+            } => {
+                self.p.buses[b].data_bytes += bytes;
+                self.dma_read_data(func, op, bytes, last, s);
+            }
+            Tx::Pio { cpu } => {
+                self.p
+                    .rope_push(b, super::path::RopeItem::PioData { cpu }, s);
             }
         }
-    }
-
-    /// The last burst of write op `op` of `f` was posted.
-    fn dma_write_done(&mut self, f: usize, op: u64, s: &mut Scheduler<Ev>) {
-        if let Some(p) = self.ports[f].writes.remove(&op) {
-            self.on_dma_done(f, p, s);
-        }
+        self.p.bus_arbitrate(b, s);
     }
 }
 
@@ -762,7 +654,7 @@ mod tests {
 
     /// The kind of transaction on bus 0 now.
     fn on_bus(sys: &System) -> &'static str {
-        match sys.buses[0].current {
+        match sys.p.buses[0].current {
             Some(Tx::Completion { .. }) => "completion",
             Some(Tx::Pio { .. }) => "register read",
             Some(_) => "other",
@@ -776,9 +668,9 @@ mod tests {
         let mut s = Scheduler::new();
         // Three completions are queued at the bridge, then a register read.
         for op in 0..3 {
-            sys.bus_push_completion(0, 0, op, 512, &mut s);
+            sys.p.bus_push_completion(0, 0, op, 512, &mut s);
         }
-        sys.bus_push_pio(0, 0, &mut s);
+        sys.p.bus_push_pio(0, 0, &mut s);
         // What the bus carries, step by step (each tenure lasts far longer
         // than a step), consecutive repeats merged.
         let mut order = vec![on_bus(&sys)];
@@ -803,10 +695,10 @@ mod tests {
     fn a_long_burst_ends_at_the_latency_timer_when_another_master_asks() {
         let mut sys = idle_system();
         let mut s = Scheduler::new();
-        let cfg = sys.buses[0].cfg.clone();
+        let cfg = sys.p.buses[0].cfg.clone();
         // One completion of a whole bus burst: with nobody waiting at the
         // grant, it is granted in one tenure.
-        sys.bus_push_completion(0, 0, 0, cfg.max_burst, &mut s);
+        sys.p.bus_push_completion(0, 0, 0, cfg.max_burst, &mut s);
         let limits = Limits {
             max_time: Picos::from_ns(50_000.0),
             max_events: 10_000,
@@ -814,7 +706,7 @@ mod tests {
         run_until(&mut sys, &mut s, Picos::from_ns(100.0), limits);
         assert_eq!(on_bus(&sys), "completion");
         // A register read arrives 100 ns into it.
-        sys.bus_push_pio(0, 0, &mut s);
+        sys.p.bus_push_pio(0, 0, &mut s);
         let mut read_at = None;
         for step in 101..50_000u64 {
             run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
@@ -834,7 +726,7 @@ mod tests {
         );
         assert_eq!(on_bus(&sys), "idle");
         assert_eq!(
-            sys.buses[0].data_bytes, cfg.max_burst,
+            sys.p.buses[0].data_bytes, cfg.max_burst,
             "the rest of the burst follows the read"
         );
     }
@@ -849,17 +741,17 @@ mod tests {
         // bridge's only slot held by a DMA read that never completes.
         let read_at = |use_slots: bool| {
             let mut sys = idle_system_of("gige-rx.pci66.c1");
-            assert_eq!(sys.buses[0].cfg.protocol, Protocol::Pci);
-            assert_eq!(sys.buses[0].delayed.len(), 1);
-            sys.buses[0].bridge.register_reads_use_delayed_slots = use_slots;
-            sys.buses[0].delayed[0] = Some(DelayedRead {
+            assert_eq!(sys.p.buses[0].cfg.protocol, Protocol::Pci);
+            assert_eq!(sys.p.buses[0].delayed.len(), 1);
+            sys.p.buses[0].bridge.register_reads_use_delayed_slots = use_slots;
+            sys.p.buses[0].delayed[0] = Some(DelayedRead {
                 master: 1,
                 op: 99,
                 bytes: 512,
                 ready: false,
             });
             let mut s = Scheduler::new();
-            sys.bus_push_pio(0, 0, &mut s);
+            sys.p.bus_push_pio(0, 0, &mut s);
             (1..5_000u64).find(|&step| {
                 run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
                 on_bus(&sys) == "register read"

@@ -1,6 +1,7 @@
 //! Assembly: turns validated descriptions into the typed, unit-resolved
 //! configuration the components run with. All defaults come from model files.
 
+use super::cpu::CpuPlacement;
 use crate::error::{Error, Result};
 use crate::loader::negotiate_mode;
 use crate::model::{EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
@@ -207,8 +208,7 @@ pub struct TestbedCfg {
     pub outstanding: u32,
 }
 
-/// diskbench (block bytes, outstanding I/Os) for the (write, read) streams.
-pub type DiskStreams = (Option<(u64, u32)>, Option<(u64, u32)>);
+pub use super::workloads::diskbench::DiskStreams;
 
 /// What drives one function.
 #[derive(Debug, Clone)]
@@ -231,6 +231,56 @@ pub enum FunctionCfg {
         /// diskbench streams.
         streams: DiskStreams,
     },
+    /// A raw DMA test function (no link).
+    RawDma(RawDmaCfg),
+}
+
+/// How a function's DMA engine uses the bus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaCfg {
+    /// Bytes per read request.
+    pub max_read: u64,
+    /// Read requests in flight.
+    pub max_outstanding: u32,
+    /// Bytes per write burst.
+    pub write_burst: u64,
+}
+
+impl FunctionCfg {
+    /// The function's DMA engine settings.
+    pub fn dma(&self) -> DmaCfg {
+        match self {
+            FunctionCfg::Nic { nic, .. } => DmaCfg {
+                max_read: nic.max_read,
+                max_outstanding: nic.max_outstanding,
+                write_burst: nic.write_burst,
+            },
+            FunctionCfg::Hba { hba, .. } => DmaCfg {
+                max_read: hba.max_read,
+                max_outstanding: hba.max_outstanding,
+                write_burst: hba.write_burst,
+            },
+            FunctionCfg::RawDma(r) => r.dma,
+        }
+    }
+
+    /// Wire bytes per second of its link (zero without a link).
+    pub fn wire_rate(&self) -> BytesPerSec {
+        match self {
+            FunctionCfg::Nic { eth, .. } => eth.rate,
+            FunctionCfg::Hba { fc, .. } => fc.byte_rate,
+            FunctionCfg::RawDma(_) => BytesPerSec(0.0),
+        }
+    }
+}
+
+/// A raw DMA test function: its DMA engine and the test it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawDmaCfg {
+    /// DMA engine.
+    pub dma: DmaCfg,
+    /// The test.
+    pub test: super::engines::raw_dma::RawDmaTest,
 }
 
 /// One function, placed.
@@ -274,6 +324,8 @@ pub struct SystemCfg {
     pub testbed: TestbedCfg,
     /// CPUs in the partition.
     pub cpus: u32,
+    /// Which CPU plays which role for each function.
+    pub placement: CpuPlacement,
 }
 
 fn ps_ns(p: &ParamSet, k: &str) -> Picos {
@@ -471,7 +523,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             FunctionCfg::Nic { streams, .. } => {
                 u32::from(streams.0.is_some()) + u32::from(streams.1.is_some())
             }
-            FunctionCfg::Hba { .. } => 0,
+            FunctionCfg::Hba { .. } | FunctionCfg::RawDma(_) => 0,
         })
         .sum();
     let needed = functions.len() as u32 + netperfs;
@@ -482,6 +534,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             functions.len()
         )));
     }
+    let placement = CpuPlacement::private(functions.len());
     Ok(SystemCfg {
         buses,
         functions,
@@ -489,5 +542,6 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         cpu,
         testbed,
         cpus,
+        placement,
     })
 }

@@ -1,6 +1,8 @@
 //! Host CPUs: one FIFO server per CPU running protocol-stack and driver work.
 //!
-//! Each adapter function has three CPUs of the partition:
+//! Engines name the role a CPU plays for their function ([`CpuRole`]); the
+//! placement ([`CpuPlacement`]) says which CPU that is. Today each adapter
+//! function has three CPUs of the partition:
 //! - its **interrupt CPU** runs the receive path: the driver, IP and TCP input
 //!   of every frame received (data segment or ACK), and, for an HBA, the
 //!   issue and completion of every I/O;
@@ -29,58 +31,73 @@
 
 use std::collections::VecDeque;
 
+use super::engines::EngineEv;
 use super::meter::BusyMeter;
+use super::platform::Platform;
 use super::{Ev, System};
 use crate::engine::Scheduler;
 use crate::units::Picos;
 
-/// The interrupt CPU of function `f`.
-pub fn interrupt_cpu(f: usize) -> usize {
-    f
-}
-
-/// The send CPU of function `f` of `n`.
-pub fn send_cpu(n: usize, f: usize) -> usize {
-    n + f
-}
-
-/// The reader CPU of function `f` of `n`.
-pub fn reader_cpu(n: usize, f: usize) -> usize {
-    2 * n + f
-}
-
-/// Work a CPU finishes, and what follows it.
+/// The part a CPU plays for an adapter function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CpuWork {
-    /// Build and queue one TCP segment of function `f`.
-    SendSegment(usize),
-    /// Build and queue an ACK up to byte `ack` of function `f`.
-    SendAck(usize, u64),
-    /// Receive a segment ending at byte `end` of function `f`.
-    ReceiveSegment(usize, u64),
-    /// Process an ACK up to byte `ack` of function `f`.
-    ReceiveAck(usize, u64),
-    /// Issue disk I/O `io` of function `f`.
-    IssueIo(usize, usize),
-    /// Complete disk I/O `io` of function `f`.
-    CompleteIo(usize, usize),
+pub enum CpuRole {
+    /// Takes the function's interrupts: its receive path and I/O completions.
+    Interrupt,
+    /// Runs the sending application (netperf transmit).
+    Send,
+    /// Runs the receiving application (netperf receive).
+    Reader,
 }
 
-impl CpuWork {
-    /// The function whose received frame this work handles, if it is one.
-    fn received_by(self) -> Option<usize> {
-        match self {
-            CpuWork::ReceiveSegment(f, _) | CpuWork::ReceiveAck(f, _) => Some(f),
-            _ => None,
+/// Which CPU plays each role for each function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuPlacement {
+    /// Per function: its interrupt, send and reader CPUs.
+    pub per_function: Vec<[usize; 3]>,
+}
+
+impl CpuPlacement {
+    /// Three CPUs of its own per function, for `n` functions: interrupt CPUs
+    /// 0..n, send CPUs n..2n, reader CPUs 2n..3n.
+    pub fn private(n: usize) -> CpuPlacement {
+        CpuPlacement {
+            per_function: (0..n).map(|f| [f, n + f, 2 * n + f]).collect(),
         }
     }
+
+    /// The CPU that plays `role` for function `f`.
+    pub fn cpu(&self, role: CpuRole, f: usize) -> usize {
+        self.per_function[f][role as usize]
+    }
+
+    /// CPUs the placement uses (one more than the highest index).
+    pub fn cpus(&self) -> usize {
+        self.per_function
+            .iter()
+            .flat_map(|c| c.iter())
+            .max()
+            .map_or(0, |m| m + 1)
+    }
+}
+
+/// Work queued on a CPU for function `func`: when done, the CPU makes
+/// `register_reads` reads of the card's registers, then `done` goes back to
+/// the function's engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuJob {
+    /// The function the work is for.
+    pub func: usize,
+    /// The engine's event when it is done.
+    pub done: EngineEv,
+    /// Register reads after the computing part (a driver's per interrupt).
+    pub register_reads: u32,
 }
 
 /// One CPU.
 #[derive(Debug, Default)]
 pub struct Cpu {
-    queue: VecDeque<(Picos, CpuWork)>,
-    current: Option<CpuWork>,
+    queue: VecDeque<(Picos, CpuJob)>,
+    current: Option<CpuJob>,
     /// Register reads the current work still waits for (the CPU is stalled,
     /// and counted busy, while one is out).
     pio_left: u32,
@@ -90,16 +107,10 @@ pub struct Cpu {
     pub meter: BusyMeter,
 }
 
-impl System {
-    /// Queues `work` costing `cost` on CPU `c`.
-    pub(super) fn cpu_submit(
-        &mut self,
-        c: usize,
-        cost: Picos,
-        work: CpuWork,
-        s: &mut Scheduler<Ev>,
-    ) {
-        self.cpus[c].queue.push_back((cost, work));
+impl Platform {
+    /// Queues `job` costing `cost` on CPU `c`.
+    pub(super) fn cpu_submit(&mut self, c: usize, cost: Picos, job: CpuJob, s: &mut Scheduler<Ev>) {
+        self.cpus[c].queue.push_back((cost, job));
         self.cpu_start(c, s);
     }
 
@@ -108,24 +119,32 @@ impl System {
         if cpu.current.is_some() {
             return;
         }
-        let Some((cost, work)) = cpu.queue.pop_front() else {
+        let Some((cost, job)) = cpu.queue.pop_front() else {
             return;
         };
-        cpu.current = Some(work);
+        cpu.current = Some(job);
         cpu.meter.start(s.now());
         s.schedule_in(cost, Ev::CpuDone(c));
     }
 
+    /// CPU `c` reads a register of the card of function `f`.
+    fn cpu_read_register(&mut self, c: usize, f: usize, s: &mut Scheduler<Ev>) {
+        let b = self.place[f].bus;
+        self.cpus[c].pio_since = s.now();
+        self.rope_push(b, super::path::RopeItem::PioReq { cpu: c }, s);
+    }
+}
+
+impl System {
     /// CPU `c` finished computing its current work: it reads the device's
     /// registers the work calls for, one at a time, then finishes.
     pub(super) fn cpu_done(&mut self, c: usize, s: &mut Scheduler<Ev>) {
-        let Some(work) = self.cpus[c].current else {
+        let Some(job) = self.p.cpus[c].current else {
             return;
         };
-        let reads = self.register_reads(work);
-        if reads > 0 {
-            self.cpus[c].pio_left = reads;
-            self.cpu_read_register(c, work, s);
+        if job.register_reads > 0 {
+            self.p.cpus[c].pio_left = job.register_reads;
+            self.p.cpu_read_register(c, job.func, s);
         } else {
             self.cpu_finish(c, s);
         }
@@ -133,61 +152,45 @@ impl System {
 
     /// The register read CPU `c` was stalled on has returned.
     pub(super) fn cpu_pio_done(&mut self, c: usize, s: &mut Scheduler<Ev>) {
-        let Some(work) = self.cpus[c].current else {
+        let Some(job) = self.p.cpus[c].current else {
             return;
         };
-        if let Some(f) = work.received_by() {
-            let took = s.now() - self.cpus[c].pio_since;
-            let stats = &mut self.register_reads[f];
-            stats.0 += 1;
-            stats.1 += took;
-        }
-        let cpu = &mut self.cpus[c];
+        let took = s.now() - self.p.cpus[c].pio_since;
+        let stats = &mut self.p.register_reads[job.func];
+        stats.0 += 1;
+        stats.1 += took;
+        let cpu = &mut self.p.cpus[c];
         cpu.pio_left = cpu.pio_left.saturating_sub(1);
         if cpu.pio_left > 0 {
-            self.cpu_read_register(c, work, s);
+            self.p.cpu_read_register(c, job.func, s);
         } else {
             self.cpu_finish(c, s);
         }
     }
 
-    /// Register reads that `work` makes: a NIC driver's per interrupt, one
-    /// interrupt per received frame.
-    fn register_reads(&self, work: CpuWork) -> u32 {
-        match work.received_by() {
-            Some(f) => match &self.funcs[f] {
-                super::Func::Nic(n) => n.cfg.pio_reads,
-                super::Func::Hba(_) => 0,
-            },
-            None => 0,
-        }
-    }
-
-    /// CPU `c` reads a register of the function `work` belongs to.
-    fn cpu_read_register(&mut self, c: usize, work: CpuWork, s: &mut Scheduler<Ev>) {
-        let Some(f) = work.received_by() else {
-            return self.cpu_finish(c, s);
-        };
-        let b = self.fn_place[f].0;
-        self.cpus[c].pio_since = s.now();
-        self.rope_push(b, super::path::RopeItem::PioReq { cpu: c }, s);
-    }
-
     /// CPU `c` is done with its current work and starts the next.
     fn cpu_finish(&mut self, c: usize, s: &mut Scheduler<Ev>) {
-        let Some(work) = self.cpus[c].current.take() else {
+        let Some(job) = self.p.cpus[c].current.take() else {
             return;
         };
-        self.cpus[c].pio_left = 0;
-        self.cpus[c].meter.stop(s.now());
-        self.cpu_start(c, s);
-        match work {
-            CpuWork::SendSegment(f) => self.nic_segment_built(f, s),
-            CpuWork::SendAck(f, ack) => self.nic_ack_built(f, ack, s),
-            CpuWork::ReceiveSegment(f, end) => self.nic_segment_received(f, end, s),
-            CpuWork::ReceiveAck(f, ack) => self.nic_ack_received(f, ack, s),
-            CpuWork::IssueIo(f, io) => self.hba_issued(f, io, s),
-            CpuWork::CompleteIo(f, io) => self.hba_completed(f, io, s),
-        }
+        self.p.cpus[c].pio_left = 0;
+        self.p.cpus[c].meter.stop(s.now());
+        self.p.cpu_start(c, s);
+        self.engine_event(job.func, job.done, s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_placement_gives_each_function_three_cpus_of_its_own() {
+        let p = CpuPlacement::private(2);
+        assert_eq!(p.cpu(CpuRole::Interrupt, 0), 0);
+        assert_eq!(p.cpu(CpuRole::Interrupt, 1), 1);
+        assert_eq!(p.cpu(CpuRole::Send, 1), 3);
+        assert_eq!(p.cpu(CpuRole::Reader, 0), 4);
+        assert_eq!(p.cpus(), 6);
     }
 }

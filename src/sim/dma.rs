@@ -1,42 +1,26 @@
-//! DMA operations of adapter functions: what each is for, and how a read is
-//! split into bus read requests with a bounded number in flight.
+//! The DMA front end of adapter functions: a function's DMA read or write
+//! becomes bus work (posted writes; PCI-X read requests of `max_read` bytes
+//! with at most `max_outstanding_reads` in flight; PCI delayed reads), and
+//! its bookkeeping (operation ids, what each operation tells the engine when
+//! it is done).
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::wire::FrameKind;
+use super::bus::BusItem;
+use super::engines::EngineEv;
+use super::platform::Platform;
+use super::{Ev, System};
+use crate::engine::Scheduler;
+use crate::model::Protocol;
 
-/// Why a function moves data; tells the function what to do when it is done.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Purpose {
-    /// NIC reads a transmit descriptor.
-    NicTxDesc,
-    /// NIC reads a frame to transmit.
-    NicTxData,
-    /// NIC writes back a transmit descriptor.
-    NicTxWriteback,
-    /// NIC reads a batch of receive descriptors.
-    NicRxDesc,
-    /// NIC writes a received frame into host memory.
-    NicRxData,
-    /// NIC writes a receive status descriptor for a frame.
-    NicRxStatus(FrameKind),
-    /// HBA reads an I/O control block.
-    HbaCmd(usize),
-    /// HBA reads one frame of write data.
-    HbaWriteData(usize, u64),
-    /// HBA writes one frame of read data into host memory.
-    HbaReadData(usize, u64),
-    /// HBA writes an I/O's completion entry.
-    HbaCompletion(usize),
-}
-
-/// A read in progress: bytes still to arrive and its purpose.
+/// A read in progress: bytes still to arrive and the engine's event when
+/// they have.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadOp {
     /// Bytes not yet delivered.
     pub remaining: u64,
-    /// What it is for.
-    pub purpose: Purpose,
+    /// What to tell the engine when done.
+    pub done: EngineEv,
 }
 
 /// The DMA bookkeeping of one function.
@@ -46,7 +30,7 @@ pub struct DmaPort {
     /// Reads in progress.
     pub reads: BTreeMap<u64, ReadOp>,
     /// Writes in progress.
-    pub writes: BTreeMap<u64, Purpose>,
+    pub writes: BTreeMap<u64, EngineEv>,
     /// PCI-X read requests not yet issued: (op, bytes).
     pub unissued: VecDeque<(u64, u64)>,
     /// PCI-X read requests issued and not yet completed.
@@ -58,5 +42,118 @@ impl DmaPort {
     pub fn new_op(&mut self) -> u64 {
         self.next_op += 1;
         self.next_op
+    }
+}
+
+impl Platform {
+    /// Starts a posted DMA write of `bytes` by function `f`.
+    pub(super) fn dma_write(
+        &mut self,
+        f: usize,
+        bytes: u64,
+        done: EngineEv,
+        s: &mut Scheduler<Ev>,
+    ) {
+        let op = self.ports[f].new_op();
+        self.ports[f].writes.insert(op, done);
+        let pl = self.place[f];
+        self.buses[pl.bus].masters[2 * pl.local]
+            .queue
+            .push_back(BusItem::Write {
+                op,
+                left: bytes.max(1),
+            });
+        self.bus_arbitrate(pl.bus, s);
+    }
+
+    /// Starts a DMA read of `bytes` by function `f`.
+    pub(super) fn dma_read(&mut self, f: usize, bytes: u64, done: EngineEv, s: &mut Scheduler<Ev>) {
+        let bytes = bytes.max(1);
+        let op = self.ports[f].new_op();
+        self.ports[f].reads.insert(
+            op,
+            ReadOp {
+                remaining: bytes,
+                done,
+            },
+        );
+        let pl = self.place[f];
+        match self.buses[pl.bus].cfg.protocol {
+            Protocol::Pci => {
+                self.buses[pl.bus].masters[2 * pl.local + 1]
+                    .queue
+                    .push_back(BusItem::PciRead { op, left: bytes });
+                self.bus_arbitrate(pl.bus, s);
+            }
+            Protocol::PciX => {
+                let max = pl.max_read.max(1);
+                let mut left = bytes;
+                while left > 0 {
+                    let c = left.min(max);
+                    self.ports[f].unissued.push_back((op, c));
+                    left -= c;
+                }
+                self.dma_issue_reads(f, s);
+            }
+        }
+    }
+
+    /// Issues queued PCI-X read requests of `f` up to its outstanding limit.
+    pub(super) fn dma_issue_reads(&mut self, f: usize, s: &mut Scheduler<Ev>) {
+        let pl = self.place[f];
+        let mut any = false;
+        while self.ports[f].outstanding < pl.max_outstanding {
+            let Some((op, bytes)) = self.ports[f].unissued.pop_front() else {
+                break;
+            };
+            self.ports[f].outstanding += 1;
+            self.buses[pl.bus].masters[2 * pl.local + 1]
+                .queue
+                .push_back(BusItem::ReadReq { op, bytes });
+            any = true;
+        }
+        if any {
+            self.bus_arbitrate(pl.bus, s);
+        }
+    }
+}
+
+impl System {
+    /// Read data for op `op` of `f` arrived at the function.
+    pub(super) fn dma_read_data(
+        &mut self,
+        f: usize,
+        op: u64,
+        bytes: u64,
+        request_done: bool,
+        s: &mut Scheduler<Ev>,
+    ) {
+        let p = &mut self.p;
+        p.totals.read_bytes_delivered += bytes;
+        if request_done && p.ports[f].outstanding > 0 {
+            p.ports[f].outstanding -= 1;
+        }
+        let done = match p.ports[f].reads.get_mut(&op) {
+            Some(r) => {
+                r.remaining = r.remaining.saturating_sub(bytes);
+                r.remaining == 0
+            }
+            None => false,
+        };
+        if request_done {
+            p.dma_issue_reads(f, s);
+        }
+        if done {
+            if let Some(r) = self.p.ports[f].reads.remove(&op) {
+                self.engine_event(f, r.done, s);
+            }
+        }
+    }
+
+    /// The last burst of write op `op` of `f` was posted.
+    pub(super) fn dma_write_done(&mut self, f: usize, op: u64, s: &mut Scheduler<Ev>) {
+        if let Some(done) = self.p.ports[f].writes.remove(&op) {
+            self.engine_event(f, done, s);
+        }
     }
 }

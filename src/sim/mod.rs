@@ -1,25 +1,28 @@
 //! The hardware simulation: components wired from a [`config::SystemCfg`] and
-//! driven by the engine. Each file holds one component family:
-//! [`bus`] (bus segments and bridges), [`path`] (ropes and memory), [`cpu`],
-//! [`wire`] (links), [`nic`] and [`hba`] (adapter functions and their
-//! benchmarks), [`dma`] (DMA bookkeeping).
+//! driven by the engine. The [`platform`] (buses and bridges in [`bus`], ropes
+//! and memory in [`path`], [`cpu`]s, [`wire`]s, the DMA front end in [`dma`])
+//! offers services to the adapter function [`engines`]; the [`workloads`]
+//! (TCP, diskbench) are apart from the engines that carry them.
 
 pub mod bus;
 pub mod config;
 pub mod cpu;
 pub mod dma;
-pub mod hba;
+pub mod engines;
 pub mod meter;
-pub mod nic;
 pub mod path;
+pub mod platform;
 pub mod result;
 pub mod wire;
+pub mod workloads;
 
 use crate::engine::{run_until, Limits, Model, RngStream, Scheduler, Stop};
 use crate::error::{Error, Result};
 use crate::model::{Experiment, Registry, RunSpec};
 use crate::units::{BytesPerSec, Picos};
-use config::{FunctionCfg, SystemCfg};
+use config::SystemCfg;
+use engines::{Engine, EngineEv};
+use platform::{Ctx, DmaPlace, Platform};
 pub use result::{BusResult, ExperimentResult, FunctionResult, Totals};
 
 /// Every event of the hardware model.
@@ -40,40 +43,15 @@ pub enum Ev {
     PioDone(usize),
     /// A frame reached the end of a wire of function `f`.
     WireDone(usize, wire::Way),
-    /// The netperf peer of function `f` sends an ACK up to a byte.
-    PeerAck(usize, u64),
-    /// The disk array of function `f` is ready with an I/O.
-    TargetReady(usize, usize),
-    /// The disk array of function `f` has received all data of a write.
-    TargetDone(usize, usize),
+    /// A timer the engine of function `f` set has fired.
+    Engine(usize, EngineEv),
 }
 
-/// An adapter function's engine.
-#[derive(Debug)]
-pub enum Func {
-    /// Ethernet NIC.
-    Nic(nic::Nic),
-    /// Fibre Channel HBA.
-    Hba(hba::Hba),
-}
-
-/// The whole simulated system of one experiment.
+/// The whole simulated system of one experiment: the platform and one engine
+/// per adapter function.
 pub struct System {
-    cfg: SystemCfg,
-    buses: Vec<bus::Bus>,
-    ropes: Vec<path::Rope>,
-    cpus: Vec<cpu::Cpu>,
-    wires: Vec<[wire::Wire; 2]>,
-    funcs: Vec<Func>,
-    ports: Vec<dma::DmaPort>,
-    fn_place: Vec<(usize, usize)>,
-    max_read: Vec<u64>,
-    max_outstanding: Vec<u32>,
-    rng: RngStream,
-    totals: Totals,
-    /// Per function: register reads completed and their total stall, since
-    /// the last reset.
-    register_reads: Vec<(u64, Picos)>,
+    p: Platform,
+    engines: Vec<Engine>,
 }
 
 impl Model for System {
@@ -81,15 +59,13 @@ impl Model for System {
     fn handle(&mut self, ev: Ev, s: &mut Scheduler<Ev>) {
         match ev {
             Ev::BusDone(b, g) => self.bus_done(b, g, s),
-            Ev::BusWake(b) => self.bus_arbitrate(b, s),
-            Ev::RopeDone(b, d) => self.rope_done(b, d, s),
-            Ev::MemDone(f) => self.mem_done(f, s),
+            Ev::BusWake(b) => self.p.bus_arbitrate(b, s),
+            Ev::RopeDone(b, d) => self.p.rope_done(b, d, s),
+            Ev::MemDone(f) => self.p.mem_done(f, s),
             Ev::CpuDone(c) => self.cpu_done(c, s),
             Ev::PioDone(c) => self.cpu_pio_done(c, s),
             Ev::WireDone(f, w) => self.wire_done(f, w, s),
-            Ev::PeerAck(f, ack) => self.nic_peer_ack(f, ack, s),
-            Ev::TargetReady(f, io) => self.hba_target_ready(f, io, s),
-            Ev::TargetDone(f, io) => self.hba_target_done(f, io, s),
+            Ev::Engine(f, ev) => self.engine_event(f, ev, s),
         }
     }
 }
@@ -97,36 +73,23 @@ impl Model for System {
 impl System {
     /// Wires the components of `cfg`; `seed` seeds the memory stream.
     pub fn new(cfg: SystemCfg, seed: u64) -> System {
-        let mut fn_place = Vec::new();
         let mut per_bus: Vec<Vec<(usize, u64)>> = vec![Vec::new(); cfg.buses.len()];
-        let funcs_len = cfg.functions.len();
-        let mut funcs = Vec::new();
+        let n = cfg.functions.len();
+        let mut engines = Vec::new();
         let mut wires = Vec::new();
-        let mut max_read = Vec::new();
-        let mut max_outstanding = Vec::new();
+        let mut place = Vec::new();
         for (gi, pf) in cfg.functions.iter().enumerate() {
-            let (burst, rate, func, mr, mo) = match &pf.cfg {
-                FunctionCfg::Nic { nic, eth, streams } => (
-                    nic.write_burst,
-                    eth.rate,
-                    Func::Nic(nic::Nic::new(nic.clone(), eth.clone(), *streams)),
-                    nic.max_read,
-                    nic.max_outstanding,
-                ),
-                FunctionCfg::Hba { hba, fc, streams } => (
-                    hba.write_burst,
-                    fc.byte_rate,
-                    Func::Hba(hba::Hba::new(hba.clone(), fc.clone(), *streams)),
-                    hba.max_read,
-                    hba.max_outstanding,
-                ),
-            };
-            fn_place.push((pf.bus, per_bus[pf.bus].len()));
-            per_bus[pf.bus].push((gi, burst));
-            funcs.push(func);
+            let dma = pf.cfg.dma();
+            place.push(DmaPlace {
+                bus: pf.bus,
+                local: per_bus[pf.bus].len(),
+                max_read: dma.max_read,
+                max_outstanding: dma.max_outstanding,
+            });
+            per_bus[pf.bus].push((gi, dma.write_burst));
+            engines.push(Engine::new(&pf.cfg));
+            let rate = pf.cfg.wire_rate();
             wires.push([wire::Wire::new(rate), wire::Wire::new(rate)]);
-            max_read.push(mr);
-            max_outstanding.push(mo);
         }
         let buses = cfg
             .buses
@@ -139,86 +102,65 @@ impl System {
             .iter()
             .map(|pb| path::Rope::new(pb.path.clone()))
             .collect();
-        let cpus = (0..3 * cfg.functions.len())
-            .map(|_| cpu::Cpu::default())
-            .collect();
+        let placement = cfg.placement.clone();
+        let cpus = (0..placement.cpus()).map(|_| cpu::Cpu::default()).collect();
         System {
-            ports: (0..cfg.functions.len())
-                .map(|_| dma::DmaPort::default())
-                .collect(),
-            cfg,
-            buses,
-            ropes,
-            cpus,
-            wires,
-            funcs,
-            fn_place,
-            max_read,
-            max_outstanding,
-            rng: RngStream::new(seed, 1),
-            totals: Totals::default(),
-            register_reads: vec![(0, Picos(0)); funcs_len],
+            p: Platform {
+                ports: (0..n).map(|_| dma::DmaPort::default()).collect(),
+                cfg,
+                buses,
+                ropes,
+                cpus,
+                placement,
+                wires,
+                place,
+                rng: RngStream::new(seed, 1),
+                totals: Totals::default(),
+                register_reads: vec![(0, Picos(0)); n],
+            },
+            engines,
         }
     }
 
-    fn is_nic(&self, f: usize) -> bool {
-        matches!(self.funcs[f], Func::Nic(_))
+    /// Hands `ev` to the engine of function `f`.
+    pub(super) fn engine_event(&mut self, f: usize, ev: EngineEv, s: &mut Scheduler<Ev>) {
+        let mut cx = Ctx::new(&mut self.p, s, f);
+        self.engines[f].handle(ev, &mut cx);
     }
 
     /// Starts every workload.
     pub fn start(&mut self, s: &mut Scheduler<Ev>) {
-        for f in 0..self.funcs.len() {
-            if self.is_nic(f) {
-                self.nic_start(f, s);
-            } else {
-                self.hba_start(f, s);
-            }
-        }
-    }
-
-    /// A function's DMA finished.
-    fn on_dma_done(&mut self, f: usize, p: dma::Purpose, s: &mut Scheduler<Ev>) {
-        if self.is_nic(f) {
-            self.nic_dma_done(f, p, s)
-        } else {
-            self.hba_dma_done(f, p, s)
+        for (f, e) in self.engines.iter_mut().enumerate() {
+            e.start(&mut Ctx::new(&mut self.p, s, f));
         }
     }
 
     /// Forgets every measurement (end of warm-up).
     pub fn reset_measurements(&mut self, now: Picos) {
-        for b in &mut self.buses {
+        let p = &mut self.p;
+        for b in &mut p.buses {
             b.meter.reset(now);
             b.data_bytes = 0;
             b.retries = 0;
         }
-        for r in &mut self.ropes {
+        for r in &mut p.ropes {
             r.dirs[0].meter.reset(now);
             r.dirs[1].meter.reset(now);
             r.up_bytes = 0;
             r.down_bytes = 0;
         }
-        for c in &mut self.cpus {
+        for c in &mut p.cpus {
             c.meter.reset(now);
         }
-        for w in &mut self.wires {
+        for w in &mut p.wires {
             w[0].meter.reset(now);
             w[1].meter.reset(now);
         }
-        for r in &mut self.register_reads {
+        for r in &mut p.register_reads {
             *r = (0, Picos(0));
         }
-        for f in &mut self.funcs {
-            match f {
-                Func::Nic(n) => {
-                    n.delivered_in = 0;
-                    n.delivered_out = 0;
-                }
-                Func::Hba(h) => {
-                    h.delivered_in = 0;
-                    h.delivered_out = 0;
-                }
-            }
+        for e in &mut self.engines {
+            e.reset_counters();
         }
     }
 
@@ -226,41 +168,34 @@ impl System {
     pub fn results(&self, now: Picos, window: Picos) -> (Vec<FunctionResult>, Vec<BusResult>) {
         let secs = window.secs().max(1e-12);
         let util = |m: &meter::BusyMeter| m.total(now).secs() / secs;
-        let n = self.cfg.functions.len();
-        let functions = self
+        let p = &self.p;
+        let cpu_util = |role, f| util(&p.cpus[p.placement.cpu(role, f)].meter);
+        let functions = p
             .cfg
             .functions
             .iter()
             .enumerate()
             .map(|(i, pf)| {
-                let (out, inn, ceiling) = match (&self.funcs[i], &pf.cfg) {
-                    (Func::Nic(n), FunctionCfg::Nic { eth, .. }) => {
-                        (n.delivered_out, n.delivered_in, eth.goodput_ceiling())
-                    }
-                    (Func::Hba(h), FunctionCfg::Hba { fc, .. }) => {
-                        (h.delivered_out, h.delivered_in, fc.goodput_ceiling())
-                    }
-                    _ => (0, 0, BytesPerSec(0.0)),
-                };
+                let (out, inn) = self.engines[i].delivered();
                 FunctionResult {
                     label: pf.label.clone(),
                     link: pf.link.clone(),
                     out: BytesPerSec(out as f64 / secs),
                     inn: BytesPerSec(inn as f64 / secs),
-                    ceiling,
-                    cpu_util: util(&self.cpus[cpu::interrupt_cpu(i)].meter),
-                    app_cpu_util: util(&self.cpus[cpu::send_cpu(n, i)].meter)
-                        .max(util(&self.cpus[cpu::reader_cpu(n, i)].meter)),
-                    register_read: match self.register_reads[i] {
+                    ceiling: self.engines[i].ceiling(),
+                    cpu_util: cpu_util(cpu::CpuRole::Interrupt, i),
+                    app_cpu_util: cpu_util(cpu::CpuRole::Send, i)
+                        .max(cpu_util(cpu::CpuRole::Reader, i)),
+                    register_read: match p.register_reads[i] {
                         (0, _) => Picos(0),
                         (count, total) => Picos(total.0 / count),
                     },
-                    wire_out_util: util(&self.wires[i][0].meter),
-                    wire_in_util: util(&self.wires[i][1].meter),
+                    wire_out_util: util(&p.wires[i][0].meter),
+                    wire_in_util: util(&p.wires[i][1].meter),
                 }
             })
             .collect();
-        let buses = self
+        let buses = p
             .cfg
             .buses
             .iter()
@@ -269,13 +204,12 @@ impl System {
                 label: pb.label.clone(),
                 mode: pb.bus.mode.clone(),
                 peak: pb.bus.peak(),
-                util: util(&self.buses[i].meter),
-                data: BytesPerSec(self.buses[i].data_bytes as f64 / secs),
-                retries_per_s: self.buses[i].retries as f64 / secs,
-                rope_util: util(&self.ropes[i].dirs[0].meter)
-                    .max(util(&self.ropes[i].dirs[1].meter)),
-                rope_up: BytesPerSec(self.ropes[i].up_bytes as f64 / secs),
-                rope_down: BytesPerSec(self.ropes[i].down_bytes as f64 / secs),
+                util: util(&p.buses[i].meter),
+                data: BytesPerSec(p.buses[i].data_bytes as f64 / secs),
+                retries_per_s: p.buses[i].retries as f64 / secs,
+                rope_util: util(&p.ropes[i].dirs[0].meter).max(util(&p.ropes[i].dirs[1].meter)),
+                rope_up: BytesPerSec(p.ropes[i].up_bytes as f64 / secs),
+                rope_down: BytesPerSec(p.ropes[i].down_bytes as f64 / secs),
                 rope_capacity: pb.path.rope_rate,
             })
             .collect();
@@ -284,8 +218,9 @@ impl System {
 
     /// Lifetime byte counters (never reset), for conservation checks.
     pub fn totals(&self) -> Totals {
-        let mut t = self.totals;
+        let mut t = self.p.totals;
         t.posted_in_bridges = self
+            .p
             .buses
             .iter()
             .map(|b| b.posted_used - b.in_flight_write())

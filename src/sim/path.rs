@@ -11,7 +11,8 @@ use std::collections::VecDeque;
 
 use super::config::{MemoryCfg, PathCfg};
 use super::meter::BusyMeter;
-use super::{Ev, System};
+use super::platform::Platform;
+use super::Ev;
 use crate::engine::{RngStream, Scheduler};
 use crate::units::Picos;
 
@@ -139,7 +140,7 @@ pub fn memory_time(m: &MemoryCfg, bytes: u64, rng: &mut RngStream) -> Picos {
     t
 }
 
-impl System {
+impl Platform {
     /// Queues a packet on the ropes above bus `b`.
     pub(super) fn rope_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
         let d = item.dir();

@@ -1,22 +1,25 @@
-//! Links as wires: one serial server per direction per function, pulling the
-//! next frame from whatever feeds that direction (the adapter on the way out,
-//! the netperf peer or disk array on the way in).
+//! Links as wires: one serial server per direction per function. The
+//! function's engine puts the next frame on an idle wire (its own on the way
+//! out, the far end's, netperf peer or disk array, on the way in) and hears
+//! when it has arrived.
 
 use super::meter::BusyMeter;
+use super::platform::Ctx;
 use super::{Ev, System};
 use crate::engine::Scheduler;
 use crate::units::{BytesPerSec, Picos};
 
-/// What a frame carries.
+/// What a frame carries (the upper layer's unit: a TCP segment or ACK, an
+/// FCP information unit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameKind {
     /// A TCP data segment ending at stream byte `end`.
-    EthData {
+    TcpData {
         /// Stream offset after this segment.
         end: u64,
     },
     /// A pure TCP ACK up to stream byte `ack`.
-    EthAck {
+    TcpAck {
         /// Acknowledged offset.
         ack: u64,
     },
@@ -71,41 +74,31 @@ impl Wire {
             meter: BusyMeter::default(),
         }
     }
+
+    /// Whether no frame is on the wire.
+    pub fn is_idle(&self) -> bool {
+        self.current.is_none()
+    }
+
+    /// Puts `frame` on the wire at `now`; how long it takes to cross.
+    pub fn start(&mut self, frame: Frame, now: Picos) -> Picos {
+        self.current = Some(frame);
+        self.meter.start(now);
+        Picos::to_move(frame.wire_bytes, self.rate)
+    }
 }
 
 impl System {
-    /// Starts the next frame on wire `way` of function `f` if it is idle.
-    pub(super) fn wire_kick(&mut self, f: usize, way: Way, s: &mut Scheduler<Ev>) {
-        if self.wires[f][way as usize].current.is_some() {
-            return;
-        }
-        let next = if self.is_nic(f) {
-            self.nic_next_frame(f, way)
-        } else {
-            self.hba_next_frame(f, way)
-        };
-        let Some(frame) = next else {
-            return;
-        };
-        let w = &mut self.wires[f][way as usize];
-        w.current = Some(frame);
-        w.meter.start(s.now());
-        let t = Picos::to_move(frame.wire_bytes, w.rate);
-        s.schedule_in(t, Ev::WireDone(f, way));
-    }
-
-    /// The frame on wire `way` of `f` has arrived at the other end.
+    /// The frame on wire `way` of `f` has arrived at the other end: the
+    /// engine hears of it, then the wire takes the next frame.
     pub(super) fn wire_done(&mut self, f: usize, way: Way, s: &mut Scheduler<Ev>) {
-        let w = &mut self.wires[f][way as usize];
+        let w = &mut self.p.wires[f][way as usize];
         let Some(frame) = w.current.take() else {
             return;
         };
         w.meter.stop(s.now());
-        if self.is_nic(f) {
-            self.nic_frame_arrived(f, way, frame, s);
-        } else {
-            self.hba_frame_arrived(f, way, frame, s);
-        }
-        self.wire_kick(f, way, s);
+        let mut cx = Ctx::new(&mut self.p, s, f);
+        self.engines[f].frame_arrived(way, frame, &mut cx);
+        self.engines[f].kick(way, &mut cx);
     }
 }

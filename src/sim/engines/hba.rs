@@ -1,0 +1,335 @@
+//! A Fibre Channel HBA function running [`Diskbench`] I/Os against an ideal
+//! disk array at the far end of its link.
+//!
+//! Bus transactions per I/O of B bytes (FCP):
+//! 1. read of the I/O control block (`command_bytes`);
+//! 2. read I/O (disk to host): per data frame, a posted write of its payload
+//!    (`write_burst` bursts); write I/O (host to disk): per data frame, reads
+//!    of its payload in `max_read` requests, at most `max_outstanding_reads`
+//!    in flight;
+//! 3. a posted write of the completion entry (`completion_bytes`).
+//!
+//! On the link: FCP_CMND out; for a write, XFER_RDY in, then data frames out;
+//! for a read, data frames in (one per free receive buffer); FCP_RSP in. The
+//! disk array answers after `target_latency`: from a read's command to its
+//! first data frame, and from a write's last data frame to its response
+//! (XFER_RDY is immediate: the array accepts writes into its cache). The host
+//! spends `cpu_per_io` per I/O, half to issue and half to complete, on the
+//! function's interrupt CPU. Left out: disk mechanics (the array's cache
+//! serves every block), link errors, ABTS.
+
+use std::collections::VecDeque;
+
+use super::{kick_wire, EngineEv};
+use crate::sim::config::{FcCfg, HbaCfg};
+use crate::sim::cpu::CpuRole;
+use crate::sim::platform::Ctx;
+use crate::sim::wire::{Frame, FrameKind, Way};
+use crate::sim::workloads::diskbench::{DiskStreams, Diskbench};
+use crate::units::Picos;
+
+/// What an HBA waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HbaEv {
+    /// DMA: the control block of I/O `io` has been read.
+    Cmd(usize),
+    /// DMA: a frame of write data of I/O `io` (bytes) has been read.
+    WriteData(usize, u64),
+    /// DMA: a frame of read data of I/O `io` (bytes) has been written.
+    ReadData(usize, u64),
+    /// DMA: the completion entry of I/O `io` has been written.
+    Completion(usize),
+    /// CPU: the driver has issued I/O `io`.
+    Issued(usize),
+    /// CPU: the driver has completed I/O `io`.
+    Completed(usize),
+    /// Timer: the array is ready with I/O `io` (data or XFER_RDY).
+    TargetReady(usize),
+    /// Timer: the array has all data of write `io` and responds.
+    TargetDone(usize),
+}
+
+fn ev(e: HbaEv) -> EngineEv {
+    EngineEv::Hba(e)
+}
+
+/// One I/O in flight.
+#[derive(Debug, Clone, Copy, Default)]
+struct Io {
+    write: bool,
+    bytes: u64,
+    to_fetch: u64,
+    arrived: u64,
+    written: u64,
+    rsp: bool,
+    completing: bool,
+}
+
+/// HBA state, with the disk array at the far end.
+#[derive(Debug)]
+pub struct Hba {
+    /// Engine.
+    pub cfg: HbaCfg,
+    /// Link framing.
+    pub fc: FcCfg,
+    bench: Diskbench,
+    ios: Vec<Io>,
+    free: Vec<usize>,
+    out_frames: VecDeque<Frame>,
+    tx_buffers_used: u32,
+    write_fetch: VecDeque<usize>,
+    rx_credits: u32,
+    rx_queue: VecDeque<Frame>,
+    rx_dma_busy: bool,
+    target_ctrl: VecDeque<Frame>,
+    target_data: VecDeque<(usize, u64)>,
+    /// Write payload received by the array since the last reset.
+    pub delivered_out: u64,
+    /// Read payload written to host memory since the last reset.
+    pub delivered_in: u64,
+}
+
+/// FCP_CMND payload bytes.
+const FCP_CMND: u64 = 32;
+/// FCP_XFER_RDY payload bytes.
+const FCP_XFER_RDY: u64 = 12;
+/// FCP_RSP payload bytes (no sense data).
+const FCP_RSP: u64 = 24;
+
+impl Hba {
+    /// An HBA with (write, read) diskbench streams of (block bytes, outstanding).
+    pub fn new(cfg: HbaCfg, fc: FcCfg, streams: DiskStreams) -> Hba {
+        let credits = cfg.rx_buffers;
+        Hba {
+            cfg,
+            fc,
+            bench: Diskbench::new(streams),
+            ios: Vec::new(),
+            free: Vec::new(),
+            out_frames: VecDeque::new(),
+            tx_buffers_used: 0,
+            write_fetch: VecDeque::new(),
+            rx_credits: credits,
+            rx_queue: VecDeque::new(),
+            rx_dma_busy: false,
+            target_ctrl: VecDeque::new(),
+            target_data: VecDeque::new(),
+            delivered_out: 0,
+            delivered_in: 0,
+        }
+    }
+
+    fn control(&self, kind: FrameKind, payload: u64) -> Frame {
+        Frame {
+            bytes: payload,
+            payload: 0,
+            wire_bytes: self.fc.wire_bytes(payload),
+            kind,
+        }
+    }
+
+    fn data(&self, io: usize, payload: u64) -> Frame {
+        Frame {
+            bytes: payload,
+            payload,
+            wire_bytes: self.fc.wire_bytes(payload),
+            kind: FrameKind::FcData(io),
+        }
+    }
+
+    fn half_io_cost(cx: &Ctx) -> Picos {
+        Picos(cx.stack().per_io.0 / 2)
+    }
+
+    /// Starts diskbench: every outstanding I/O of each stream is issued.
+    pub fn start(&mut self, cx: &mut Ctx) {
+        for write in self.bench.initial() {
+            self.issue(write, cx);
+        }
+    }
+
+    /// Starts the next frame on wire `way` if it is idle.
+    pub fn kick(&mut self, way: Way, cx: &mut Ctx) {
+        kick_wire(cx, way, || self.next_frame(way));
+    }
+
+    fn issue(&mut self, write: bool, cx: &mut Ctx) {
+        let Some(bytes) = self.bench.block(write) else {
+            return;
+        };
+        let io = Io {
+            write,
+            bytes,
+            to_fetch: bytes,
+            ..Default::default()
+        };
+        let id = match self.free.pop() {
+            Some(i) => {
+                self.ios[i] = io;
+                i
+            }
+            None => {
+                self.ios.push(io);
+                self.ios.len() - 1
+            }
+        };
+        let cost = Self::half_io_cost(cx);
+        cx.cpu(CpuRole::Interrupt, cost, ev(HbaEv::Issued(id)), 0);
+    }
+
+    /// Handles one of the HBA's events.
+    pub fn handle(&mut self, e: HbaEv, cx: &mut Ctx) {
+        match e {
+            HbaEv::Issued(io) => cx.dma_read(self.cfg.command, ev(HbaEv::Cmd(io))),
+            HbaEv::Completed(io) => {
+                let write = self.ios[io].write;
+                self.free.push(io);
+                self.issue(write, cx);
+            }
+            HbaEv::Cmd(io) => {
+                let frame = self.control(FrameKind::FcCmd(io), FCP_CMND);
+                self.out_frames.push_back(frame);
+                self.kick(Way::Out, cx);
+            }
+            HbaEv::WriteData(io, bytes) => {
+                let frame = self.data(io, bytes);
+                self.out_frames.push_back(frame);
+                self.kick(Way::Out, cx);
+            }
+            HbaEv::ReadData(io, bytes) => {
+                self.rx_dma_busy = false;
+                self.rx_credits += 1;
+                self.ios[io].written += bytes;
+                self.delivered_in += bytes;
+                self.maybe_complete(io, cx);
+                self.rx_pump(cx);
+                self.kick(Way::In, cx);
+            }
+            HbaEv::Completion(io) => {
+                let cost = Self::half_io_cost(cx);
+                cx.cpu(CpuRole::Interrupt, cost, ev(HbaEv::Completed(io)), 0);
+            }
+            HbaEv::TargetReady(io) => {
+                let st = self.ios[io];
+                if st.write {
+                    let fr = self.control(FrameKind::FcXferRdy(io), FCP_XFER_RDY);
+                    self.target_ctrl.push_back(fr);
+                } else {
+                    self.target_data.push_back((io, st.bytes));
+                }
+                self.kick(Way::In, cx);
+            }
+            HbaEv::TargetDone(io) => {
+                let fr = self.control(FrameKind::FcRsp(io), FCP_RSP);
+                self.target_ctrl.push_back(fr);
+                self.kick(Way::In, cx);
+            }
+        }
+    }
+
+    /// Fetches write data into free transmit buffers.
+    fn fill(&mut self, cx: &mut Ctx) {
+        loop {
+            if self.tx_buffers_used >= self.cfg.tx_buffers {
+                return;
+            }
+            let Some(&io) = self.write_fetch.front() else {
+                return;
+            };
+            let chunk = self.ios[io].to_fetch.min(self.fc.max_payload);
+            self.ios[io].to_fetch -= chunk;
+            if self.ios[io].to_fetch == 0 {
+                self.write_fetch.pop_front();
+            }
+            self.tx_buffers_used += 1;
+            cx.dma_read(chunk, ev(HbaEv::WriteData(io, chunk)));
+        }
+    }
+
+    fn rx_pump(&mut self, cx: &mut Ctx) {
+        if self.rx_dma_busy {
+            return;
+        }
+        let Some(frame) = self.rx_queue.pop_front() else {
+            return;
+        };
+        self.rx_dma_busy = true;
+        if let FrameKind::FcData(io) = frame.kind {
+            cx.dma_write(frame.payload, ev(HbaEv::ReadData(io, frame.payload)));
+        }
+    }
+
+    fn maybe_complete(&mut self, io: usize, cx: &mut Ctx) {
+        let st = self.ios[io];
+        let done = st.rsp && !st.completing && (st.write || st.written >= st.bytes);
+        if done {
+            self.ios[io].completing = true;
+            cx.dma_write(self.cfg.completion, ev(HbaEv::Completion(io)));
+        }
+    }
+
+    /// The next frame for wire `way`.
+    fn next_frame(&mut self, way: Way) -> Option<Frame> {
+        match way {
+            Way::Out => self.out_frames.pop_front(),
+            Way::In => {
+                if let Some(fr) = self.target_ctrl.pop_front() {
+                    return Some(fr);
+                }
+                if self.rx_credits == 0 {
+                    return None;
+                }
+                let max_payload = self.fc.max_payload;
+                let (io, left) = self.target_data.front_mut()?;
+                let io = *io;
+                let chunk = (*left).min(max_payload);
+                *left -= chunk;
+                if *left == 0 {
+                    self.target_data.pop_front();
+                    let rsp = self.control(FrameKind::FcRsp(io), FCP_RSP);
+                    self.target_ctrl.push_back(rsp);
+                }
+                self.rx_credits -= 1;
+                Some(self.data(io, chunk))
+            }
+        }
+    }
+
+    /// A frame reached the end of wire `way`.
+    pub fn frame_arrived(&mut self, way: Way, frame: Frame, cx: &mut Ctx) {
+        let latency = cx.testbed().target_latency;
+        match (way, frame.kind) {
+            (Way::Out, FrameKind::FcCmd(io)) => {
+                // A read waits for the array; a write is accepted into its cache at once.
+                let delay = if self.ios[io].write {
+                    Picos(0)
+                } else {
+                    latency
+                };
+                cx.after(delay, ev(HbaEv::TargetReady(io)));
+            }
+            (Way::Out, FrameKind::FcData(io)) => {
+                self.tx_buffers_used -= 1;
+                self.delivered_out += frame.payload;
+                self.ios[io].arrived += frame.payload;
+                if self.ios[io].arrived >= self.ios[io].bytes {
+                    cx.after(latency, ev(HbaEv::TargetDone(io)));
+                }
+                self.fill(cx);
+            }
+            (Way::In, FrameKind::FcXferRdy(io)) => {
+                self.write_fetch.push_back(io);
+                self.fill(cx);
+            }
+            (Way::In, FrameKind::FcData(_)) => {
+                self.rx_queue.push_back(frame);
+                self.rx_pump(cx);
+            }
+            (Way::In, FrameKind::FcRsp(io)) => {
+                self.ios[io].rsp = true;
+                self.maybe_complete(io, cx);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! An Ethernet NIC function carrying a TCP connection ([`TcpConn`]) to an
+//! ideal peer.
+//!
+//! Bus transactions per full-size transmitted segment:
+//! 1. read of one transmit descriptor (`descriptor` bytes);
+//! 2. read of the frame (MAC header to payload), in `max_read` requests;
+//! 3. posted write of the descriptor back once the frame has left.
+//!
+//! Per received frame (data segment or ACK):
+//! 1. posted write of the frame, in `write_burst` bursts;
+//! 2. posted write of a status descriptor;
+//! 3. every `rx_descriptor_batch` frames, a read of that many fresh descriptors;
+//! 4. `pio_reads_per_interrupt` register reads by the interrupt CPU (one
+//!    interrupt per frame), each mastered by the bridge, its value returning
+//!    up the ropes behind the posted writes; the CPU stalls meanwhile.
+//!
+//! The driver queues at most `tx_ring_frames` data segments for transmission
+//! (ACKs are always queued). CPU work: building a segment on the send CPU,
+//! each received frame on the interrupt CPU, each ACK the receiver sends on
+//! the reader CPU (see `cpu`); the costs are the TCP transport's (see
+//! `workloads::tcp`). The peer's frames enter only while the receive FIFO
+//! has room for them (802.3x flow control).
+//! Left out: interrupt coalescing, checksum work (offloaded).
+
+use std::collections::VecDeque;
+
+use super::{kick_wire, EngineEv};
+use crate::sim::config::{EthCfg, NicCfg};
+use crate::sim::cpu::CpuRole;
+use crate::sim::platform::Ctx;
+use crate::sim::wire::{Frame, FrameKind, Way};
+use crate::sim::workloads::tcp::{packet_cost, segment_sent_cost, TcpConn};
+
+/// What a NIC waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NicEv {
+    /// DMA: a transmit descriptor has been read.
+    TxDesc,
+    /// DMA: a frame to transmit has been read.
+    TxData,
+    /// DMA: a transmit descriptor has been written back.
+    TxWriteback,
+    /// DMA: a batch of receive descriptors has been read.
+    RxDesc,
+    /// DMA: a received frame has been written to host memory.
+    RxData,
+    /// DMA: the status descriptor of a received frame has been written.
+    RxStatus(FrameKind),
+    /// CPU: a data segment has been built.
+    SegmentBuilt,
+    /// CPU: an ACK up to this offset has been built.
+    AckBuilt(u64),
+    /// CPU: a data segment ending here has been received.
+    SegmentReceived(u64),
+    /// CPU: an ACK up to this offset has been received.
+    AckReceived(u64),
+    /// Timer: the peer sends an ACK up to this offset.
+    PeerAck(u64),
+}
+
+fn ev(e: NicEv) -> EngineEv {
+    EngineEv::Nic(e)
+}
+
+/// NIC state.
+#[derive(Debug)]
+pub struct Nic {
+    /// Engine.
+    pub cfg: NicCfg,
+    /// Link framing.
+    pub eth: EthCfg,
+    tcp: TcpConn,
+    tx_ring: VecDeque<Frame>,
+    fetching: Option<Frame>,
+    tx_fifo: VecDeque<Frame>,
+    tx_fifo_used: u64,
+    rx_fifo: VecDeque<Frame>,
+    rx_fifo_used: u64,
+    rx_dma_busy: bool,
+    rx_desc: u32,
+    rx_desc_fetching: bool,
+    peer_acks: VecDeque<Frame>,
+    /// Payload delivered to the peer since the last reset.
+    pub delivered_out: u64,
+    /// Payload delivered to the server's application since the last reset.
+    pub delivered_in: u64,
+}
+
+impl Nic {
+    /// A NIC with the given streams' windows.
+    pub fn new(cfg: NicCfg, eth: EthCfg, streams: (Option<u64>, Option<u64>)) -> Nic {
+        Nic {
+            tcp: TcpConn::new(eth.mss, streams),
+            cfg,
+            eth,
+            tx_ring: VecDeque::new(),
+            fetching: None,
+            tx_fifo: VecDeque::new(),
+            tx_fifo_used: 0,
+            rx_fifo: VecDeque::new(),
+            rx_fifo_used: 0,
+            rx_dma_busy: false,
+            rx_desc: 0,
+            rx_desc_fetching: false,
+            peer_acks: VecDeque::new(),
+            delivered_out: 0,
+            delivered_in: 0,
+        }
+    }
+
+    /// Frames queued for transmission: in the ring, being fetched, or in the FIFO.
+    fn queued_frames(&self) -> usize {
+        self.tx_ring.len() + self.tx_fifo.len() + usize::from(self.fetching.is_some())
+    }
+
+    fn data_frame(&self, end: u64) -> Frame {
+        Frame {
+            bytes: self.eth.frame,
+            payload: self.eth.mss,
+            wire_bytes: self.eth.wire_bytes(self.eth.frame),
+            kind: FrameKind::TcpData { end },
+        }
+    }
+
+    fn ack_frame(&self, ack: u64) -> Frame {
+        Frame {
+            bytes: self.eth.ack_frame,
+            payload: 0,
+            wire_bytes: self.eth.wire_bytes(self.eth.ack_frame),
+            kind: FrameKind::TcpAck { ack },
+        }
+    }
+
+    /// Starts the streams.
+    pub fn start(&mut self, cx: &mut Ctx) {
+        self.try_send(cx);
+        self.rx_pump(cx);
+        self.kick(Way::In, cx);
+    }
+
+    /// Starts the next frame on wire `way` if it is idle.
+    pub fn kick(&mut self, way: Way, cx: &mut Ctx) {
+        kick_wire(cx, way, || self.next_frame(way));
+    }
+
+    /// The sender builds another segment if the ring and the window allow.
+    fn try_send(&mut self, cx: &mut Ctx) {
+        let ring_full = self.queued_frames() >= self.cfg.tx_ring as usize;
+        if ring_full || !self.tcp.may_build() {
+            return;
+        }
+        self.tcp.start_build();
+        let cost = segment_sent_cost(cx.stack(), self.tcp.mss());
+        cx.cpu(CpuRole::Send, cost, ev(NicEv::SegmentBuilt), 0);
+    }
+
+    /// The transmit engine fetches the next frame if it has FIFO room.
+    fn tx_pump(&mut self, cx: &mut Ctx) {
+        if self.fetching.is_some() {
+            return;
+        }
+        let Some(&frame) = self.tx_ring.front() else {
+            return;
+        };
+        if self.tx_fifo_used + frame.bytes > self.cfg.tx_fifo {
+            return;
+        }
+        self.tx_ring.pop_front();
+        self.tx_fifo_used += frame.bytes;
+        self.fetching = Some(frame);
+        cx.dma_read(self.cfg.descriptor, ev(NicEv::TxDesc));
+    }
+
+    /// The receive engine moves the next frame from its FIFO to host memory.
+    fn rx_pump(&mut self, cx: &mut Ctx) {
+        let batch = self.cfg.rx_desc_batch;
+        if !self.rx_desc_fetching && self.rx_desc <= batch / 2 {
+            self.rx_desc_fetching = true;
+            cx.dma_read(batch as u64 * self.cfg.descriptor, ev(NicEv::RxDesc));
+        }
+        if self.rx_dma_busy || self.rx_desc == 0 {
+            return;
+        }
+        let Some(&frame) = self.rx_fifo.front() else {
+            return;
+        };
+        self.rx_desc -= 1;
+        self.rx_dma_busy = true;
+        cx.dma_write(frame.bytes, ev(NicEv::RxData));
+    }
+
+    /// Handles one of the NIC's events.
+    pub fn handle(&mut self, e: NicEv, cx: &mut Ctx) {
+        match e {
+            NicEv::TxDesc => {
+                let bytes = self.fetching.map(|fr| fr.bytes).unwrap_or(0);
+                cx.dma_read(bytes, ev(NicEv::TxData));
+            }
+            NicEv::TxData => {
+                if let Some(frame) = self.fetching.take() {
+                    self.tx_fifo.push_back(frame);
+                }
+                self.kick(Way::Out, cx);
+                self.tx_pump(cx);
+            }
+            NicEv::TxWriteback => {}
+            NicEv::RxDesc => {
+                self.rx_desc += self.cfg.rx_desc_batch;
+                self.rx_desc_fetching = false;
+                self.rx_pump(cx);
+            }
+            NicEv::RxData => {
+                self.rx_dma_busy = false;
+                let Some(frame) = self.rx_fifo.pop_front() else {
+                    return;
+                };
+                self.rx_fifo_used -= frame.bytes;
+                cx.dma_write(self.cfg.descriptor, ev(NicEv::RxStatus(frame.kind)));
+                self.rx_pump(cx);
+                self.kick(Way::In, cx);
+            }
+            NicEv::RxStatus(kind) => {
+                let (cost, done) = match kind {
+                    FrameKind::TcpData { end } => (
+                        packet_cost(cx.stack(), self.eth.mss),
+                        NicEv::SegmentReceived(end),
+                    ),
+                    FrameKind::TcpAck { ack } => {
+                        (packet_cost(cx.stack(), 0), NicEv::AckReceived(ack))
+                    }
+                    _ => return,
+                };
+                cx.cpu(CpuRole::Interrupt, cost, ev(done), self.cfg.pio_reads);
+            }
+            NicEv::SegmentBuilt => {
+                let Some(end) = self.tcp.built() else {
+                    return;
+                };
+                let frame = self.data_frame(end);
+                self.tx_ring.push_back(frame);
+                self.tx_pump(cx);
+                self.try_send(cx);
+            }
+            NicEv::AckBuilt(ack) => {
+                let frame = self.ack_frame(ack);
+                self.tx_ring.push_back(frame);
+                self.tx_pump(cx);
+            }
+            NicEv::SegmentReceived(end) => {
+                self.delivered_in += self.eth.mss;
+                if self.tcp.segment_received(cx.stack().ack_every) {
+                    let cost = packet_cost(cx.stack(), 0);
+                    cx.cpu(CpuRole::Reader, cost, ev(NicEv::AckBuilt(end)), 0);
+                }
+            }
+            NicEv::AckReceived(ack) => {
+                self.tcp.ack_received(ack);
+                self.try_send(cx);
+            }
+            NicEv::PeerAck(ack) => {
+                let frame = self.ack_frame(ack);
+                self.peer_acks.push_back(frame);
+                self.kick(Way::In, cx);
+            }
+        }
+    }
+
+    /// The next frame for wire `way`: from the transmit FIFO on the way out;
+    /// from the peer on the way in (its ACKs first), while the receive FIFO
+    /// has room.
+    fn next_frame(&mut self, way: Way) -> Option<Frame> {
+        match way {
+            Way::Out => self.tx_fifo.pop_front(),
+            Way::In => {
+                if let Some(&ack) = self.peer_acks.front() {
+                    if self.rx_fifo_used + ack.bytes <= self.cfg.rx_fifo {
+                        self.peer_acks.pop_front();
+                        self.rx_fifo_used += ack.bytes;
+                        return Some(ack);
+                    }
+                    return None;
+                }
+                if !self.tcp.peer_may_send()
+                    || self.rx_fifo_used + self.eth.frame > self.cfg.rx_fifo
+                {
+                    return None;
+                }
+                let end = self.tcp.peer_send();
+                self.rx_fifo_used += self.eth.frame;
+                Some(self.data_frame(end))
+            }
+        }
+    }
+
+    /// A frame reached the end of wire `way`.
+    pub fn frame_arrived(&mut self, way: Way, frame: Frame, cx: &mut Ctx) {
+        match way {
+            Way::Out => {
+                self.tx_fifo_used -= frame.bytes;
+                cx.dma_write(self.cfg.descriptor, ev(NicEv::TxWriteback));
+                self.tx_pump(cx);
+                self.try_send(cx);
+                match frame.kind {
+                    FrameKind::TcpData { end } => {
+                        self.delivered_out += frame.payload;
+                        let tb = cx.testbed();
+                        let (per_segment, turnaround) = (tb.peer_per_segment, tb.peer_turnaround);
+                        let ack_every = cx.stack().ack_every;
+                        if let Some(done) =
+                            self.tcp
+                                .peer_segment_arrived(cx.now(), per_segment, ack_every)
+                        {
+                            cx.at(done + turnaround, ev(NicEv::PeerAck(end)));
+                        }
+                    }
+                    FrameKind::TcpAck { ack } => {
+                        self.tcp.peer_ack_arrived(ack);
+                        self.kick(Way::In, cx);
+                    }
+                    _ => {}
+                }
+            }
+            Way::In => {
+                self.rx_fifo.push_back(frame);
+                self.rx_pump(cx);
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! The platform: everything an adapter function engine runs on (buses and
+//! their bridges, the ropes above them, memory, CPUs, wires), and the
+//! services it offers an engine through [`Ctx`]: DMA reads and writes, CPU
+//! work, sending a frame on a wire, and timers.
+//!
+//! An engine sees only its own function's view ([`Ctx`] carries the function
+//! index): it never reaches into another component's state, and the platform
+//! never looks inside an engine except through the dispatch in
+//! [`super::engines`].
+
+use super::config::{CpuCfg, SystemCfg, TestbedCfg};
+use super::cpu::{Cpu, CpuJob, CpuPlacement, CpuRole};
+use super::engines::EngineEv;
+use super::wire::{Frame, Way, Wire};
+use super::{bus, dma, path, Ev, Totals};
+use crate::engine::{RngStream, Scheduler};
+use crate::units::Picos;
+
+/// Where one function sits and how its DMA engine reads.
+#[derive(Debug, Clone, Copy)]
+pub struct DmaPlace {
+    /// Index of its bus.
+    pub bus: usize,
+    /// Its index among the functions on that bus.
+    pub local: usize,
+    /// Bytes per PCI-X read request.
+    pub max_read: u64,
+    /// PCI-X read requests in flight at most.
+    pub max_outstanding: u32,
+}
+
+/// The shared hardware of one experiment, without the adapter engines.
+pub struct Platform {
+    pub(super) cfg: SystemCfg,
+    pub(super) buses: Vec<bus::Bus>,
+    pub(super) ropes: Vec<path::Rope>,
+    pub(super) cpus: Vec<Cpu>,
+    pub(super) placement: CpuPlacement,
+    pub(super) wires: Vec<[Wire; 2]>,
+    pub(super) ports: Vec<dma::DmaPort>,
+    pub(super) place: Vec<DmaPlace>,
+    pub(super) rng: RngStream,
+    pub(super) totals: Totals,
+    /// Per function: register reads completed and their total stall, since
+    /// the last reset.
+    pub(super) register_reads: Vec<(u64, Picos)>,
+}
+
+/// The services the platform offers the engine of function `f` while it
+/// handles one event.
+pub struct Ctx<'a> {
+    p: &'a mut Platform,
+    s: &'a mut Scheduler<Ev>,
+    f: usize,
+}
+
+impl<'a> Ctx<'a> {
+    /// The view of function `f`.
+    pub(super) fn new(p: &'a mut Platform, s: &'a mut Scheduler<Ev>, f: usize) -> Ctx<'a> {
+        Ctx { p, s, f }
+    }
+
+    /// Simulated time now.
+    pub fn now(&self) -> Picos {
+        self.s.now()
+    }
+
+    /// Starts a DMA read of `bytes` from host memory; `done` comes back to
+    /// the engine when the last byte has arrived.
+    pub fn dma_read(&mut self, bytes: u64, done: EngineEv) {
+        self.p.dma_read(self.f, bytes, done, self.s);
+    }
+
+    /// Starts a posted DMA write of `bytes` to host memory; `done` comes back
+    /// to the engine when its last burst has been posted.
+    pub fn dma_write(&mut self, bytes: u64, done: EngineEv) {
+        self.p.dma_write(self.f, bytes, done, self.s);
+    }
+
+    /// Queues work costing `cost` on the CPU that plays `role` for this
+    /// function; after it the CPU makes `register_reads` reads of the card's
+    /// registers, one at a time, and then `done` comes back to the engine.
+    pub fn cpu(&mut self, role: CpuRole, cost: Picos, done: EngineEv, register_reads: u32) {
+        let c = self.p.placement.cpu(role, self.f);
+        let job = CpuJob {
+            func: self.f,
+            done,
+            register_reads,
+        };
+        self.p.cpu_submit(c, cost, job, self.s);
+    }
+
+    /// The host's protocol-stack costs.
+    pub fn stack(&self) -> &CpuCfg {
+        &self.p.cfg.cpu
+    }
+
+    /// The far ends of the links (netperf peer, disk array).
+    pub fn testbed(&self) -> &TestbedCfg {
+        &self.p.cfg.testbed
+    }
+
+    /// Whether wire `way` of this function is idle (ready for a frame).
+    pub fn wire_idle(&self, way: Way) -> bool {
+        self.p.wires[self.f][way as usize].is_idle()
+    }
+
+    /// Puts `frame` on wire `way`; the engine hears of its arrival at the
+    /// other end. The wire must be idle.
+    pub fn wire_send(&mut self, way: Way, frame: Frame) {
+        let t = self.p.wires[self.f][way as usize].start(frame, self.s.now());
+        self.s.schedule_in(t, Ev::WireDone(self.f, way));
+    }
+
+    /// Sends `ev` to this engine `delay` from now.
+    pub fn after(&mut self, delay: Picos, ev: EngineEv) {
+        self.s.schedule_in(delay, Ev::Engine(self.f, ev));
+    }
+
+    /// Sends `ev` to this engine at time `at`.
+    pub fn at(&mut self, at: Picos, ev: EngineEv) {
+        self.s.schedule_at(at, Ev::Engine(self.f, ev));
+    }
+}

@@ -1,0 +1,169 @@
+//! A TCP connection between the server and an ideal peer, driven by netperf
+//! TCP_STREAM in one or both directions, independent of the link that
+//! carries its segments.
+//!
+//! The sender keeps at most one socket's worth (the TCP window)
+//! unacknowledged; the receiver ACKs every `tcp_ack_every` segments. The
+//! peer processes the segments it receives one at a time
+//! (`peer_cpu_per_segment` each) and ACKs `peer_turnaround` after it; it
+//! sends whenever the window allows and the carrier has room (802.3x flow
+//! control: no drops, no retransmits). Host stack costs: `cpu_per_segment_sent`
+//! per data segment sent, `cpu_per_packet` per segment or ACK received and per
+//! ACK sent, each plus `cpu_per_kb` of payload (see [`segment_sent_cost`] and
+//! [`packet_cost`]). Left out: delayed-ACK timers, slow start, loss.
+
+use crate::sim::config::CpuCfg;
+use crate::units::Picos;
+
+/// The server sending to the peer.
+#[derive(Debug, Default)]
+struct TcpOut {
+    window: u64,
+    snd_nxt: u64,
+    snd_una: u64,
+    building: bool,
+    peer_segments: u32,
+    peer_busy_until: Picos,
+}
+
+/// The peer sending to the server.
+#[derive(Debug, Default)]
+struct TcpIn {
+    window: u64,
+    peer_nxt: u64,
+    peer_una: u64,
+    segments: u32,
+}
+
+/// One TCP connection: the server's send and receive halves and the peer's.
+#[derive(Debug)]
+pub struct TcpConn {
+    mss: u64,
+    out: Option<TcpOut>,
+    inn: Option<TcpIn>,
+}
+
+/// CPU time of one data segment sent: stack cost plus its payload's.
+pub fn segment_sent_cost(c: &CpuCfg, payload: u64) -> Picos {
+    c.per_segment_sent + Picos((c.per_kib_ps * payload as f64 / 1024.0).round() as u64)
+}
+
+/// CPU time of one packet (segment or ACK) received, or of an ACK sent.
+pub fn packet_cost(c: &CpuCfg, payload: u64) -> Picos {
+    c.per_packet + Picos((c.per_kib_ps * payload as f64 / 1024.0).round() as u64)
+}
+
+impl TcpConn {
+    /// A connection with segments of `mss` payload bytes and the windows
+    /// (socket sizes) of its (out, in) streams, each present if a netperf
+    /// runs that way.
+    pub fn new(mss: u64, windows: (Option<u64>, Option<u64>)) -> TcpConn {
+        TcpConn {
+            mss,
+            out: windows.0.map(|w| TcpOut {
+                window: w,
+                ..Default::default()
+            }),
+            inn: windows.1.map(|w| TcpIn {
+                window: w,
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// Payload bytes per segment.
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
+    /// Whether the sender may start building another segment: it sends, is
+    /// not building one, and the window has room for it.
+    pub fn may_build(&self) -> bool {
+        match &self.out {
+            Some(out) => !out.building && out.snd_nxt - out.snd_una + self.mss <= out.window,
+            None => false,
+        }
+    }
+
+    /// The sender starts building a segment (on its CPU).
+    pub fn start_build(&mut self) {
+        if let Some(out) = self.out.as_mut() {
+            out.building = true;
+        }
+    }
+
+    /// The segment is built: the stream offset after it, if the server sends.
+    pub fn built(&mut self) -> Option<u64> {
+        let out = self.out.as_mut()?;
+        out.building = false;
+        out.snd_nxt += self.mss;
+        Some(out.snd_nxt)
+    }
+
+    /// The server's stack has processed an ACK up to `ack`.
+    pub fn ack_received(&mut self, ack: u64) {
+        if let Some(out) = self.out.as_mut() {
+            out.snd_una = out.snd_una.max(ack);
+        }
+    }
+
+    /// The server's stack has processed a data segment; true when it is time
+    /// to ACK (every `ack_every` segments).
+    pub fn segment_received(&mut self, ack_every: u32) -> bool {
+        let Some(inn) = self.inn.as_mut() else {
+            return false;
+        };
+        inn.segments += 1;
+        if inn.segments >= ack_every {
+            inn.segments = 0;
+            return true;
+        }
+        false
+    }
+
+    /// Whether the peer's window lets it send another segment.
+    pub fn peer_may_send(&self) -> bool {
+        match &self.inn {
+            Some(inn) => inn.peer_nxt - inn.peer_una + self.mss <= inn.window,
+            None => false,
+        }
+    }
+
+    /// The peer sends a segment: the stream offset after it.
+    pub fn peer_send(&mut self) -> u64 {
+        match self.inn.as_mut() {
+            Some(inn) => {
+                inn.peer_nxt += self.mss;
+                inn.peer_nxt
+            }
+            None => 0,
+        }
+    }
+
+    /// An ACK from the server up to `ack` reached the peer.
+    pub fn peer_ack_arrived(&mut self, ack: u64) {
+        if let Some(inn) = self.inn.as_mut() {
+            inn.peer_una = inn.peer_una.max(ack);
+        }
+    }
+
+    /// A data segment reached the peer at `now`; the peer processes segments
+    /// one at a time, `per_segment` each. When the peer then owes an ACK
+    /// (every `ack_every` segments), the time it finishes this segment.
+    pub fn peer_segment_arrived(
+        &mut self,
+        now: Picos,
+        per_segment: Picos,
+        ack_every: u32,
+    ) -> Option<Picos> {
+        let out = self.out.as_mut()?;
+        let done = out.peer_busy_until.max(now) + per_segment;
+        out.peer_busy_until = done;
+        out.peer_segments += 1;
+        if out.peer_segments >= ack_every {
+            out.peer_segments = 0;
+            return Some(done);
+        }
+        None
+    }
+}
