@@ -26,6 +26,7 @@ TABLES = {
     "BRIDGE": "server `[bridge]`",
     "NIC": "adapter `[function.param]`, engine = \"nic\"",
     "HBA": "adapter `[function.param]`, engine = \"hba\"",
+    "RAW_DMA": "adapter `[function.param]`, engine = \"dma\"",
     "TESTBED": "testbed `[param]`",
 }
 
@@ -41,7 +42,7 @@ DIMS = {
 
 RULE = re.compile(r'\br\(\s*"([^"]+)"\s*,\s*(\w+)\s*,\s*([-0-9.eE_]+)\s*,\s*([-0-9.eE_]+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*,?\s*\)')
 CALL = re.compile(r"\br\(")
-CONST = re.compile(r"pub const (\w+): &\[ParamRule\] = (?:&\[|dma_engine_rules!\[)(.*?)\n\];", re.S)
+CONST = re.compile(r"pub const (\w+): &\[ParamRule\] = (?:&\[|dma_engine_rules!\[)(.*?)\n?\];", re.S)
 # The rules the dma_engine_rules! macro splices in front of a list.
 MACRO = re.compile(r"macro_rules! dma_engine_rules \{.*?&\[(.*?)\$\(\$extra\),\*", re.S)
 

@@ -45,7 +45,8 @@ impl Setup {
     fn load(common: &Common, file: &Option<PathBuf>) -> iosim::Result<Setup> {
         let mut reg = load_registry(&common.models)?;
         let spec = calibration(&mut reg, file)?;
-        let scenarios = load_bundled_scenarios(&reg)?;
+        let mut scenarios = load_bundled_scenarios(&reg)?;
+        scenarios.retain(Scenario::has_figures);
         check_budget(&spec, &scenarios)?;
         let (mut used, in_use_label) = common.registry()?;
         let in_use = spec

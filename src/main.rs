@@ -202,7 +202,8 @@ fn execute(cli: Cli) -> iosim::Result<String> {
         } => fit_cli::calibrate_cmd(&common, &calibration, &output),
         Command::Validate { common, plot, .. } => {
             let (reg, parameters) = common.registry()?;
-            let scenarios = load_bundled_scenarios(&reg)?;
+            let mut scenarios = load_bundled_scenarios(&reg)?;
+            scenarios.retain(Scenario::has_figures);
             let mut rows = Vec::new();
             let mut all = Vec::new();
             for sc in &scenarios {

@@ -300,21 +300,47 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
                 let (engine, rules) = match f.engine.get_ref().as_str() {
                     "nic" => (EngineKind::Nic, schema::NIC),
                     "hba" => (EngineKind::Hba, schema::HBA),
+                    "dma" => (EngineKind::RawDma, schema::RAW_DMA),
                     other => {
                         return Err(src.invalid(
                             &format!("{key}.engine"),
                             f.engine.span(),
-                            format!("unknown engine `{other}`; expected `nic` or `hba`"),
+                            format!("unknown engine `{other}`; expected `nic`, `hba` or `dma`"),
+                        ))
+                    }
+                };
+                let link = match (&f.link, engine) {
+                    (None, EngineKind::RawDma) => None,
+                    (Some(l), EngineKind::RawDma) => {
+                        return Err(src.invalid(
+                            &format!("{key}.link"),
+                            l.span(),
+                            "a `dma` function drives no link: remove `link`",
+                        ))
+                    }
+                    (Some(l), _) => Some(l.clone()),
+                    (None, _) => {
+                        return Err(src.invalid(
+                            &format!("{key}.engine"),
+                            f.engine.span(),
+                            format!(
+                                "missing `link`: a `{}` function drives a link",
+                                engine.name()
+                            ),
                         ))
                     }
                 };
                 let params = convert_params(src, &format!("{key}.param"), &f.param, rules)?;
+                let at = match &link {
+                    Some(l) => src.at(&format!("{key}.link"), l.span()),
+                    None => src.at(&format!("{key}.engine"), f.engine.span()),
+                };
                 functions.push(FunctionSpec {
                     name: fname,
                     engine,
-                    link: f.link.get_ref().clone(),
+                    link: link.map(|l| l.get_ref().clone()),
                     params,
-                    at: src.at(&format!("{key}.link"), f.link.span()),
+                    at,
                 });
             }
             let at = src.at("name", a.name.span());
@@ -382,11 +408,14 @@ fn check_registry(reg: &Registry) -> Result<()> {
             }
         }
         for f in &a.functions {
-            let Some(link) = reg.links.get(&f.link) else {
+            let Some(link_name) = &f.link else {
+                continue;
+            };
+            let Some(link) = reg.links.get(link_name) else {
                 return Err(Error::Unknown {
                     at: f.at.clone(),
                     what: "link",
-                    name: f.link.clone(),
+                    name: link_name.clone(),
                     known: known(reg.links.keys()),
                 });
             };
@@ -398,8 +427,9 @@ fn check_registry(reg: &Registry) -> Result<()> {
                 return Err(Error::Invalid {
                     at: f.at.clone(),
                     message: format!(
-                        "engine {:?} cannot drive link `{}` ({:?} framing)",
-                        f.engine, f.link, link.framing
+                        "engine `{}` cannot drive link `{link_name}` ({:?} framing)",
+                        f.engine.name(),
+                        link.framing
                     ),
                 });
             }

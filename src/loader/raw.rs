@@ -81,7 +81,7 @@ pub struct RawServer {
 pub struct RawFunction {
     pub name: Spanned<String>,
     pub engine: Spanned<String>,
-    pub link: Spanned<String>,
+    pub link: Option<Spanned<String>>,
     pub param: Spanned<RawParams>,
 }
 

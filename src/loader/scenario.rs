@@ -250,7 +250,14 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
             ));
         }
         let engine = reg.adapters[&cards[card].1].functions[function].engine;
+        let raw_dma = w.kind.get_ref() == "dma";
         let direction = match w.direction.get_ref().as_str() {
+            // For raw DMA, `read` is a DMA read of host memory: data out of it.
+            "read" if raw_dma => Direction::Out,
+            "write" if raw_dma => Direction::In,
+            "transmit" | "receive" if raw_dma => {
+                return Err(src.invalid(&wk("direction"), w.direction.span(), "a dma workload's direction is read (DMA reads of host memory), write (DMA writes to it) or bidirectional"))
+            }
             "transmit" | "write" => Direction::Out,
             "receive" | "read" => Direction::In,
             "bidirectional" => Direction::Both,
@@ -293,14 +300,48 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                     outstanding,
                 }
             }
-            ("netperf-tcp-stream", _) | ("diskbench", _) => {
+            ("dma", crate::model::EngineKind::RawDma) => {
+                for (key, given) in [
+                    ("socket_kib", w.socket_kib.as_ref().map(|s| s.span())),
+                    ("message_kib", w.message_kib.as_ref().map(|s| s.span())),
+                ] {
+                    if let Some(span) = given {
+                        return Err(src.invalid(
+                            &wk(key),
+                            span,
+                            format!(
+                                "`{key}` is not a key of a dma workload (block_kib, outstanding)"
+                            ),
+                        ));
+                    }
+                }
+                let outstanding = match &w.outstanding {
+                    None => 1,
+                    Some(o) => {
+                        let v = *o.get_ref();
+                        if !(1..=256).contains(&v) {
+                            return Err(src.invalid(
+                                &wk("outstanding"),
+                                o.span(),
+                                format!("{v} blocks in flight; expected 1 to 256"),
+                            ));
+                        }
+                        v as u32
+                    }
+                };
+                WorkloadKind::RawDma {
+                    block_bytes: size(&w.block_kib, "block_kib", 4.0)?,
+                    outstanding,
+                }
+            }
+            ("netperf-tcp-stream", _) | ("diskbench", _) | ("dma", _) => {
                 return Err(src.invalid(
                     &wk("kind"),
                     w.kind.span(),
                     format!(
-                        "workload `{}` does not fit a {:?} function",
+                        "workload `{}` does not fit a `{}` function",
                         w.kind.get_ref(),
-                        engine
+                        engine.name()
                     ),
                 ))
             }
@@ -308,7 +349,9 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                 return Err(src.invalid(
                     &wk("kind"),
                     w.kind.span(),
-                    format!("unknown workload `{other}`; expected netperf-tcp-stream or diskbench"),
+                    format!(
+                        "unknown workload `{other}`; expected netperf-tcp-stream, diskbench or dma"
+                    ),
                 ))
             }
         };

@@ -250,6 +250,9 @@ pub const NIC: &[ParamRule] = dma_engine_rules![
     ),
 ];
 
+/// Parameters of a raw DMA test function (a bus-test card with no link).
+pub const RAW_DMA: &[ParamRule] = dma_engine_rules![];
+
 /// Parameters of a Fibre Channel HBA function.
 pub const HBA: &[ParamRule] = dma_engine_rules![
     r(
@@ -326,6 +329,7 @@ pub fn range_of(path: &str) -> Option<(f64, f64)> {
         BRIDGE,
         NIC,
         HBA,
+        RAW_DMA,
         TESTBED,
     ]
     .iter()

@@ -33,6 +33,15 @@ pub enum WorkloadKind {
         /// Outstanding I/Os per direction (None: the test bed's default).
         outstanding: Option<u32>,
     },
+    /// Raw DMA: blocks moved back to back between a bus-test function and
+    /// host memory. Direction `Out` is DMA reads of host memory (the data
+    /// leaves the server's memory), `In` DMA writes to it.
+    RawDma {
+        /// Block size, bytes.
+        block_bytes: u64,
+        /// Blocks in flight per direction.
+        outstanding: u32,
+    },
 }
 
 /// A workload on one function of one card.
@@ -122,4 +131,12 @@ pub struct Scenario {
     pub run: RunSpec,
     /// Its experiments.
     pub experiments: Vec<Experiment>,
+}
+
+impl Scenario {
+    /// Whether any of its experiments has a published figure (what `validate`
+    /// and the fit run; an example or what-if scenario has none).
+    pub fn has_figures(&self) -> bool {
+        self.experiments.iter().any(|e| !e.figures.is_empty())
+    }
 }

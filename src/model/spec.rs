@@ -84,6 +84,19 @@ pub enum EngineKind {
     Nic,
     /// A Fibre Channel host bus adapter (SCSI I/Os, FCP exchanges).
     Hba,
+    /// A bus-test function with no link: raw DMA to and from host memory.
+    RawDma,
+}
+
+impl EngineKind {
+    /// The name model files use for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Nic => "nic",
+            EngineKind::Hba => "hba",
+            EngineKind::RawDma => "dma",
+        }
+    }
 }
 
 /// One PCI function of an adapter.
@@ -93,8 +106,8 @@ pub struct FunctionSpec {
     pub name: String,
     /// Its engine.
     pub engine: EngineKind,
-    /// The link it drives.
-    pub link: String,
+    /// The link it drives (none for a raw DMA function).
+    pub link: Option<String>,
     /// DMA engine parameters.
     pub params: ParamSet,
     /// Where it was defined.

@@ -2,6 +2,7 @@
 //! configuration the components run with. All defaults come from model files.
 
 use super::cpu::CpuPlacement;
+use super::engines::raw_dma::RawDmaTest;
 use crate::error::{Error, Result};
 use crate::loader::negotiate_mode;
 use crate::model::{EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
@@ -280,7 +281,7 @@ pub struct RawDmaCfg {
     /// DMA engine.
     pub dma: DmaCfg,
     /// The test.
-    pub test: super::engines::raw_dma::RawDmaTest,
+    pub test: RawDmaTest,
 }
 
 /// One function, placed.
@@ -418,8 +419,11 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             path,
         });
         for (fi, f) in adapter.functions.iter().enumerate() {
-            let link = &reg.links[&f.link];
-            let lp = &link.params;
+            let empty = ParamSet::default();
+            let lp = match &f.link {
+                Some(l) => &reg.links[l].params,
+                None => &empty,
+            };
             let fp = &f.params;
             let work: Vec<_> = exp
                 .workloads
@@ -506,10 +510,40 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                     };
                     FunctionCfg::Hba { hba, fc, streams }
                 }
+                EngineKind::RawDma => {
+                    let mut test = RawDmaTest {
+                        block: 0,
+                        reads: 0,
+                        writes: 0,
+                    };
+                    for w in &work {
+                        if let WorkloadKind::RawDma {
+                            block_bytes,
+                            outstanding,
+                        } = w.kind
+                        {
+                            use crate::model::Direction::*;
+                            test.block = block_bytes;
+                            match w.direction {
+                                Out => test.reads = outstanding,
+                                In => test.writes = outstanding,
+                                Both => (test.reads, test.writes) = (outstanding, outstanding),
+                            }
+                        }
+                    }
+                    FunctionCfg::RawDma(RawDmaCfg {
+                        dma: DmaCfg {
+                            max_read: fp.count("max_read"),
+                            max_outstanding: fp.count("max_outstanding_reads").max(1) as u32,
+                            write_burst: fp.count("write_burst"),
+                        },
+                        test,
+                    })
+                }
             };
             functions.push(PlacedFunction {
                 label: format!("{label}.{}", f.name),
-                link: f.link.clone(),
+                link: f.link.clone().unwrap_or_else(|| "none".into()),
                 bus: ci,
                 cfg,
             });
