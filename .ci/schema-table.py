@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the model-parameter table of README.md, generated from src/loader/schema.rs.
+"""Prints the model-parameter table of README.md, generated from src/model/schema.rs.
 
 usage: python3 .ci/schema-table.py            print the table (Markdown)
        python3 .ci/schema-table.py --check    exit 1 if README.md's table differs
@@ -13,7 +13,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SCHEMA = ROOT / "src" / "loader" / "schema.rs"
+SCHEMA = ROOT / "src" / "model" / "schema.rs"
 README = ROOT / "README.md"
 START, END = "<!-- schema-table:start -->", "<!-- schema-table:end -->"
 
@@ -40,11 +40,12 @@ DIMS = {
     "Count": ("count", "", 1.0),
 }
 
-RULE = re.compile(r'\br\(\s*"([^"]+)"\s*,\s*(\w+)\s*,\s*([-0-9.eE_]+)\s*,\s*([-0-9.eE_]+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*,?\s*\)')
-CALL = re.compile(r"\br\(")
-CONST = re.compile(r"pub const (\w+): &\[ParamRule\] = (?:&\[|dma_engine_rules!\[)(.*?)\n?\];", re.S)
-# The rules the dma_engine_rules! macro splices in front of a list.
-MACRO = re.compile(r"macro_rules! dma_engine_rules \{.*?&\[(.*?)\$\(\$extra\),\*", re.S)
+# One rule inside param_kind! / dma_engine_kind!: key: Dim, min, max, "meaning" [, absent = "..."];
+RULE = re.compile(r'(\w+)\s*:\s*(\w+)\s*,\s*([-0-9.eE_]+)\s*,\s*([-0-9.eE_]+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*(?:,\s*absent\s*=\s*"((?:[^"\\]|\\.)*)"\s*)?;', re.S)
+# A kind: param_kind! { /// doc  NAME, Type { rules } }
+KIND = re.compile(r"^(param_kind|dma_engine_kind)! \{\n(?:\s*///[^\n]*\n)*\s*(\w+), \w+ \{\n(.*?)\n    \}\n\}", re.S | re.M)
+# The rules dma_engine_kind! splices in front of a kind's own.
+MACRO = re.compile(r"macro_rules! dma_engine_kind \{.*?\$rules, \$ty \{\n(.*?)\$\(\$body\)\*", re.S)
 
 
 def num(x: float) -> str:
@@ -58,22 +59,24 @@ def table() -> str:
     out = ["| where | parameter | dimension | range | meaning |", "|---|---|---|---|---|"]
     seen = set()
     shared = MACRO.search(text)
-    for name, body in CONST.findall(text):
+    if not shared:
+        sys.exit(f"schema-table: dma_engine_kind! not found in {SCHEMA}")
+    for mac, name, body in KIND.findall(text):
         seen.add(name)
-        if re.search(r"pub const " + name + r": &\[ParamRule\] = dma_engine_rules!\[", text):
-            if not shared:
-                sys.exit(f"schema-table: dma_engine_rules! not found in {SCHEMA}")
+        if mac == "dma_engine_kind":
             body = shared.group(1) + body
         where = TABLES.get(name, name)
         rules = RULE.findall(body)
-        if len(rules) != len(CALL.findall(body)):
+        if len(rules) != len(re.findall(r"\"\s*;", body)):
             sys.exit(f"schema-table: could not read every rule of {name} in {SCHEMA}")
-        for key, dim, lo, hi, meaning in rules:
+        for key, dim, lo, hi, meaning, absent in rules:
             dname, unit, k = DIMS[dim]
             lo_v, hi_v = float(lo.replace("_", "")) * k, float(hi.replace("_", "")) * k
             rng = num(lo_v) if lo_v == hi_v else f"{num(lo_v)} to {num(hi_v)}"
             rng += f" {unit}" if unit else ""
             meaning = meaning.replace("|", "\\|")
+            if absent:
+                meaning += " (optional; absent: " + absent.replace("|", "\\|") + ")"
             out.append(f"| {where} | `{key}` | {dname} | {rng} | {meaning} |")
     missing = set(TABLES) - seen
     if missing:
@@ -93,7 +96,7 @@ def main() -> int:
         sys.exit(f"schema-table: markers not found in {README}")
     if sys.argv[1] == "--check":
         if m.group(1) != t:
-            print("README.md parameter table differs from src/loader/schema.rs: run python3 .ci/schema-table.py --write")
+            print("README.md parameter table differs from src/model/schema.rs: run python3 .ci/schema-table.py --write")
             return 1
         return 0
     if sys.argv[1] == "--write":

@@ -53,6 +53,13 @@ impl Sub for Picos {
         Picos(self.0.saturating_sub(o.0))
     }
 }
+impl std::ops::Mul<u64> for Picos {
+    type Output = Picos;
+    fn mul(self, n: u64) -> Picos {
+        Picos(self.0 * n)
+    }
+}
+
 impl fmt::Display for Picos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ps", self.0)

@@ -369,3 +369,67 @@ fn a_replaced_bundled_server_keeps_its_guesses_and_the_output_says_so() {
     );
     assert!(!stderr.contains("warning"), "{stderr}");
 }
+
+/// Runs GigE transmit on the test server with the optional
+/// `cpu_per_send_call` given and netperf's send size `message_kib`; returns
+/// (transmit MB/s, utilisation of the busier application CPU in percent).
+fn transmit_with_send_calls(dir: &Path, per_call_us: f64, message_kib: u32) -> (f64, f64) {
+    let (models, scenario) = write_inputs(dir, "tslot-pcix");
+    let server = SERVER.replace(
+        "tcp_ack_every = { value = 2, unit = \"count\", source = \"test\" }",
+        &format!(
+            "tcp_ack_every = {{ value = 2, unit = \"count\", source = \"test\" }}\n\
+             cpu_per_send_call = {{ value = {per_call_us}, unit = \"us\", source = \"test\" }}"
+        ),
+    );
+    std::fs::write(models.join("servers/test-server.toml"), server).unwrap();
+    let text = SCENARIO
+        .replace("{SLOT}", "tslot-pcix")
+        .replace("message_kib = 32", &format!("message_kib = {message_kib}"));
+    std::fs::write(&scenario, text).unwrap();
+    let out = iosim(
+        dir,
+        &[
+            "run",
+            "--models",
+            models.to_str().unwrap(),
+            scenario.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    let f = &v["functions"][0];
+    (
+        f["out_MB_s"].as_f64().expect("out_MB_s"),
+        f["app_cpu_util_pct"].as_f64().expect("app CPU"),
+    )
+}
+
+#[test]
+fn the_send_size_matters_through_the_cost_of_a_send_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 20 us per call: with 1 KiB sends, more than one call per 1448-byte
+    // segment on top of 5 us per segment saturates the sending CPU; with
+    // 64 KiB sends, one call per 45 segments costs little.
+    let (small_mbs, small_cpu) = transmit_with_send_calls(tmp.path(), 20.0, 1);
+    let (big_mbs, big_cpu) = transmit_with_send_calls(tmp.path(), 20.0, 64);
+    assert!(
+        small_cpu > 99.0,
+        "1 KiB sends: application CPU {small_cpu}%"
+    );
+    assert!(big_cpu < 60.0, "64 KiB sends: application CPU {big_cpu}%");
+    // Sending CPU-bound: about 1448 bytes per (5 + 1.41 x 20) us.
+    let bound = 1448.0 / (5.0 + 1448.0 / 1024.0 * 20.0);
+    assert!(
+        small_mbs < 1.05 * bound && small_mbs > 0.8 * bound,
+        "1 KiB sends: {small_mbs} MB/s, CPU bound {bound:.1}"
+    );
+    assert!(big_mbs > 2.0 * small_mbs, "{big_mbs} against {small_mbs}");
+    // With the call free, the send size does not matter.
+    let (free_small, _) = transmit_with_send_calls(tmp.path(), 0.0, 1);
+    let (free_big, _) = transmit_with_send_calls(tmp.path(), 0.0, 64);
+    assert_eq!(free_small, free_big);
+}

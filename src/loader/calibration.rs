@@ -206,7 +206,7 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
                 "bounds must be finite numbers with min < max",
             ));
         }
-        if let Some((rmin, rmax)) = super::schema::range_of(&pth) {
+        if let Some((rmin, rmax)) = crate::model::schema::range_of(reg, &pth) {
             let tol = 1e-9 * rmax.abs().max(1.0);
             if lo < rmin - tol || hi > rmax + tol {
                 let span = f
@@ -269,7 +269,7 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
             ));
         }
         for ap in &also {
-            if let Some((rmin, rmax)) = super::schema::range_of(ap) {
+            if let Some((rmin, rmax)) = crate::model::schema::range_of(reg, ap) {
                 let tol = 1e-9 * rmax.abs().max(1.0);
                 if lo < rmin - tol || hi > rmax + tol {
                     return Err(src.invalid(
@@ -480,7 +480,7 @@ fn apply_fitted_inner(
                 format!("unit `{}` is not {tdim}", p.unit.get_ref()),
             ));
         }
-        if let Some((rmin, rmax)) = super::schema::range_of(p.path.get_ref()) {
+        if let Some((rmin, rmax)) = crate::model::schema::range_of(reg, p.path.get_ref()) {
             if !base.is_finite() || base < rmin || base > rmax {
                 return Err(src.invalid(
                     &k("value"),

@@ -2,14 +2,14 @@
 //!
 //! Files are parsed into serde structures that mirror them ([`raw`]), then
 //! validated into the typed descriptions of [`crate::model`]: every parameter
-//! checked for unit, range and source against [`schema`], every name resolved.
+//! checked for unit, range and source against [`crate::model::schema`], every name resolved.
 //! Every error names the file, the key and the line.
 
 mod calibration;
 mod params;
 mod raw;
 mod scenario;
-pub mod schema;
+pub use crate::model::schema;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -436,8 +436,8 @@ fn check_registry(reg: &Registry) -> Result<()> {
         }
     }
     for s in reg.servers.values() {
-        let local = s.params.get("memory_local_latency");
-        let remote = s.params.get("memory_remote_latency");
+        let sp = schema::ServerParams::from_set(&s.params, &s.at)?;
+        let (local, remote) = (sp.memory_local_latency, sp.memory_remote_latency);
         if remote < local {
             let at = s
                 .params

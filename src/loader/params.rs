@@ -3,9 +3,9 @@
 use toml::Spanned;
 
 use super::raw::RawParams;
-use super::schema::ParamRule;
 use super::Source;
 use crate::error::Result;
+use crate::model::schema::ParamRule;
 use crate::model::{ParamSet, ParamValue};
 use crate::units::to_base;
 
@@ -78,7 +78,7 @@ pub(crate) fn convert_params(
         );
     }
     for rule in rules {
-        if !set.map.contains_key(rule.key) {
+        if rule.absent.is_none() && !set.map.contains_key(rule.key) {
             return Err(src.invalid(
                 &format!("{table}.{}", rule.key),
                 raw.span(),

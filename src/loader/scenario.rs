@@ -121,7 +121,9 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         });
     }
     let cells = *e.cells.get_ref();
-    let max_cells = server.params.count("cells_max") as i64;
+    let max_cells = crate::model::schema::ServerParams::from_set(&server.params, &server.at)?
+        .cells_max
+        .round() as i64;
     if cells < 1 || cells > max_cells {
         return Err(src.invalid(
             &k("cells"),

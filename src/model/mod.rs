@@ -4,6 +4,7 @@
 mod calibration;
 mod params;
 mod scenario;
+pub mod schema;
 mod spec;
 
 pub use calibration::{CalibrationSpec, FittedValue, FreeParam};

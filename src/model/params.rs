@@ -36,16 +36,11 @@ pub struct ParamSet {
 }
 
 impl ParamSet {
-    /// The base-unit value of `key`. The loader guarantees that every key the
-    /// schema requires is present, so a missing key is a programming error
-    /// reported as NaN-free zero rather than a panic.
-    pub fn get(&self, key: &str) -> f64 {
-        self.map.get(key).map(|p| p.base).unwrap_or(0.0)
-    }
-
-    /// The value of `key` as a whole number (rounded).
-    pub fn count(&self, key: &str) -> u64 {
-        self.get(key).round().max(0.0) as u64
+    /// The base-unit value of `key`, if the set has it. The simulator reads
+    /// parameters through the typed structs of [`super::schema`], which make
+    /// a missing required key an error.
+    pub fn value(&self, key: &str) -> Option<f64> {
+        self.map.get(key).map(|p| p.base)
     }
 
     /// Replaces the base value of `key` (used by calibration); false if absent.

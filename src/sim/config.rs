@@ -5,6 +5,10 @@ use super::cpu::CpuPlacement;
 use super::engines::raw_dma::RawDmaTest;
 use crate::error::{Error, Result};
 use crate::loader::negotiate_mode;
+use crate::model::schema::{
+    BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams, NicParams,
+    RawDmaParams, ServerParams, TestbedParams,
+};
 use crate::model::{EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
 use crate::units::{BytesPerSec, Picos};
 
@@ -100,6 +104,9 @@ pub struct CpuCfg {
     pub per_io: Picos,
     /// Segments per ACK.
     pub ack_every: u32,
+    /// Per send() call of a sending application (zero when the server's
+    /// model leaves `cpu_per_send_call` out).
+    pub per_send_call: Picos,
 }
 
 /// Ethernet framing.
@@ -222,6 +229,9 @@ pub enum FunctionCfg {
         eth: EthCfg,
         /// TCP window (socket size), if a netperf runs: (out, in) streams.
         streams: (Option<u64>, Option<u64>),
+        /// Bytes per send() call of the sending application (netperf's send
+        /// size).
+        message: u64,
     },
     /// A Fibre Channel HBA.
     Hba {
@@ -329,8 +339,9 @@ pub struct SystemCfg {
     pub placement: CpuPlacement,
 }
 
-fn ps_ns(p: &ParamSet, k: &str) -> Picos {
-    Picos::from_ns(p.get(k))
+/// A parameter that counts whole things (clocks, bytes, frames).
+fn whole(v: f64) -> u64 {
+    v.round().max(0.0) as u64
 }
 
 /// Builds the configuration of `exp` from the registry.
@@ -347,41 +358,42 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         .testbeds
         .get(&exp.testbed)
         .ok_or_else(|| invalid(format!("unknown testbed `{}`", exp.testbed)))?;
-    let sp = &server.params;
+    let sp = ServerParams::from_set(&server.params, &server.at)?;
     let cells = exp.cells.max(1);
     let memory = MemoryCfg {
-        local: ps_ns(sp, "memory_local_latency"),
-        remote: ps_ns(sp, "memory_remote_latency"),
+        local: Picos::from_ns(sp.memory_local_latency),
+        remote: Picos::from_ns(sp.memory_remote_latency),
         p_remote: (cells - 1) as f64 / cells as f64,
-        line: sp.count("cache_line").max(1),
-        lines_in_flight: sp.count("line_fetches_in_flight").max(1),
+        line: whole(sp.cache_line).max(1),
+        lines_in_flight: whole(sp.line_fetches_in_flight).max(1),
     };
     // A CPU's misses go to memory interleaved over the partition's cells.
-    let cpu_latency_ns = (sp.get("memory_local_latency")
-        + sp.get("cpu_remote_memory_latency") * (cells - 1) as f64)
+    let cpu_latency_ns = (sp.memory_local_latency
+        + sp.cpu_remote_memory_latency * (cells - 1) as f64)
         / cells as f64;
-    let stall = Picos::from_ns(sp.get("cpu_misses_per_packet") * cpu_latency_ns);
+    let stall = Picos::from_ns(sp.cpu_misses_per_packet * cpu_latency_ns);
     let cpu = CpuCfg {
-        per_packet: ps_ns(sp, "cpu_per_packet") + stall,
-        per_segment_sent: ps_ns(sp, "cpu_per_segment_sent") + stall,
-        per_kib_ps: sp.get("cpu_per_kb") * 1e3,
-        per_io: ps_ns(sp, "cpu_per_io"),
-        ack_every: sp.count("tcp_ack_every").max(1) as u32,
+        per_packet: Picos::from_ns(sp.cpu_per_packet) + stall,
+        per_segment_sent: Picos::from_ns(sp.cpu_per_segment_sent) + stall,
+        per_kib_ps: sp.cpu_per_kb * 1e3,
+        per_io: Picos::from_ns(sp.cpu_per_io),
+        ack_every: whole(sp.tcp_ack_every).max(1) as u32,
+        per_send_call: Picos::from_ns(sp.cpu_per_send_call.unwrap_or(0.0)),
     };
-    let tp = &tb.params;
+    let tp = TestbedParams::from_set(&tb.params, &tb.at)?;
     let testbed = TestbedCfg {
-        peer_turnaround: ps_ns(tp, "peer_turnaround"),
-        peer_per_segment: ps_ns(tp, "peer_cpu_per_segment"),
-        target_latency: ps_ns(tp, "target_latency"),
-        outstanding: tp.count("diskbench_outstanding").max(1) as u32,
+        peer_turnaround: Picos::from_ns(tp.peer_turnaround),
+        peer_per_segment: Picos::from_ns(tp.peer_cpu_per_segment),
+        target_latency: Picos::from_ns(tp.target_latency),
+        outstanding: whole(tp.diskbench_outstanding).max(1) as u32,
     };
-    let bp = &server.bridge;
+    let bp = BridgeParams::from_set(&server.bridge, &server.at)?;
     let bridge = BridgeCfg {
-        posted_write_buffer: bp.count("posted_write_buffer"),
-        delayed_read_slots: bp.count("delayed_read_slots").max(1) as usize,
-        delayed_read_prefetch: bp.count("delayed_read_prefetch").max(1),
-        retry_interval: ps_ns(bp, "retry_interval"),
-        register_reads_use_delayed_slots: bp.count("register_reads_use_delayed_slots") > 0,
+        posted_write_buffer: whole(bp.posted_write_buffer),
+        delayed_read_slots: whole(bp.delayed_read_slots).max(1) as usize,
+        delayed_read_prefetch: whole(bp.delayed_read_prefetch).max(1),
+        retry_interval: Picos::from_ns(bp.retry_interval),
+        register_reads_use_delayed_slots: whole(bp.register_reads_use_delayed_slots) > 0,
     };
     let mut buses = Vec::new();
     let mut functions = Vec::new();
@@ -395,22 +407,22 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         let mode = negotiate_mode(adapter, slot)
             .ok_or_else(|| invalid(format!("`{adapter_name}` cannot run in slot `{slot_name}`")))?;
         let b = &reg.buses[&mode];
-        let p = &b.params;
+        let p = BusParams::from_set(&b.params, &b.at)?;
         let bus = BusCfg {
             mode: mode.clone(),
             protocol: b.protocol,
-            clock: Picos((1e6 / p.get("clock")).round() as u64),
-            bytes_per_clock: p.get("width") * p.get("transfers_per_clock"),
-            write_overhead: p.count("write_overhead_clocks"),
-            read_request: p.count("read_request_clocks"),
-            completion_overhead: p.count("completion_overhead_clocks"),
-            latency_timer: p.count("latency_timer_clocks"),
-            max_burst: p.count("max_burst"),
+            clock: Picos((1e6 / p.clock).round() as u64),
+            bytes_per_clock: p.width * p.transfers_per_clock,
+            write_overhead: whole(p.write_overhead_clocks),
+            read_request: whole(p.read_request_clocks),
+            completion_overhead: whole(p.completion_overhead_clocks),
+            latency_timer: whole(p.latency_timer_clocks),
+            max_burst: whole(p.max_burst),
         };
         let path = PathCfg {
-            rope_rate: BytesPerSec(sp.get("rope_bandwidth") * slot.ropes as f64),
-            rope_overhead: sp.count("rope_packet_overhead"),
-            io_read_latency: ps_ns(sp, "io_read_latency"),
+            rope_rate: BytesPerSec(sp.rope_bandwidth * slot.ropes as f64),
+            rope_overhead: whole(sp.rope_packet_overhead),
+            io_read_latency: Picos::from_ns(sp.io_read_latency),
         };
         buses.push(PlacedBus {
             label: format!("{label}@{slot_name}"),
@@ -420,11 +432,10 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         });
         for (fi, f) in adapter.functions.iter().enumerate() {
             let empty = ParamSet::default();
-            let lp = match &f.link {
+            let link_set = match &f.link {
                 Some(l) => &reg.links[l].params,
                 None => &empty,
             };
-            let fp = &f.params;
             let work: Vec<_> = exp
                 .workloads
                 .iter()
@@ -432,20 +443,28 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                 .collect();
             let cfg = match f.engine {
                 EngineKind::Nic => {
-                    let mtu = lp.count("mtu");
-                    let hdrs = lp.count("tcp_ip_headers");
-                    let frame = mtu + lp.count("header") + lp.count("fcs");
+                    let lp = EthernetParams::from_set(link_set, &f.at)?;
+                    let fp = NicParams::from_set(&f.params, &f.at)?;
+                    let mtu = whole(lp.mtu);
+                    let hdrs = whole(lp.tcp_ip_headers);
+                    let frame = mtu + whole(lp.header) + whole(lp.fcs);
                     let eth = EthCfg {
-                        rate: BytesPerSec(lp.get("line_rate")),
+                        rate: BytesPerSec(lp.line_rate),
                         mss: mtu.saturating_sub(hdrs).max(1),
                         frame,
-                        wire_overhead: lp.count("preamble") + lp.count("gap"),
-                        ack_frame: (lp.count("header") + hdrs + lp.count("fcs"))
-                            .max(lp.count("min_frame")),
+                        wire_overhead: whole(lp.preamble) + whole(lp.gap),
+                        ack_frame: (whole(lp.header) + hdrs + whole(lp.fcs))
+                            .max(whole(lp.min_frame)),
                     };
                     let mut streams = (None, None);
+                    let mut message = u64::MAX;
                     for w in &work {
-                        if let WorkloadKind::NetperfTcpStream { socket_bytes, .. } = w.kind {
+                        if let WorkloadKind::NetperfTcpStream {
+                            socket_bytes,
+                            message_bytes,
+                        } = w.kind
+                        {
+                            message = message_bytes.max(1);
                             if socket_bytes < eth.mss * cpu.ack_every as u64 {
                                 return Err(invalid(format!("socket of {socket_bytes} bytes is smaller than {} segments of {} bytes", cpu.ack_every, eth.mss)));
                             }
@@ -458,15 +477,15 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         }
                     }
                     let nic = NicCfg {
-                        max_read: fp.count("max_read"),
-                        max_outstanding: fp.count("max_outstanding_reads").max(1) as u32,
-                        write_burst: fp.count("write_burst"),
-                        descriptor: fp.count("descriptor"),
-                        rx_desc_batch: fp.count("rx_descriptor_batch").max(1) as u32,
-                        tx_ring: fp.count("tx_ring_frames").max(1) as u32,
-                        tx_fifo: fp.count("tx_fifo"),
-                        rx_fifo: fp.count("rx_fifo"),
-                        pio_reads: fp.count("pio_reads_per_interrupt") as u32,
+                        max_read: whole(fp.max_read),
+                        max_outstanding: whole(fp.max_outstanding_reads).max(1) as u32,
+                        write_burst: whole(fp.write_burst),
+                        descriptor: whole(fp.descriptor),
+                        rx_desc_batch: whole(fp.rx_descriptor_batch).max(1) as u32,
+                        tx_ring: whole(fp.tx_ring_frames).max(1) as u32,
+                        tx_fifo: whole(fp.tx_fifo),
+                        rx_fifo: whole(fp.rx_fifo),
+                        pio_reads: whole(fp.pio_reads_per_interrupt) as u32,
                     };
                     if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
                         return Err(Error::Invalid {
@@ -474,14 +493,21 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                             message: format!("NIC FIFOs must hold one {}-byte frame", eth.frame),
                         });
                     }
-                    FunctionCfg::Nic { nic, eth, streams }
+                    FunctionCfg::Nic {
+                        nic,
+                        eth,
+                        streams,
+                        message,
+                    }
                 }
                 EngineKind::Hba => {
+                    let lp = FibreChannelParams::from_set(link_set, &f.at)?;
+                    let fp = HbaParams::from_set(&f.params, &f.at)?;
                     let fc = FcCfg {
-                        byte_rate: BytesPerSec(lp.get("baud") / lp.get("bits_per_byte")),
-                        frame_overhead: lp.count("frame_overhead"),
-                        idle: lp.count("idle_between_frames"),
-                        max_payload: lp.count("max_payload"),
+                        byte_rate: BytesPerSec(lp.baud / lp.bits_per_byte),
+                        frame_overhead: whole(lp.frame_overhead),
+                        idle: whole(lp.idle_between_frames),
+                        max_payload: whole(lp.max_payload),
                     };
                     let mut streams = (None, None);
                     for w in &work {
@@ -500,17 +526,18 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         }
                     }
                     let hba = HbaCfg {
-                        max_read: fp.count("max_read"),
-                        max_outstanding: fp.count("max_outstanding_reads").max(1) as u32,
-                        write_burst: fp.count("write_burst"),
-                        command: fp.count("command_bytes"),
-                        completion: fp.count("completion_bytes"),
-                        rx_buffers: fp.count("rx_buffer_frames").max(1) as u32,
-                        tx_buffers: fp.count("tx_buffer_frames").max(1) as u32,
+                        max_read: whole(fp.max_read),
+                        max_outstanding: whole(fp.max_outstanding_reads).max(1) as u32,
+                        write_burst: whole(fp.write_burst),
+                        command: whole(fp.command_bytes),
+                        completion: whole(fp.completion_bytes),
+                        rx_buffers: whole(fp.rx_buffer_frames).max(1) as u32,
+                        tx_buffers: whole(fp.tx_buffer_frames).max(1) as u32,
                     };
                     FunctionCfg::Hba { hba, fc, streams }
                 }
                 EngineKind::RawDma => {
+                    let fp = RawDmaParams::from_set(&f.params, &f.at)?;
                     let mut test = RawDmaTest {
                         block: 0,
                         reads: 0,
@@ -533,9 +560,9 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                     }
                     FunctionCfg::RawDma(RawDmaCfg {
                         dma: DmaCfg {
-                            max_read: fp.count("max_read"),
-                            max_outstanding: fp.count("max_outstanding_reads").max(1) as u32,
-                            write_burst: fp.count("write_burst"),
+                            max_read: whole(fp.max_read),
+                            max_outstanding: whole(fp.max_outstanding_reads).max(1) as u32,
+                            write_burst: whole(fp.write_burst),
                         },
                         test,
                     })
@@ -549,7 +576,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             });
         }
     }
-    let cpus = (cells as u64 * sp.count("cpus_per_cell")) as u32;
+    let cpus = (cells as u64 * whole(sp.cpus_per_cell)) as u32;
     // One interrupt CPU per function, and a CPU for each netperf process.
     let netperfs: u32 = functions
         .iter()

@@ -269,3 +269,52 @@ pub fn simulate(
         sys.totals(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::{load_bundled_scenarios, load_registry};
+
+    /// The configuration of experiment `id` of the bundled scenario `scenario`.
+    fn config_of(scenario: &str, id: &str) -> SystemCfg {
+        let reg = load_registry(&[]).expect("bundled models load");
+        let sc = load_bundled_scenarios(&reg)
+            .expect("bundled scenarios load")
+            .into_iter()
+            .find(|s| s.name == scenario)
+            .expect("the scenario");
+        let exp = sc
+            .experiments
+            .iter()
+            .find(|e| e.id == id)
+            .expect("the experiment");
+        config::assemble(&reg, exp).expect("assembles")
+    }
+
+    #[test]
+    fn an_hba_runs_its_io_work_on_the_cpu_the_placement_names() {
+        let mut cfg = config_of("hp2g-fig5-fc-read", "fc-rd.pcix.c1");
+        let fc = cfg
+            .functions
+            .iter()
+            .position(|f| f.label.ends_with(".fc"))
+            .expect("an FC function");
+        let own = cfg.placement.cpu(cpu::CpuRole::Interrupt, fc);
+        // Move its interrupts to the last CPU (a netperf CPU of the idle GigE).
+        let other = cfg.placement.cpus() - 1;
+        assert_ne!(own, other);
+        cfg.placement.per_function[fc][cpu::CpuRole::Interrupt as usize] = other;
+        let mut sys = System::new(cfg, 1);
+        let mut s = Scheduler::new();
+        sys.start(&mut s);
+        let end = Picos::from_ns(2e6);
+        let limits = Limits {
+            max_time: end,
+            max_events: 10_000_000,
+        };
+        run_until(&mut sys, &mut s, end, limits);
+        let busy = |c: usize| sys.p.cpus[c].meter.total(end);
+        assert!(busy(other) > Picos(0), "the placed CPU did the I/O work");
+        assert_eq!(busy(own), Picos(0), "the function's index is not its CPU");
+    }
+}

@@ -47,9 +47,12 @@ impl Engine {
     /// The engine of a function's configuration.
     pub fn new(cfg: &FunctionCfg) -> Engine {
         match cfg {
-            FunctionCfg::Nic { nic, eth, streams } => {
-                Engine::Nic(nic::Nic::new(nic.clone(), eth.clone(), *streams))
-            }
+            FunctionCfg::Nic {
+                nic,
+                eth,
+                streams,
+                message,
+            } => Engine::Nic(nic::Nic::new(nic.clone(), eth.clone(), *streams, *message)),
             FunctionCfg::Hba { hba, fc, streams } => {
                 Engine::Hba(hba::Hba::new(hba.clone(), fc.clone(), *streams))
             }

@@ -87,10 +87,11 @@ pub struct Nic {
 }
 
 impl Nic {
-    /// A NIC with the given streams' windows.
-    pub fn new(cfg: NicCfg, eth: EthCfg, streams: (Option<u64>, Option<u64>)) -> Nic {
+    /// A NIC with the given streams' windows, its sending application
+    /// writing `message` bytes per send() call.
+    pub fn new(cfg: NicCfg, eth: EthCfg, streams: (Option<u64>, Option<u64>), message: u64) -> Nic {
         Nic {
-            tcp: TcpConn::new(eth.mss, streams),
+            tcp: TcpConn::new(eth.mss, streams, message),
             cfg,
             eth,
             tx_ring: VecDeque::new(),
@@ -149,8 +150,9 @@ impl Nic {
         if ring_full || !self.tcp.may_build() {
             return;
         }
+        let calls = self.tcp.send_calls_in_next_segment();
         self.tcp.start_build();
-        let cost = segment_sent_cost(cx.stack(), self.tcp.mss());
+        let cost = segment_sent_cost(cx.stack(), self.tcp.mss()) + cx.stack().per_send_call * calls;
         cx.cpu(CpuRole::Send, cost, ev(NicEv::SegmentBuilt), 0);
     }
 

@@ -2,6 +2,11 @@
 //! TCP_STREAM in one or both directions, independent of the link that
 //! carries its segments.
 //!
+//! The sending application writes the stream in send() calls of `message`
+//! bytes (netperf's send size); a blocking send copies what fits as the
+//! socket buffer frees, so the data to send is never short, and each call
+//! costs `cpu_per_send_call` on the sending CPU, charged with the segment
+//! in which the call's first byte lies.
 //! The sender keeps at most one socket's worth (the TCP window)
 //! unacknowledged; the receiver ACKs every `tcp_ack_every` segments. The
 //! peer processes the segments it receives one at a time
@@ -39,6 +44,7 @@ struct TcpIn {
 #[derive(Debug)]
 pub struct TcpConn {
     mss: u64,
+    message: u64,
     out: Option<TcpOut>,
     inn: Option<TcpIn>,
 }
@@ -57,9 +63,10 @@ impl TcpConn {
     /// A connection with segments of `mss` payload bytes and the windows
     /// (socket sizes) of its (out, in) streams, each present if a netperf
     /// runs that way.
-    pub fn new(mss: u64, windows: (Option<u64>, Option<u64>)) -> TcpConn {
+    pub fn new(mss: u64, windows: (Option<u64>, Option<u64>), message: u64) -> TcpConn {
         TcpConn {
             mss,
+            message: message.max(1),
             out: windows.0.map(|w| TcpOut {
                 window: w,
                 ..Default::default()
@@ -83,6 +90,16 @@ impl TcpConn {
             Some(out) => !out.building && out.snd_nxt - out.snd_una + self.mss <= out.window,
             None => false,
         }
+    }
+
+    /// The send() calls whose first byte lies in the next segment to build:
+    /// calls start at stream offsets 0, `message`, 2 `message`, ...
+    pub fn send_calls_in_next_segment(&self) -> u64 {
+        let Some(out) = &self.out else {
+            return 0;
+        };
+        let starts_before = |offset: u64| offset.div_ceil(self.message);
+        starts_before(out.snd_nxt + self.mss) - starts_before(out.snd_nxt)
     }
 
     /// The sender starts building a segment (on its CPU).

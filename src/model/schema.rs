@@ -1,0 +1,375 @@
+//! The parameters each kind of model file must declare: unit dimension,
+//! plausible range (in base units) and physical meaning, and for each kind a
+//! typed struct of its values that the simulator reads (so a misspelt or
+//! missing key is an error, never a silent zero). Defaults live nowhere
+//! else: a model file states every parameter with its source, except a rule
+//! marked `absent = "..."`, whose absence switches its mechanism off (the
+//! text says what absence means), so a new mechanism's parameter does not
+//! force an edit of every existing model file.
+
+use super::ParamSet;
+use crate::error::{Error, Location, Result};
+use crate::units::Dimension::{self, *};
+
+/// One parameter a model kind declares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParamRule {
+    /// Key in the TOML table.
+    pub key: &'static str,
+    /// Physical dimension the unit must have.
+    pub dim: Dimension,
+    /// Smallest plausible value, in the base unit.
+    pub min: f64,
+    /// Largest plausible value, in the base unit.
+    pub max: f64,
+    /// What it means.
+    pub meaning: &'static str,
+    /// For an optional parameter, what its absence means (its mechanism is
+    /// off); `None` for a required one.
+    pub absent: Option<&'static str>,
+}
+
+/// Defines a model kind: its rule list `$rules` and the typed struct `$ty` of
+/// its values (base units; `Option<f64>` for an optional parameter).
+macro_rules! param_kind {
+    (
+        $(#[$doc:meta])*
+        $rules:ident, $ty:ident {
+            $( $field:ident : $dim:ident, $min:expr, $max:expr, $meaning:literal
+               $(, absent = $absent:literal)? ; )*
+        }
+    ) => {
+        $(#[$doc])*
+        pub const $rules: &[ParamRule] = &[
+            $( ParamRule {
+                key: stringify!($field),
+                dim: $dim,
+                min: $min,
+                max: $max,
+                meaning: $meaning,
+                absent: param_kind!(@absent $($absent)?),
+            } ),*
+        ];
+
+        $(#[$doc])*
+        /// Values in base units, read from a checked parameter set.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $ty {
+            $( #[doc = $meaning] pub $field: param_kind!(@ty $($absent)?), )*
+        }
+
+        impl $ty {
+            /// The values of `set`; an error naming `at` when a required
+            /// parameter is missing (the loader's checks make that a defect).
+            pub fn from_set(set: &ParamSet, at: &Location) -> Result<Self> {
+                Ok($ty {
+                    $( $field: param_kind!(@get set, at, stringify!($field) $(, $absent)?), )*
+                })
+            }
+        }
+    };
+    (@absent) => { None };
+    (@absent $a:literal) => { Some($a) };
+    (@ty) => { f64 };
+    (@ty $a:literal) => { Option<f64> };
+    (@get $set:ident, $at:ident, $key:expr) => { required($set, $at, $key)? };
+    (@get $set:ident, $at:ident, $key:expr, $a:literal) => { $set.value($key) };
+}
+
+/// A model kind whose functions are DMA engines: the rules every DMA engine
+/// shares, then its own.
+macro_rules! dma_engine_kind {
+    (
+        $(#[$doc:meta])*
+        $rules:ident, $ty:ident { $($body:tt)* }
+    ) => {
+        param_kind! {
+            $(#[$doc])*
+            $rules, $ty {
+                max_read: Size, 64.0, 4096.0,
+                    "bytes per DMA read request (PCI-X Maximum Memory Read Byte Count)";
+                max_outstanding_reads: Count, 1.0, 32.0,
+                    "DMA read requests in flight at once";
+                write_burst: Size, 64.0, 4096.0,
+                    "bytes per DMA write burst";
+                $($body)*
+            }
+        }
+    };
+}
+
+fn required(set: &ParamSet, at: &Location, key: &str) -> Result<f64> {
+    set.value(key).ok_or_else(|| Error::Invalid {
+        at: at.clone(),
+        message: format!("missing parameter `{key}`"),
+    })
+}
+
+param_kind! {
+    /// Parameters of a bus mode.
+    BUS, BusParams {
+        clock: Frequency, 10.0, 600.0,
+            "bus clock frequency";
+        transfers_per_clock: Count, 1.0, 4.0,
+            "data transfers per clock (2 for DDR, 4 for QDR)";
+        width: Size, 4.0, 8.0,
+            "data path width";
+        write_overhead_clocks: Count, 1.0, 20.0,
+            "clocks of a posted write besides data: address, attribute, target response, turnaround";
+        read_request_clocks: Count, 1.0, 20.0,
+            "clocks of a read attempt answered with Retry (PCI) or Split Response (PCI-X)";
+        completion_overhead_clocks: Count, 1.0, 20.0,
+            "clocks of a read data transaction besides data (PCI retried read, PCI-X split completion)";
+        latency_timer_clocks: Count, 8.0, 255.0,
+            "a master must end its burst after this many clocks when another master waits";
+        max_burst: Size, 64.0, 4096.0,
+            "largest data burst of one transaction (buffer or disconnect boundary)";
+    }
+}
+
+param_kind! {
+    /// Parameters of an Ethernet link.
+    ETHERNET, EthernetParams {
+        line_rate: Rate, 1e5, 1e10,
+            "signalling rate of data bits";
+        mtu: Size, 576.0, 65536.0,
+            "largest IP packet";
+        header: Size, 14.0, 22.0,
+            "MAC header";
+        fcs: Size, 4.0, 4.0,
+            "frame check sequence";
+        preamble: Size, 8.0, 8.0,
+            "preamble and start delimiter";
+        gap: Size, 12.0, 12.0,
+            "minimum inter-frame gap";
+        min_frame: Size, 64.0, 64.0,
+            "minimum frame (header to FCS)";
+        tcp_ip_headers: Size, 40.0, 80.0,
+            "IPv4 and TCP headers with options, per segment";
+    }
+}
+
+param_kind! {
+    /// Parameters of a Fibre Channel link.
+    FIBRE_CHANNEL, FibreChannelParams {
+        baud: SymbolRate, 1e8, 2e10,
+            "line symbol rate";
+        bits_per_byte: Count, 8.0, 10.0,
+            "encoded bits per data byte (10 for 8b/10b)";
+        frame_overhead: Size, 36.0, 36.0,
+            "SOF, header, CRC and EOF per frame";
+        idle_between_frames: Size, 24.0, 48.0,
+            "primitive signals between frames";
+        max_payload: Size, 256.0, 2112.0,
+            "data payload per frame";
+    }
+}
+
+param_kind! {
+    /// Parameters of a server (memory, I/O path, CPUs, stack costs).
+    SERVER, ServerParams {
+        cells_max: Count, 1.0, 16.0,
+            "cells a partition can have";
+        cpus_per_cell: Count, 1.0, 64.0,
+            "CPUs in a cell";
+        memory_local_latency: Time, 50.0, 2000.0,
+            "latency of a cache line from the cell's own memory";
+        memory_remote_latency: Time, 50.0, 5000.0,
+            "latency of a cache line from another cell's memory, for DMA";
+        cache_line: Size, 32.0, 256.0,
+            "coherency unit; memory is interleaved over cells by line";
+        line_fetches_in_flight: Count, 1.0, 64.0,
+            "cache-line fetches a DMA read keeps in flight";
+        io_read_latency: Time, 100.0, 20000.0,
+            "fixed round trip of a DMA read through bus adapter, ropes, SBA and cell controller (memory and data time excluded)";
+        rope_bandwidth: Rate, 5e7, 4e9,
+            "data rate of one rope in each direction";
+        rope_packet_overhead: Size, 0.0, 64.0,
+            "header bytes per rope packet";
+        cpu_per_packet: Time, 100.0, 200000.0,
+            "CPU time per packet received and per ACK sent (interrupt, driver, TCP/IP), memory stalls excluded";
+        cpu_per_segment_sent: Time, 100.0, 200000.0,
+            "CPU time to build and send one data segment (socket copy, TCP output, driver), memory stalls excluded";
+        cpu_misses_per_packet: Count, 0.0, 500.0,
+            "cache misses to memory per packet handled; each stalls the CPU for the partition's mean load-to-use latency";
+        cpu_remote_memory_latency: Time, 50.0, 5000.0,
+            "CPU load-to-use latency of a line held by another cell";
+        cpu_per_kb: Time, 0.0, 100000.0,
+            "CPU time per KiB of network payload (copy, checksum)";
+        cpu_per_io: Time, 1000.0, 1000000.0,
+            "CPU time per disk I/O (issue, interrupt, completion)";
+        tcp_ack_every: Count, 1.0, 8.0,
+            "segments acknowledged by one ACK";
+        cpu_per_send_call: Time, 0.0, 1000000.0,
+            "CPU time of one send() call of a sending application (system call entry and exit, socket locking), beyond the segments it fills; one call per message (netperf's send size)",
+            absent = "send calls cost nothing beyond the segments they fill, whose cost includes the socket copy, so the send size does not matter";
+    }
+}
+
+param_kind! {
+    /// Parameters of the bus adapter (bridge) above a slot.
+    BRIDGE, BridgeParams {
+        posted_write_buffer: Size, 64.0, 1048576.0,
+            "posted-write data the bridge holds before it stalls the bus";
+        delayed_read_slots: Count, 1.0, 8.0,
+            "delayed reads the bridge queues at once (PCI mode)";
+        delayed_read_prefetch: Size, 64.0, 8192.0,
+            "bytes the bridge fetches for one delayed read (PCI mode)";
+        retry_interval: Time, 0.0, 20000.0,
+            "time a retried master waits before it asks for the bus again";
+        register_reads_use_delayed_slots: Count, 0.0, 1.0,
+            "1 if a CPU's register read in PCI mode waits for a free delayed-read slot, as a DMA read does; 0 if the bridge tracks it apart";
+    }
+}
+
+dma_engine_kind! {
+    /// Parameters of a NIC function.
+    NIC, NicParams {
+        descriptor: Size, 8.0, 64.0,
+            "size of one ring descriptor";
+        rx_descriptor_batch: Count, 1.0, 64.0,
+            "receive descriptors fetched by one read";
+        tx_ring_frames: Count, 1.0, 4096.0,
+            "frames the driver keeps queued for transmission (transmit ring)";
+        tx_fifo: Size, 2048.0, 1048576.0,
+            "on-chip transmit FIFO";
+        rx_fifo: Size, 2048.0, 1048576.0,
+            "on-chip receive FIFO";
+        pio_reads_per_interrupt: Count, 0.0, 16.0,
+            "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
+    }
+}
+
+dma_engine_kind! {
+    /// Parameters of a raw DMA test function (a bus-test card with no link).
+    RAW_DMA, RawDmaParams {
+
+    }
+}
+
+dma_engine_kind! {
+    /// Parameters of a Fibre Channel HBA function.
+    HBA, HbaParams {
+        command_bytes: Size, 16.0, 256.0,
+            "I/O control block the HBA reads per command";
+        completion_bytes: Size, 4.0, 256.0,
+            "completion entry the HBA writes per I/O";
+        rx_buffer_frames: Count, 1.0, 256.0,
+            "receive buffers (buffer-to-buffer credit)";
+        tx_buffer_frames: Count, 1.0, 256.0,
+            "transmit frame buffers";
+    }
+}
+
+param_kind! {
+    /// Parameters of a test bed (the machines at the far end of the links).
+    TESTBED, TestbedParams {
+        peer_turnaround: Time, 0.0, 1e7,
+            "delay from the netperf peer finishing a segment to its ACK leaving";
+        peer_cpu_per_segment: Time, 0.0, 1e5,
+            "netperf peer's receive processing per data segment (segments are processed one at a time)";
+        target_latency: Time, 0.0, 1e8,
+            "disk array service time: read command to first data, last write data to response";
+        diskbench_outstanding: Count, 1.0, 256.0,
+            "diskbench I/Os outstanding per direction";
+    }
+}
+
+/// The rules of the model kind of the parameter set at dotted `prefix` in
+/// the registry (`bus.pcix133`, `server.rp8400-seu.bridge`,
+/// `adapter.a9782a.gige`, ...), found by its kind and, for links and adapter
+/// functions, by its framing or engine.
+pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRule]> {
+    let (kind, rest) = prefix.split_once('.')?;
+    match kind {
+        "bus" => reg.buses.contains_key(rest).then_some(BUS),
+        "link" => reg.links.get(rest).map(|l| match l.framing {
+            super::Framing::Ethernet => ETHERNET,
+            super::Framing::FibreChannel => FIBRE_CHANNEL,
+        }),
+        "server" => match rest.strip_suffix(".bridge") {
+            Some(name) if reg.servers.contains_key(name) => Some(BRIDGE),
+            _ => reg.servers.contains_key(rest).then_some(SERVER),
+        },
+        "adapter" => reg.adapters.values().find_map(|a| {
+            let f = rest.strip_prefix(a.name.as_str())?.strip_prefix('.')?;
+            let f = a.functions.iter().find(|x| x.name == f)?;
+            Some(match f.engine {
+                super::EngineKind::Nic => NIC,
+                super::EngineKind::Hba => HBA,
+                super::EngineKind::RawDma => RAW_DMA,
+            })
+        }),
+        "testbed" => reg.testbeds.contains_key(rest).then_some(TESTBED),
+        _ => None,
+    }
+}
+
+/// The plausible range (base unit) of the parameter at dotted `path`
+/// (`server.rp8400-seu.io_read_latency`), from the rules of its model kind.
+pub fn range_of(reg: &super::Registry, path: &str) -> Option<(f64, f64)> {
+    let (prefix, key) = path.rsplit_once('.')?;
+    rules_of(reg, prefix)?
+        .iter()
+        .find(|r| r.key == key)
+        .map(|r| (r.min, r.max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::load_registry;
+
+    #[test]
+    fn a_missing_required_parameter_is_an_error_naming_it_never_a_zero() {
+        let reg = load_registry(&[]).expect("bundled models load");
+        let bus = &reg.buses["pcix66"];
+        let mut set = bus.params.clone();
+        assert!(BusParams::from_set(&set, &bus.at).is_ok());
+        set.map.remove("clock");
+        let err = BusParams::from_set(&set, &bus.at).expect_err("clock is required");
+        assert!(err.to_string().contains("`clock`"), "{err}");
+    }
+
+    #[test]
+    fn an_optional_parameter_may_be_absent_and_says_what_absence_means() {
+        let reg = load_registry(&[]).expect("bundled models load");
+        let s = &reg.servers["rp8400-seu"];
+        let v = ServerParams::from_set(&s.params, &s.at).expect("complete");
+        assert_eq!(v.cpu_per_send_call, None);
+        let rule = SERVER
+            .iter()
+            .find(|r| r.key == "cpu_per_send_call")
+            .expect("the rule");
+        assert!(rule.absent.is_some_and(|a| !a.is_empty()));
+        assert!(SERVER
+            .iter()
+            .filter(|r| r.key != "cpu_per_send_call")
+            .all(|r| r.absent.is_none()));
+    }
+
+    #[test]
+    fn ranges_are_found_by_the_kind_of_the_path_not_its_last_component() {
+        let reg = load_registry(&[]).expect("bundled models load");
+        assert_eq!(range_of(&reg, "bus.pcix66.clock"), Some((10.0, 600.0)));
+        assert_eq!(
+            range_of(&reg, "server.rp8400-seu.bridge.retry_interval"),
+            Some((0.0, 20000.0))
+        );
+        assert_eq!(
+            range_of(&reg, "adapter.a9782a.gige.pio_reads_per_interrupt"),
+            Some((0.0, 16.0))
+        );
+        // A key of another kind, or of another engine, is not a parameter here.
+        assert_eq!(range_of(&reg, "testbed.hp-2004-lab.clock"), None);
+        assert_eq!(
+            range_of(&reg, "adapter.a9782a.fc.pio_reads_per_interrupt"),
+            None
+        );
+        assert_eq!(
+            range_of(&reg, "server.rp8400-seu.bridge.io_read_latency"),
+            None
+        );
+        assert_eq!(range_of(&reg, "bus.no-such-bus.clock"), None);
+    }
+}
