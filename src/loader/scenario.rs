@@ -8,8 +8,8 @@ use super::raw::{RawExperiment, RawScenario};
 use super::{bundled_files, check_name, known, read, Source};
 use crate::error::{Error, Result};
 use crate::model::{
-    AdapterSpec, Direction, Experiment, FigureSpec, Registry, RunSpec, Scenario, ServerSpec,
-    SlotSpec, Workload, WorkloadKind,
+    negotiate_mode, Direction, Experiment, FigureSpec, Registry, RunSpec, Scenario, ServerSpec,
+    Workload, WorkloadKind,
 };
 
 /// Loads a scenario file from any path.
@@ -24,15 +24,6 @@ pub fn load_bundled_scenarios(reg: &Registry) -> Result<Vec<Scenario>> {
         .into_iter()
         .map(|(p, text)| parse_scenario(PathBuf::from(format!("<bundled>/{p}")), text, reg))
         .collect()
-}
-
-/// The bus mode a card runs in a slot: the card's first mode that the slot offers.
-pub fn negotiate_mode(adapter: &AdapterSpec, slot: &SlotSpec) -> Option<String> {
-    adapter
-        .modes
-        .iter()
-        .find(|m| slot.modes.contains(m))
-        .cloned()
 }
 
 /// Parses and resolves a scenario's text; `file` is used in messages.

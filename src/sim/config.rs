@@ -2,7 +2,7 @@
 //! configuration the components run with. All defaults come from model files.
 
 use crate::error::{Error, Result};
-use crate::loader::negotiate_mode;
+use crate::model::negotiate_mode;
 use crate::model::{EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
 use crate::units::{BytesPerSec, Picos};
 
