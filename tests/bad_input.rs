@@ -507,3 +507,52 @@ fn bad_usage_exits_with_code_2_without_panicking() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn a_workload_key_of_the_other_workload_kind_is_located() {
+    // netperf takes no block size or outstanding count...
+    for key in ["block_kib = 64", "outstanding = 4"] {
+        let text = replace_line(
+            SCENARIO,
+            "direction =",
+            &format!("direction = \"receive\"\n{key}"),
+        );
+        let name = key.split(' ').next().unwrap();
+        let msg = expect_scenario_error(
+            &text,
+            &format!("experiment[0].workload[0].{name}"),
+            line_of(SCENARIO, "direction =") + 1,
+        );
+        assert!(msg.contains("netperf-tcp-stream"), "{msg}");
+    }
+    // ...and diskbench no socket or message size.
+    let disk = replace_line(SCENARIO, "function =", "function = \"fc\"");
+    let disk = replace_line(&disk, "kind =", "kind = \"diskbench\"");
+    let disk = replace_line(&disk, "direction =", "direction = \"read\"");
+    for key in ["socket_kib = 64", "message_kib = 8"] {
+        let text = replace_line(
+            &disk,
+            "direction =",
+            &format!("direction = \"read\"\n{key}"),
+        );
+        let name = key.split(' ').next().unwrap();
+        let msg = expect_scenario_error(
+            &text,
+            &format!("experiment[0].workload[0].{name}"),
+            line_of(SCENARIO, "direction =") + 1,
+        );
+        assert!(msg.contains("diskbench"), "{msg}");
+    }
+}
+
+#[test]
+fn a_published_value_that_is_not_positive_is_located() {
+    for v in ["0", "0.0", "-900", "nan", "inf"] {
+        let text = replace_line(SCENARIO, "published =", &format!("published = {v}"));
+        expect_scenario_error(
+            &text,
+            "experiment[0].figure[0].published",
+            line_of(SCENARIO, "published ="),
+        );
+    }
+}

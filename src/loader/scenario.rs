@@ -257,6 +257,28 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                 }
             }
         };
+        // Keys of the other workload kind are refused, not ignored.
+        let foreign: [(&str, Option<std::ops::Range<usize>>); 2] = match w.kind.get_ref().as_str() {
+            "netperf-tcp-stream" => [
+                ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
+                ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
+            ],
+            "diskbench" => [
+                ("socket_kib", w.socket_kib.as_ref().map(|v| v.span())),
+                ("message_kib", w.message_kib.as_ref().map(|v| v.span())),
+            ],
+            _ => [("", None), ("", None)],
+        };
+        if let Some((key, Some(span))) = foreign.into_iter().find(|(_, s)| s.is_some()) {
+            return Err(src.invalid(
+                &wk(key),
+                span,
+                format!(
+                    "`{key}` does not apply to a `{}` workload",
+                    w.kind.get_ref()
+                ),
+            ));
+        }
         let kind = match (w.kind.get_ref().as_str(), engine) {
             ("netperf-tcp-stream", crate::model::EngineKind::Nic) => {
                 WorkloadKind::NetperfTcpStream {
@@ -322,7 +344,16 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                 format!("unknown figure unit `{unit}`; expected Mbit/s or MB/s"),
             ));
         }
-        let published = positive(src, &fk("published"), &f.published, 0.0, 1e7)?;
+        let published = *f.published.get_ref();
+        if !(published.is_finite() && published > 0.0 && published <= 1e7) {
+            return Err(src.invalid(
+                &fk("published"),
+                f.published.span(),
+                format!(
+                    "{published} is not a published throughput: expected more than 0, at most 1e7"
+                ),
+            ));
+        }
         figures.push(FigureSpec {
             id: check_name(src, &fk("id"), &f.id)?,
             card,
