@@ -95,12 +95,7 @@ pub fn inputs_section(reg: &Registry, sc: &Scenario) -> Section {
                 .workloads
                 .iter()
                 .filter(|w| w.card == ci)
-                .map(|w| {
-                    format!(
-                        "{}: {:?} {:?}",
-                        a.functions[w.function].name, w.kind, w.direction
-                    )
-                })
+                .map(|w| format!("{}: {w}", a.functions[w.function].name))
                 .collect();
             s.rows.push(vec![
                 Cell::Text(e.id.clone()),
