@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::RangedU64ValueParser;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod fit_cli;
@@ -58,8 +59,8 @@ struct Common {
     /// Extra directory of model files (servers, adapters, buses, links, testbeds); repeatable.
     #[arg(long = "models", value_name = "DIR")]
     models: Vec<PathBuf>,
-    /// Threads used to run experiments in parallel (results do not depend on it).
-    #[arg(long, default_value_t = 2)]
+    /// Threads used to run experiments in parallel, 1 to 256 (results do not depend on it).
+    #[arg(long, default_value_t = 2, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
     threads: usize,
     /// Fitted parameters written by `iosim calibrate`, applied over the models
     /// instead of the bundled fit (models/fitted.toml).
@@ -136,11 +137,11 @@ enum Command {
         scenario: PathBuf,
         #[command(flatten)]
         common: Common,
-        /// Independent replications (seeds derived from --seed); reports mean and 95% CI.
-        #[arg(long, default_value_t = 1)]
+        /// Independent replications, 1 to 1000 (seeds derived from --seed); reports mean and 95% CI.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
         replications: u32,
-        /// Warn when a 95% CI half-width exceeds this percent of its mean.
-        #[arg(long, default_value_t = 2.0)]
+        /// Warn when a 95% CI half-width exceeds this percent of its mean (a positive percent).
+        #[arg(long, default_value_t = 2.0, value_parser = positive_percent)]
         precision: f64,
     },
     /// List the bundled and given models, their parameters and sources.
@@ -159,16 +160,32 @@ enum Command {
 enum BenchCmd {
     /// K DMA masters sharing one bus (compare with shared/bench/bus_contention_simpy.py).
     BusContention {
-        /// Number of masters.
-        #[arg(long, default_value_t = 4)]
+        /// Number of masters, 1 to 100000.
+        #[arg(long, default_value_t = 4, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
         masters: usize,
-        /// Simulated seconds.
-        #[arg(long, default_value_t = 0.05)]
+        /// Simulated seconds, more than 0 and at most 100.
+        #[arg(long, default_value_t = 0.05, value_parser = sim_seconds)]
         sim_seconds: f64,
         /// Seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+}
+
+/// `--precision`: a finite percent above zero.
+fn positive_percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err("expected a positive percent, such as 2 or 0.5".into()),
+    }
+}
+
+/// `--sim-seconds`: more than 0 and at most 100 simulated seconds.
+fn sim_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => Ok(v),
+        _ => Err("expected simulated seconds, more than 0 and at most 100".into()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -235,14 +252,6 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             replications,
             precision,
         } => {
-            if replications == 0
-                || replications > 1000
-                || !(precision.is_finite() && precision > 0.0)
-            {
-                return Err(Error::Usage(
-                    "--replications must be 1 to 1000 and --precision a positive percent".into(),
-                ));
-            }
             let (reg, parameters) = common.registry()?;
             let sc = load_scenario(&scenario, &reg)?;
             let results = run_scenario(&reg, &sc, common.seed, common.threads)?;
@@ -309,14 +318,6 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                     seed,
                 },
         } => {
-            if !(sim_seconds.is_finite() && sim_seconds > 0.0 && sim_seconds <= 100.0)
-                || masters == 0
-                || masters > 100_000
-            {
-                return Err(Error::Usage(
-                    "--sim-seconds must be in (0, 100] and --masters in 1..=100000".into(),
-                ));
-            }
             let r = iosim::bench::bus_contention(masters, sim_seconds, seed);
             Ok(format!(
                 "masters={} sim_seconds={} seed={} transactions={} wall_s={:.3} tx_per_wall_s={:.0} bus_MB_s={:.1} per_master_MB_s={:.1}\n",

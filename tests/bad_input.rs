@@ -556,3 +556,46 @@ fn a_published_value_that_is_not_positive_is_located() {
         );
     }
 }
+
+#[test]
+fn flags_out_of_range_are_refused_by_the_parser_naming_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = tmp.path().join("ok.toml");
+    std::fs::write(&sc, SCENARIO).unwrap();
+    let sc = sc.to_str().unwrap();
+    for (args, flag) in [
+        (vec!["validate", "--threads", "0"], "--threads"),
+        (vec!["validate", "--threads", "257"], "--threads"),
+        (vec!["params", "--threads", "many"], "--threads"),
+        (vec!["run", sc, "--replications", "0"], "--replications"),
+        (vec!["run", sc, "--replications", "1001"], "--replications"),
+        (vec!["run", sc, "--precision", "0"], "--precision"),
+        (vec!["run", sc, "--precision", "nan"], "--precision"),
+        (vec!["run", sc, "--precision", "inf"], "--precision"),
+        (
+            vec!["bench", "bus-contention", "--masters", "0"],
+            "--masters",
+        ),
+        (
+            vec!["bench", "bus-contention", "--masters", "100001"],
+            "--masters",
+        ),
+        (
+            vec!["bench", "bus-contention", "--sim-seconds", "0"],
+            "--sim-seconds",
+        ),
+        (
+            vec!["bench", "bus-contention", "--sim-seconds", "101"],
+            "--sim-seconds",
+        ),
+    ] {
+        let out = iosim(tmp.path(), &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: stderr:\n{stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed on stdout");
+        assert!(
+            stderr.contains(flag) && stderr.contains(args[args.len() - 1]),
+            "{args:?}: stderr names neither {flag} nor the value:\n{stderr}"
+        );
+    }
+}
