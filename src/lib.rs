@@ -4,8 +4,9 @@
 //!
 //! Three activities, three layers: **describing** hardware and experiments
 //! ([`loader`] reads TOML into [`model`]), **assembling** a system from them
-//! ([`sim::config`]), and **executing** it on the [`engine`]; [`report`]
-//! formats what came out, [`validate`] sets it beside the published figures.
+//! ([`sim::config`]), and **executing** it on the [`engine`]; [`validate`]
+//! sets what came out beside the published figures, [`sections`] arranges it
+//! into a report's sections and [`report`] renders them.
 #![warn(missing_docs)]
 
 pub mod bench;
@@ -15,6 +16,7 @@ pub mod error;
 pub mod loader;
 pub mod model;
 pub mod report;
+pub mod sections;
 pub mod sim;
 pub mod stats;
 pub mod units;

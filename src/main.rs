@@ -5,15 +5,19 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::RangedU64ValueParser;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod fit_cli;
 
 use iosim::loader::{load_bundled_scenarios, load_registry, load_scenario};
-use iosim::model::{Registry, Scenario};
-use iosim::report::{self, validation_svg, Cell, Format, PlotPoint, Report, Section};
-use iosim::sim::ExperimentResult;
-use iosim::validate::{figure_rows, run_scenario, summarise, FigureRow};
+use iosim::model::Registry;
+use iosim::report::{self, Format, Report};
+use iosim::sections::{
+    self, buses_section, experiments_section, figures_section, functions_section, inputs_section,
+    papers_section,
+};
+use iosim::validate::{figure_rows, run_scenario, FigureRow};
 use iosim::Error;
 
 #[derive(Parser)]
@@ -55,8 +59,8 @@ struct Common {
     /// Extra directory of model files (servers, adapters, buses, links, testbeds); repeatable.
     #[arg(long = "models", value_name = "DIR")]
     models: Vec<PathBuf>,
-    /// Threads used to run experiments in parallel (results do not depend on it).
-    #[arg(long, default_value_t = 2)]
+    /// Threads used to run experiments in parallel, 1 to 256 (results do not depend on it).
+    #[arg(long, default_value_t = 2, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
     threads: usize,
     /// Fitted parameters written by `iosim calibrate`, applied over the models
     /// instead of the bundled fit (models/fitted.toml).
@@ -133,11 +137,11 @@ enum Command {
         scenario: PathBuf,
         #[command(flatten)]
         common: Common,
-        /// Independent replications (seeds derived from --seed); reports mean and 95% CI.
-        #[arg(long, default_value_t = 1)]
+        /// Independent replications, 1 to 1000 (seeds derived from --seed); reports mean and 95% CI.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
         replications: u32,
-        /// Warn when a 95% CI half-width exceeds this percent of its mean.
-        #[arg(long, default_value_t = 2.0)]
+        /// Warn when a 95% CI half-width exceeds this percent of its mean (a positive percent).
+        #[arg(long, default_value_t = 2.0, value_parser = positive_percent)]
         precision: f64,
     },
     /// List the bundled and given models, their parameters and sources.
@@ -156,16 +160,32 @@ enum Command {
 enum BenchCmd {
     /// K DMA masters sharing one bus (compare with shared/bench/bus_contention_simpy.py).
     BusContention {
-        /// Number of masters.
-        #[arg(long, default_value_t = 4)]
+        /// Number of masters, 1 to 100000.
+        #[arg(long, default_value_t = 4, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
         masters: usize,
-        /// Simulated seconds.
-        #[arg(long, default_value_t = 0.05)]
+        /// Simulated seconds, more than 0 and at most 100.
+        #[arg(long, default_value_t = 0.05, value_parser = sim_seconds)]
         sim_seconds: f64,
         /// Seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+}
+
+/// `--precision`: a finite percent above zero.
+fn positive_percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err("expected a positive percent, such as 2 or 0.5".into()),
+    }
+}
+
+/// `--sim-seconds`: more than 0 and at most 100 simulated seconds.
+fn sim_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => Ok(v),
+        _ => Err("expected simulated seconds, more than 0 and at most 100".into()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -203,7 +223,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
         Command::Validate { common, plot, .. } => {
             let (reg, parameters) = common.registry()?;
             let mut scenarios = load_bundled_scenarios(&reg)?;
-            scenarios.retain(Scenario::has_figures);
+            scenarios.retain(iosim::model::Scenario::has_figures);
             let mut rows = Vec::new();
             let mut all = Vec::new();
             for sc in &scenarios {
@@ -233,14 +253,6 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             replications,
             precision,
         } => {
-            if replications == 0
-                || replications > 1000
-                || !(precision.is_finite() && precision > 0.0)
-            {
-                return Err(Error::Usage(
-                    "--replications must be 1 to 1000 and --precision a positive percent".into(),
-                ));
-            }
             let (reg, parameters) = common.registry()?;
             let sc = load_scenario(&scenario, &reg)?;
             let results = run_scenario(&reg, &sc, common.seed, common.threads)?;
@@ -273,40 +285,29 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                     "replications".into(),
                     format!("{replications}, 95% intervals; warn above {precision}% of the mean"),
                 ));
-                rep.sections.extend(fit_cli::replications_sections(
+                let r = sections::replications(
                     &reg,
                     &sc,
                     common.seed,
                     common.threads,
                     replications,
                     precision,
-                )?);
+                )?;
+                if !r.warnings.rows.is_empty() {
+                    eprintln!("warning: {} metrics have a 95% interval wider than {precision}% of their mean; add replications or lengthen [run] duration_ms", r.warnings.rows.len());
+                }
+                rep.sections.push(r.table);
+                rep.sections.push(r.warnings);
             }
             Ok(rep.render(common.format.into()))
         }
         Command::Params { common } => {
             let (mut reg, parameters) = common.registry()?;
-            let mut s = Section::new(
-                "parameters",
-                &["parameter", "value", "unit", "source", "meaning", "file"],
-            );
-            for (prefix, set) in reg.param_sets_mut() {
-                for (k, p) in &set.map {
-                    s.rows.push(vec![
-                        Cell::Text(format!("{prefix}.{k}")),
-                        Cell::Num(p.written, 4),
-                        Cell::Text(p.unit.clone()),
-                        Cell::Text(p.source.clone()),
-                        Cell::Text(p.meaning.into()),
-                        Cell::Text(format!("{}:{}", p.at.file.display(), p.at.line)),
-                    ]);
-                }
-            }
             let rep = Report {
                 command: "params".into(),
                 seed: common.seed,
                 meta: vec![("parameters".into(), parameters)],
-                sections: vec![s],
+                sections: vec![sections::params_section(&mut reg)],
             };
             Ok(rep.render(common.format.into()))
         }
@@ -318,14 +319,6 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                     seed,
                 },
         } => {
-            if !(sim_seconds.is_finite() && sim_seconds > 0.0 && sim_seconds <= 100.0)
-                || masters == 0
-                || masters > 100_000
-            {
-                return Err(Error::Usage(
-                    "--sim-seconds must be in (0, 100] and --masters in 1..=100000".into(),
-                ));
-            }
             let r = iosim::bench::bus_contention(masters, sim_seconds, seed);
             Ok(format!(
                 "masters={} sim_seconds={} seed={} transactions={} wall_s={:.3} tx_per_wall_s={:.0} bus_MB_s={:.1} per_master_MB_s={:.1}\n",
@@ -337,240 +330,9 @@ fn execute(cli: Cli) -> iosim::Result<String> {
 
 /// Writes `DIR/<paper>.svg` and `DIR/<paper>.csv` for each paper.
 fn write_plots(dir: &std::path::Path, rows: &[FigureRow], seed: u64) -> iosim::Result<()> {
-    for p in summarise(rows) {
-        let mine: Vec<FigureRow> = rows
-            .iter()
-            .filter(|r| r.paper == p.paper)
-            .cloned()
-            .collect();
-        let points: Vec<PlotPoint> = mine
-            .iter()
-            .map(|r| PlotPoint {
-                id: r.id.clone(),
-                published: r.published,
-                predicted: r.predicted,
-            })
-            .collect();
-        let stem = p.paper.trim_end_matches(".txt").to_string();
-        let title = format!(
-            "{stem}: model / paper, MAPE {:.1}%, worst {:.1}% (seed {seed})",
-            p.mape, p.worst_pct
-        );
-        let io = |path: PathBuf, text: String| {
-            report::write_file(&path, &text).map_err(|source| Error::Io { path, source })
-        };
-        io(
-            dir.join(format!("{stem}.svg")),
-            validation_svg(&title, &points),
-        )?;
-        let rep = Report {
-            command: "validate --plot".into(),
-            seed,
-            meta: vec![],
-            sections: vec![figures_section(&mine)],
-        };
-        io(dir.join(format!("{stem}.csv")), rep.render(Format::Csv))?;
+    for (name, text) in sections::plot_files(rows, seed) {
+        let path = dir.join(name);
+        report::write_file(&path, &text).map_err(|source| Error::Io { path, source })?;
     }
     Ok(())
-}
-
-/// The columns every `figures` section starts with (the JSON contract).
-const FIGURE_COLUMNS: [&str; 5] = ["id", "published", "predicted", "unit", "error_pct"];
-
-/// A figure's cells under [`FIGURE_COLUMNS`].
-fn figure_cells(r: &FigureRow) -> Vec<Cell> {
-    vec![
-        Cell::Text(r.id.clone()),
-        Cell::Num(r.published, 1),
-        Cell::Num(r.predicted, 1),
-        Cell::Text(r.unit.clone()),
-        Cell::Num(r.error_pct, 1),
-    ]
-}
-
-fn figures_section(rows: &[FigureRow]) -> Section {
-    let mut s = Section::new(
-        "figures",
-        &[&FIGURE_COLUMNS[..], &["experiment", "source", "paper"]].concat(),
-    );
-    for r in rows {
-        let mut cells = figure_cells(r);
-        cells.extend([
-            Cell::Text(r.experiment.clone()),
-            Cell::Text(r.source.clone()),
-            Cell::Text(r.paper.clone()),
-        ]);
-        s.rows.push(cells);
-    }
-    s
-}
-
-fn papers_section(rows: &[FigureRow]) -> Section {
-    let mut s = Section::new(
-        "papers",
-        &["paper", "figures", "mape_pct", "worst_pct", "worst_id"],
-    );
-    for p in summarise(rows) {
-        s.rows.push(vec![
-            Cell::Text(p.paper),
-            Cell::Int(p.figures as u64),
-            Cell::Num(p.mape, 2),
-            Cell::Num(p.worst_pct, 1),
-            Cell::Text(p.worst_id),
-        ]);
-    }
-    s
-}
-
-fn inputs_section(reg: &Registry, sc: &Scenario) -> Section {
-    let mut s = Section::new(
-        "inputs",
-        &[
-            "experiment",
-            "server",
-            "cells",
-            "card",
-            "adapter",
-            "slot",
-            "bus_mode",
-            "workloads",
-        ],
-    );
-    for e in &sc.experiments {
-        for (ci, (label, adapter, slot)) in e.cards.iter().enumerate() {
-            let mode = reg
-                .servers
-                .get(&e.server)
-                .and_then(|srv| srv.slots.iter().find(|x| &x.name == slot))
-                .and_then(|sl| {
-                    reg.adapters
-                        .get(adapter)
-                        .and_then(|a| iosim::loader::negotiate_mode(a, sl))
-                })
-                .unwrap_or_default();
-            let a = &reg.adapters[adapter];
-            let w: Vec<String> = e
-                .workloads
-                .iter()
-                .filter(|w| w.card == ci)
-                .map(|w| {
-                    format!(
-                        "{}: {:?} {:?}",
-                        a.functions[w.function].name, w.kind, w.direction
-                    )
-                })
-                .collect();
-            s.rows.push(vec![
-                Cell::Text(e.id.clone()),
-                Cell::Text(e.server.clone()),
-                Cell::Int(e.cells as u64),
-                Cell::Text(label.clone()),
-                Cell::Text(adapter.clone()),
-                Cell::Text(slot.clone()),
-                Cell::Text(mode),
-                Cell::Text(w.join("; ")),
-            ]);
-        }
-    }
-    s
-}
-
-fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
-    let mut s = Section::new(
-        "functions",
-        &[
-            "experiment",
-            "function",
-            "link",
-            "out_MB_s",
-            "in_MB_s",
-            "total_MB_s",
-            "total_Mbit_s",
-            "link_ceiling_MB_s",
-            "cpu_util_pct",
-            "app_cpu_util_pct",
-            "register_read_us",
-            "link_out_util_pct",
-            "link_in_util_pct",
-        ],
-    );
-    for (_, results) in all {
-        for r in results {
-            for f in &r.functions {
-                s.rows.push(vec![
-                    Cell::Text(r.id.clone()),
-                    Cell::Text(f.label.clone()),
-                    Cell::Text(f.link.clone()),
-                    Cell::Num(f.out.mb_s(), 1),
-                    Cell::Num(f.inn.mb_s(), 1),
-                    Cell::Num(f.total().mb_s(), 1),
-                    Cell::Num(f.total().mbit_s(), 0),
-                    Cell::Num(f.ceiling.mb_s(), 1),
-                    Cell::Num(f.cpu_util * 100.0, 1),
-                    Cell::Num(f.app_cpu_util * 100.0, 1),
-                    Cell::Num(f.register_read.secs() * 1e6, 2),
-                    Cell::Num(f.wire_out_util * 100.0, 1),
-                    Cell::Num(f.wire_in_util * 100.0, 1),
-                ]);
-            }
-        }
-    }
-    s
-}
-
-fn buses_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
-    let mut s = Section::new(
-        "buses",
-        &[
-            "experiment",
-            "bus",
-            "mode",
-            "peak_MB_s",
-            "data_MB_s",
-            "bus_util_pct",
-            "retries_per_s",
-            "rope_capacity_MB_s",
-            "rope_up_MB_s",
-            "rope_down_MB_s",
-            "rope_util_pct",
-        ],
-    );
-    for (_, results) in all {
-        for r in results {
-            for b in &r.buses {
-                s.rows.push(vec![
-                    Cell::Text(r.id.clone()),
-                    Cell::Text(b.label.clone()),
-                    Cell::Text(b.mode.clone()),
-                    Cell::Num(b.peak.mb_s(), 0),
-                    Cell::Num(b.data.mb_s(), 1),
-                    Cell::Num(b.util * 100.0, 1),
-                    Cell::Num(b.retries_per_s, 0),
-                    Cell::Num(b.rope_capacity.mb_s(), 0),
-                    Cell::Num(b.rope_up.mb_s(), 1),
-                    Cell::Num(b.rope_down.mb_s(), 1),
-                    Cell::Num(b.rope_util * 100.0, 1),
-                ]);
-            }
-        }
-    }
-    s
-}
-
-fn experiments_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
-    let mut s = Section::new(
-        "experiments",
-        &["scenario", "experiment", "bottleneck", "events"],
-    );
-    for (sc, results) in all {
-        for r in results {
-            s.rows.push(vec![
-                Cell::Text(sc.name.clone()),
-                Cell::Text(r.id.clone()),
-                Cell::Text(r.bottleneck.clone()),
-                Cell::Int(r.events),
-            ]);
-        }
-    }
-    s
 }

@@ -283,63 +283,6 @@ mod tests {
     }
 }
 
-/// The fitted-parameter file `iosim calibrate` writes (read back with `--params`).
-pub fn fitted_toml(fit: &crate::calibrate::Fit, seed: u64, calibration: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "# Written by iosim {} calibrate (seed {seed}) from {calibration}.",
-        env!("CARGO_PKG_VERSION")
-    );
-    let _ = writeln!(
-        s,
-        "# Apply with: iosim validate --params THIS_FILE. Models are never edited."
-    );
-    let _ = writeln!(s, "kind = \"fitted\"\n");
-    for p in &fit.params {
-        let k = p.free.unit_scale;
-        let mut notes = Vec::new();
-        if let Some(b) = p.at_bound {
-            notes.push(format!("at its {b} bound"));
-        }
-        if !p.pinned() {
-            notes.push("not pinned by the figures".into());
-        }
-        for path in p.free.paths() {
-            let _ = writeln!(s, "[[param]]");
-            let _ = writeln!(s, "path = {path:?}");
-            let _ = writeln!(s, "value = {}", fmt_f(p.value / k));
-            let _ = writeln!(s, "unit = {:?}", p.free.unit);
-            if let Some((lo, hi)) = p.ci95 {
-                let _ = writeln!(
-                    s,
-                    "ci95_low = {}\nci95_high = {}",
-                    fmt_f(lo / k),
-                    fmt_f(hi / k)
-                );
-            }
-            let mut n = notes.clone();
-            if path != p.free.path {
-                n.push(format!("the same value as {}", p.free.path));
-            }
-            if !n.is_empty() {
-                let _ = writeln!(s, "note = {:?}", n.join("; "));
-            }
-            let _ = writeln!(s);
-        }
-    }
-    s
-}
-
-/// A float as TOML: finite, six significant decimals.
-fn fmt_f(v: f64) -> String {
-    if v.is_finite() {
-        format!("{:.6}", v)
-    } else {
-        "0.0".into()
-    }
-}
-
 /// One point of a model-versus-paper plot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlotPoint {

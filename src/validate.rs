@@ -70,40 +70,66 @@ fn run_jobs(
     seed: u64,
     threads: usize,
 ) -> Result<Vec<ExperimentResult>> {
-    let threads = threads.clamp(1, 64).min(jobs.len().max(1));
-    let mut slots: Vec<Option<Result<ExperimentResult>>> = (0..jobs.len()).map(|_| None).collect();
+    run_parallel(jobs.len(), threads, |i| {
+        let e = jobs[i].1;
+        simulate(reg, e, &sc.run, experiment_seed(seed, &sc.name, &e.id))
+    })
+}
+
+/// Runs `job(0)` to `job(n - 1)` on up to `threads` scoped threads (job `i`
+/// on thread `i mod threads`) and returns their results in index order, or
+/// the first error in that order. A job that panics is a defect in iosim:
+/// the run fails with [`crate::Error::Internal`], whatever the other jobs gave.
+fn run_parallel<T, F>(n: usize, threads: usize, job: F) -> Result<Vec<T>>
+where
+    T: Send,
+    F: Fn(usize) -> Result<T> + Sync,
+{
+    let threads = threads.clamp(1, 64).min(n.max(1));
+    let mut slots: Vec<Option<Result<T>>> = (0..n).map(|_| None).collect();
+    let mut panicked: Option<String> = None;
+    let job = &job;
     std::thread::scope(|scope| {
         let chunks: Vec<Vec<usize>> = (0..threads)
-            .map(|t| (t..jobs.len()).step_by(threads).collect())
+            .map(|t| (t..n).step_by(threads).collect())
             .collect();
         let handles: Vec<_> = chunks
             .into_iter()
             .map(|idx| {
-                scope.spawn(move || {
-                    idx.into_iter()
-                        .map(|i| {
-                            let e = jobs[i].1;
-                            (
-                                i,
-                                simulate(reg, e, &sc.run, experiment_seed(seed, &sc.name, &e.id)),
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                })
+                scope.spawn(move || idx.into_iter().map(|i| (i, job(i))).collect::<Vec<_>>())
             })
             .collect();
         for h in handles {
-            if let Ok(v) = h.join() {
-                for (i, r) in v {
-                    slots[i] = Some(r);
+            match h.join() {
+                Ok(v) => {
+                    for (i, r) in v {
+                        slots[i] = Some(r);
+                    }
+                }
+                Err(payload) => {
+                    let what = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "no message".into());
+                    panicked.get_or_insert(what);
                 }
             }
         }
     });
+    if let Some(what) = panicked {
+        return Err(crate::Error::Internal(format!(
+            "a simulation thread panicked: {what}"
+        )));
+    }
     slots
         .into_iter()
         .map(|s| {
-            s.unwrap_or_else(|| Err(crate::Error::Usage("a simulation thread panicked".into())))
+            s.unwrap_or_else(|| {
+                Err(crate::Error::Internal(
+                    "a simulation job gave no result".into(),
+                ))
+            })
         })
         .collect()
 }
@@ -175,4 +201,46 @@ pub fn summarise(rows: &[FigureRow]) -> Vec<PaperSummary> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_jobs_come_back_in_index_order_whatever_the_thread_count() {
+        for threads in [0, 1, 2, 3, 64, 1000] {
+            let v = run_parallel(7, threads, |i| Ok(i * 10)).unwrap();
+            assert_eq!(v, vec![0, 10, 20, 30, 40, 50, 60], "{threads} threads");
+        }
+        assert!(run_parallel(0, 2, Ok).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_first_error_in_index_order_is_returned() {
+        let e = run_parallel(5, 2, |i| {
+            if i >= 3 {
+                Err(crate::Error::Usage(format!("job {i}")))
+            } else {
+                Ok(i)
+            }
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "job 3");
+    }
+
+    #[test]
+    fn a_panicking_job_is_an_internal_defect() {
+        for threads in [1, 2] {
+            let e = run_parallel(4, threads, |i| {
+                if i == 1 {
+                    panic!("job {i} broke");
+                }
+                Ok(i)
+            })
+            .unwrap_err();
+            assert!(matches!(e, crate::Error::Internal(_)), "{e:?}");
+            assert!(e.to_string().contains("job 1 broke"), "{e}");
+        }
+    }
 }

@@ -507,3 +507,95 @@ fn bad_usage_exits_with_code_2_without_panicking() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn a_workload_key_of_the_other_workload_kind_is_located() {
+    // netperf takes no block size or outstanding count...
+    for key in ["block_kib = 64", "outstanding = 4"] {
+        let text = replace_line(
+            SCENARIO,
+            "direction =",
+            &format!("direction = \"receive\"\n{key}"),
+        );
+        let name = key.split(' ').next().unwrap();
+        let msg = expect_scenario_error(
+            &text,
+            &format!("experiment[0].workload[0].{name}"),
+            line_of(SCENARIO, "direction =") + 1,
+        );
+        assert!(msg.contains("netperf-tcp-stream"), "{msg}");
+    }
+    // ...and diskbench no socket or message size.
+    let disk = replace_line(SCENARIO, "function =", "function = \"fc\"");
+    let disk = replace_line(&disk, "kind =", "kind = \"diskbench\"");
+    let disk = replace_line(&disk, "direction =", "direction = \"read\"");
+    for key in ["socket_kib = 64", "message_kib = 8"] {
+        let text = replace_line(
+            &disk,
+            "direction =",
+            &format!("direction = \"read\"\n{key}"),
+        );
+        let name = key.split(' ').next().unwrap();
+        let msg = expect_scenario_error(
+            &text,
+            &format!("experiment[0].workload[0].{name}"),
+            line_of(SCENARIO, "direction =") + 1,
+        );
+        assert!(msg.contains("diskbench"), "{msg}");
+    }
+}
+
+#[test]
+fn a_published_value_that_is_not_positive_is_located() {
+    for v in ["0", "0.0", "-900", "nan", "inf"] {
+        let text = replace_line(SCENARIO, "published =", &format!("published = {v}"));
+        expect_scenario_error(
+            &text,
+            "experiment[0].figure[0].published",
+            line_of(SCENARIO, "published ="),
+        );
+    }
+}
+
+#[test]
+fn flags_out_of_range_are_refused_by_the_parser_naming_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = tmp.path().join("ok.toml");
+    std::fs::write(&sc, SCENARIO).unwrap();
+    let sc = sc.to_str().unwrap();
+    for (args, flag) in [
+        (vec!["validate", "--threads", "0"], "--threads"),
+        (vec!["validate", "--threads", "257"], "--threads"),
+        (vec!["params", "--threads", "many"], "--threads"),
+        (vec!["run", sc, "--replications", "0"], "--replications"),
+        (vec!["run", sc, "--replications", "1001"], "--replications"),
+        (vec!["run", sc, "--precision", "0"], "--precision"),
+        (vec!["run", sc, "--precision", "nan"], "--precision"),
+        (vec!["run", sc, "--precision", "inf"], "--precision"),
+        (
+            vec!["bench", "bus-contention", "--masters", "0"],
+            "--masters",
+        ),
+        (
+            vec!["bench", "bus-contention", "--masters", "100001"],
+            "--masters",
+        ),
+        (
+            vec!["bench", "bus-contention", "--sim-seconds", "0"],
+            "--sim-seconds",
+        ),
+        (
+            vec!["bench", "bus-contention", "--sim-seconds", "101"],
+            "--sim-seconds",
+        ),
+    ] {
+        let out = iosim(tmp.path(), &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: stderr:\n{stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed on stdout");
+        assert!(
+            stderr.contains(flag) && stderr.contains(args[args.len() - 1]),
+            "{args:?}: stderr names neither {flag} nor the value:\n{stderr}"
+        );
+    }
+}

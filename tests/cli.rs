@@ -570,3 +570,29 @@ fn params_csv_gives_a_source_for_every_parameter() {
         assert!(rows.iter().any(|r| r[p] == want), "`{want}` not listed");
     }
 }
+
+#[test]
+fn run_describes_each_workload_in_words() {
+    let out = ok_stdout(&[
+        "run",
+        "scenarios/hp2g/fig4-gige-bidirectional.toml",
+        "--format",
+        "csv",
+    ]);
+    let (header, rows) = csv_section(&out, "inputs");
+    let w = column(&header, "workloads");
+    assert!(!rows.is_empty());
+    for r in &rows {
+        let text = &r[w];
+        assert!(
+            !text.contains('{') && !text.contains("Netperf") && !text.contains("Both"),
+            "Rust debug text in the inputs: {text}"
+        );
+    }
+    let both = "gige: netperf TCP stream, socket 128 KiB, send 32 KiB, both ways; \
+                fc: diskbench 128 KiB blocks, outstanding (test bed default), both ways";
+    assert!(
+        rows.iter().any(|r| r[w] == both),
+        "no workloads cell reads `{both}` in:\n{rows:?}"
+    );
+}

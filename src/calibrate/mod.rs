@@ -6,6 +6,7 @@
 //! Every evaluation runs every experiment with the same seed (common random
 //! numbers), so the objective changes only with the parameters.
 
+pub mod budget;
 mod linalg;
 pub mod lm;
 
@@ -13,6 +14,8 @@ use crate::error::Result;
 use crate::model::{FreeParam, Registry, Scenario};
 use crate::validate::{figure_rows, run_scenario, FigureRow};
 use lm::{minimise, LmSettings};
+
+pub use budget::check_budget;
 
 /// The figures a fit sees, and how it runs the model.
 pub struct Problem<'a> {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::{read, Source};
@@ -48,31 +48,108 @@ struct RawFree {
     meaning: Spanned<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A fitted-parameter file: what `iosim calibrate` writes ([`fitted_file_text`])
+/// and `--params` reads, one struct for both.
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawFitted {
     kind: Spanned<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     #[allow(dead_code)]
     note: String,
     param: Vec<RawFittedParam>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawFittedParam {
     path: Spanned<String>,
     value: Spanned<f64>,
     unit: Spanned<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[allow(dead_code)]
     ci95_low: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[allow(dead_code)]
     ci95_high: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     #[allow(dead_code)]
     note: String,
+}
+
+/// One value of a fitted-parameter file, as [`fitted_file_text`] writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FittedEntry {
+    /// Dotted parameter path (`server.rp8400-seu.io_read_latency`).
+    pub path: String,
+    /// The value in `unit`.
+    pub value: f64,
+    /// The unit of `value` and of the interval.
+    pub unit: String,
+    /// 95% confidence interval in `unit`, if the fit has one.
+    pub ci95: Option<(f64, f64)>,
+    /// A remark for the reader (empty: none).
+    pub note: String,
+}
+
+/// `v` rounded to six decimals (what the file shows, and what is read back).
+fn six_decimals(v: f64) -> f64 {
+    format!("{v:.6}").parse().unwrap_or(v)
+}
+
+/// The text of a fitted-parameter file (`kind = "fitted"`) holding `entries`,
+/// serialised from the struct [`apply_fitted`] reads, so that what is written
+/// is what is read back. Each line of `comment` becomes a TOML comment at the
+/// top. Values and intervals are rounded to six decimals. A value that is
+/// not finite is an error ([`Error::Internal`]: the fit went wrong), never
+/// written; an interval that is not finite is left out and said so in the note.
+pub fn fitted_file_text(comment: &str, entries: &[FittedEntry]) -> Result<String> {
+    let mut param = Vec::with_capacity(entries.len());
+    for e in entries {
+        if !e.value.is_finite() {
+            return Err(Error::Internal(format!(
+                "the fitted value of `{}` is {}: no fitted-parameter file written",
+                e.path, e.value
+            )));
+        }
+        let mut note = e.note.clone();
+        let ci95 = match e.ci95 {
+            Some((lo, hi)) if lo.is_finite() && hi.is_finite() => {
+                Some((six_decimals(lo), six_decimals(hi)))
+            }
+            Some(_) => {
+                if !note.is_empty() {
+                    note.push_str("; ");
+                }
+                note.push_str("95% interval not finite");
+                None
+            }
+            None => None,
+        };
+        param.push(RawFittedParam {
+            path: Spanned::new(0..0, e.path.clone()),
+            value: Spanned::new(0..0, six_decimals(e.value)),
+            unit: Spanned::new(0..0, e.unit.clone()),
+            ci95_low: ci95.map(|c| c.0),
+            ci95_high: ci95.map(|c| c.1),
+            note,
+        });
+    }
+    let raw = RawFitted {
+        kind: Spanned::new(0..0, "fitted".into()),
+        note: String::new(),
+        param,
+    };
+    let body = toml::to_string(&raw)
+        .map_err(|e| Error::Internal(format!("cannot write a fitted-parameter file: {e}")))?;
+    let mut text = String::new();
+    for line in comment.lines() {
+        text.push_str("# ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    text.push_str(&body);
+    Ok(text)
 }
 
 /// Reads a calibration file, checking every free parameter against the
@@ -524,4 +601,76 @@ fn apply_fitted_inner(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str, value: f64, unit: &str) -> FittedEntry {
+        FittedEntry {
+            path: path.into(),
+            value,
+            unit: unit.into(),
+            ci95: None,
+            note: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_bundled_fit_written_again_reads_back_the_same_values() {
+        let (_, text) = super::super::bundled_files("models/fitted.toml")[0];
+        let raw: RawFitted = toml::from_str(text).unwrap();
+        let entries: Vec<FittedEntry> = raw
+            .param
+            .iter()
+            .map(|p| FittedEntry {
+                path: p.path.get_ref().clone(),
+                value: *p.value.get_ref(),
+                unit: p.unit.get_ref().clone(),
+                ci95: p.ci95_low.zip(p.ci95_high),
+                note: p.note.clone(),
+            })
+            .collect();
+        let written = fitted_file_text("a comment\nand another", &entries).unwrap();
+        assert!(
+            written.starts_with("# a comment\n# and another\n"),
+            "{written}"
+        );
+        let again: RawFitted = toml::from_str(&written).unwrap();
+        assert_eq!(again.param.len(), raw.param.len());
+        for (a, b) in raw.param.iter().zip(&again.param) {
+            assert_eq!(a.path.get_ref(), b.path.get_ref());
+            assert_eq!(a.value.get_ref(), b.value.get_ref(), "{}", a.path.get_ref());
+            assert_eq!(a.unit.get_ref(), b.unit.get_ref());
+            assert_eq!((a.ci95_low, a.ci95_high), (b.ci95_low, b.ci95_high));
+            assert_eq!(a.note, b.note);
+        }
+        let mut one = super::super::load_registry(&[]).unwrap();
+        let mut two = one.clone();
+        let x = apply_fitted_text(Path::new("bundled"), text, &mut one).unwrap();
+        let y = apply_fitted_text(Path::new("written"), &written, &mut two).unwrap();
+        let base = |v: &[FittedValue]| {
+            v.iter()
+                .map(|f| (f.path.clone(), f.base))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(base(&x), base(&y));
+    }
+
+    #[test]
+    fn values_are_rounded_to_six_decimals_and_a_value_not_finite_is_an_error() {
+        let mut e = entry("server.rp8400-seu.io_read_latency", 524.616_309_87, "ns");
+        e.ci95 = Some((f64::NAN, 600.0));
+        let text = fitted_file_text("", &[e.clone()]).unwrap();
+        assert!(text.contains("value = 524.61631\n"), "{text}");
+        assert!(!text.contains("ci95"), "{text}");
+        assert!(text.contains("95% interval not finite"), "{text}");
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            e.value = bad;
+            let err = fitted_file_text("", &[e.clone()]).unwrap_err();
+            assert!(matches!(err, Error::Internal(_)), "{err}");
+            assert!(err.to_string().contains("io_read_latency"), "{err}");
+        }
+    }
 }

@@ -20,11 +20,11 @@ use crate::model::{
     ServerSpec, SlotSpec, TestbedSpec,
 };
 pub use calibration::{
-    apply_bundled_fitted, apply_fitted, apply_fitted_text, load_bundled_calibration,
-    load_calibration, parse_calibration, BundledFit,
+    apply_bundled_fitted, apply_fitted, apply_fitted_text, fitted_file_text,
+    load_bundled_calibration, load_calibration, parse_calibration, BundledFit, FittedEntry,
 };
 use params::{check_name, convert_params, spanned_list};
-pub use scenario::{load_bundled_scenarios, load_scenario, negotiate_mode, parse_scenario};
+pub use scenario::{load_bundled_scenarios, load_scenario, parse_scenario};
 
 mod bundled {
     include!(concat!(env!("OUT_DIR"), "/bundled.rs"));

@@ -8,8 +8,8 @@ use super::raw::{RawExperiment, RawScenario};
 use super::{bundled_files, check_name, known, read, Source};
 use crate::error::{Error, Result};
 use crate::model::{
-    AdapterSpec, Direction, Experiment, FigureSpec, Registry, RunSpec, Scenario, ServerSpec,
-    SlotSpec, Workload, WorkloadKind,
+    negotiate_mode, Direction, Experiment, FigureSpec, Registry, RunSpec, Scenario, ServerSpec,
+    Workload, WorkloadKind,
 };
 
 /// Loads a scenario file from any path.
@@ -24,15 +24,6 @@ pub fn load_bundled_scenarios(reg: &Registry) -> Result<Vec<Scenario>> {
         .into_iter()
         .map(|(p, text)| parse_scenario(PathBuf::from(format!("<bundled>/{p}")), text, reg))
         .collect()
-}
-
-/// The bus mode a card runs in a slot: the card's first mode that the slot offers.
-pub fn negotiate_mode(adapter: &AdapterSpec, slot: &SlotSpec) -> Option<String> {
-    adapter
-        .modes
-        .iter()
-        .find(|m| slot.modes.contains(m))
-        .cloned()
 }
 
 /// Parses and resolves a scenario's text; `file` is used in messages.
@@ -275,6 +266,28 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                 }
             }
         };
+        // Keys of the other workload kind are refused, not ignored.
+        let foreign: [(&str, Option<std::ops::Range<usize>>); 2] = match w.kind.get_ref().as_str() {
+            "netperf-tcp-stream" => [
+                ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
+                ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
+            ],
+            "diskbench" => [
+                ("socket_kib", w.socket_kib.as_ref().map(|v| v.span())),
+                ("message_kib", w.message_kib.as_ref().map(|v| v.span())),
+            ],
+            _ => [("", None), ("", None)],
+        };
+        if let Some((key, Some(span))) = foreign.into_iter().find(|(_, s)| s.is_some()) {
+            return Err(src.invalid(
+                &wk(key),
+                span,
+                format!(
+                    "`{key}` does not apply to a `{}` workload",
+                    w.kind.get_ref()
+                ),
+            ));
+        }
         let kind = match (w.kind.get_ref().as_str(), engine) {
             ("netperf-tcp-stream", crate::model::EngineKind::Nic) => {
                 WorkloadKind::NetperfTcpStream {
@@ -376,7 +389,16 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                 format!("unknown figure unit `{unit}`; expected Mbit/s or MB/s"),
             ));
         }
-        let published = positive(src, &fk("published"), &f.published, 0.0, 1e7)?;
+        let published = *f.published.get_ref();
+        if !(published.is_finite() && published > 0.0 && published <= 1e7) {
+            return Err(src.invalid(
+                &fk("published"),
+                f.published.span(),
+                format!(
+                    "{published} is not a published throughput: expected more than 0, at most 1e7"
+                ),
+            ));
+        }
         figures.push(FigureSpec {
             id: check_name(src, &fk("id"), &f.id)?,
             card,

@@ -1,6 +1,7 @@
 //! Experiments: a server, cards in slots, workloads on their functions, and
 //! the published figures each experiment reproduces.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use crate::error::Location;
@@ -55,6 +56,88 @@ pub struct Workload {
     pub kind: WorkloadKind,
     /// Its direction.
     pub direction: Direction,
+}
+
+/// `out`, `in` or `both ways`.
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Out => "out",
+            Direction::In => "in",
+            Direction::Both => "both ways",
+        })
+    }
+}
+
+/// A size in KiB as a reader writes it: `128 KiB`, `0.5 KiB`.
+fn kib(bytes: u64) -> String {
+    format!("{} KiB", bytes as f64 / 1024.0)
+}
+
+impl WorkloadKind {
+    /// The word for `direction` in this benchmark's terms: transmit or
+    /// receive for netperf, write or read for diskbench, both ways for either.
+    pub fn direction_word(&self, direction: Direction) -> &'static str {
+        match (self, direction) {
+            (_, Direction::Both) => "both ways",
+            (WorkloadKind::NetperfTcpStream { .. }, Direction::Out) => "transmit",
+            (WorkloadKind::NetperfTcpStream { .. }, Direction::In) => "receive",
+            (WorkloadKind::Diskbench { .. }, Direction::Out) => "write",
+            (WorkloadKind::Diskbench { .. }, Direction::In) => "read",
+            (WorkloadKind::RawDma { .. }, Direction::Out) => "DMA reads of host memory",
+            (WorkloadKind::RawDma { .. }, Direction::In) => "DMA writes to host memory",
+        }
+    }
+}
+
+/// `netperf TCP stream, socket 128 KiB, send 32 KiB` or
+/// `diskbench 128 KiB blocks, outstanding 4` (`outstanding (test bed
+/// default)` when the scenario leaves it to the test bed).
+impl fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkloadKind::NetperfTcpStream {
+                socket_bytes,
+                message_bytes,
+            } => write!(
+                f,
+                "netperf TCP stream, socket {}, send {}",
+                kib(*socket_bytes),
+                kib(*message_bytes)
+            ),
+            WorkloadKind::Diskbench {
+                block_bytes,
+                outstanding,
+            } => {
+                write!(f, "diskbench {} blocks, outstanding ", kib(*block_bytes))?;
+                match outstanding {
+                    Some(n) => write!(f, "{n}"),
+                    None => f.write_str("(test bed default)"),
+                }
+            }
+            WorkloadKind::RawDma {
+                block_bytes,
+                outstanding,
+            } => write!(
+                f,
+                "raw DMA {} blocks, {outstanding} in flight",
+                kib(*block_bytes)
+            ),
+        }
+    }
+}
+
+/// The benchmark and its direction in its own terms:
+/// `netperf TCP stream, socket 128 KiB, send 32 KiB, receive`.
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}, {}",
+            self.kind,
+            self.kind.direction_word(self.direction)
+        )
+    }
 }
 
 /// A published figure an experiment reproduces.
@@ -138,5 +221,51 @@ impl Scenario {
     /// and the fit run; an example or what-if scenario has none).
     pub fn has_figures(&self) -> bool {
         self.experiments.iter().any(|e| !e.figures.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(kind: WorkloadKind, direction: Direction) -> String {
+        Workload {
+            card: 0,
+            function: 0,
+            kind,
+            direction,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn workloads_read_as_words() {
+        let netperf = WorkloadKind::NetperfTcpStream {
+            socket_bytes: 131_072,
+            message_bytes: 512,
+        };
+        assert_eq!(
+            workload(netperf, Direction::Both),
+            "netperf TCP stream, socket 128 KiB, send 0.5 KiB, both ways"
+        );
+        assert!(workload(netperf, Direction::Out).ends_with(", transmit"));
+        assert!(workload(netperf, Direction::In).ends_with(", receive"));
+        let disk = WorkloadKind::Diskbench {
+            block_bytes: 131_072,
+            outstanding: None,
+        };
+        assert_eq!(
+            workload(disk, Direction::In),
+            "diskbench 128 KiB blocks, outstanding (test bed default), read"
+        );
+        let disk4 = WorkloadKind::Diskbench {
+            block_bytes: 65_536,
+            outstanding: Some(4),
+        };
+        assert_eq!(
+            workload(disk4, Direction::Out),
+            "diskbench 64 KiB blocks, outstanding 4, write"
+        );
+        assert_eq!(Direction::Both.to_string(), "both ways");
     }
 }

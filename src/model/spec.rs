@@ -127,6 +127,16 @@ pub struct AdapterSpec {
     pub at: Location,
 }
 
+/// The bus mode a card runs in a slot: the card's first mode (it lists them
+/// fastest first) that the slot offers; `None` when they share none.
+pub fn negotiate_mode(adapter: &AdapterSpec, slot: &SlotSpec) -> Option<String> {
+    adapter
+        .modes
+        .iter()
+        .find(|m| slot.modes.contains(m))
+        .cloned()
+}
+
 /// The machines at the far end of the links (netperf peer, disk arrays).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestbedSpec {

@@ -4,7 +4,7 @@
 use super::cpu::CpuPlacement;
 use super::engines::raw_dma::RawDmaTest;
 use crate::error::{Error, Result};
-use crate::loader::negotiate_mode;
+use crate::model::negotiate_mode;
 use crate::model::schema::{
     BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams, NicParams,
     RawDmaParams, ServerParams, TestbedParams,
