@@ -16,14 +16,21 @@ use crate::units::Picos;
 
 /// One queued event with its firing time and tie-breaking sequence number.
 struct Entry<E> {
-    time: Picos,
-    seq: u64,
+    /// Time in the high 64 bits, insertion sequence in the low 64: one
+    /// comparison orders by time, then by insertion.
+    key: u128,
     event: E,
+}
+
+impl<E> Entry<E> {
+    fn time(&self) -> Picos {
+        Picos((self.key >> 64) as u64)
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -33,9 +40,8 @@ impl<E> PartialOrd for Entry<E> {
     }
 }
 impl<E> Ord for Entry<E> {
-    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest event first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -90,8 +96,7 @@ impl<E> Scheduler<E> {
         let time = if time < self.now { self.now } else { time };
         self.seq += 1;
         self.queue.push(Entry {
-            time,
-            seq: self.seq,
+            key: (u128::from(time.0) << 64) | u128::from(self.seq),
             event,
         });
     }
@@ -141,7 +146,7 @@ pub fn run_until<M: Model>(
                 sched.now = until.max(sched.now);
                 return Stop::Idle;
             }
-            Some(top) if top.time >= until => {
+            Some(top) if top.time() >= until => {
                 sched.now = until;
                 return Stop::ReachedTime;
             }
@@ -151,7 +156,7 @@ pub fn run_until<M: Model>(
             return Stop::EventLimit;
         }
         if let Some(entry) = sched.queue.pop() {
-            sched.now = entry.time;
+            sched.now = entry.time();
             sched.processed += 1;
             model.handle(entry.event, sched);
         }

@@ -353,9 +353,12 @@ impl Platform {
         else {
             return;
         };
-        let others = (0..n).any(|o| o != m && bus.wants(o, now));
+        // The masters before `m` in round-robin order do not want the bus: only
+        // those after it, up to the round-robin start, may be waiting too.
+        let after = (m + n - bus.rr) % n + 1;
+        let others = (after..n).any(|i| bus.wants((bus.rr + i) % n, now));
         let cap = bus.chunk_cap(m, others);
-        let cfg = bus.cfg.clone();
+        let cfg = bus.cfg;
         let item = self.buses[b].masters[m].queue.front().copied();
         let func = self.buses[b].masters[m].func;
         let (tx, clocks) = match (item, func) {
@@ -695,7 +698,7 @@ mod tests {
     fn a_long_burst_ends_at_the_latency_timer_when_another_master_asks() {
         let mut sys = idle_system();
         let mut s = Scheduler::new();
-        let cfg = sys.p.buses[0].cfg.clone();
+        let cfg = sys.p.buses[0].cfg;
         // One completion of a whole bus burst: with nobody waiting at the
         // grant, it is granted in one tenure.
         sys.p.bus_push_completion(0, 0, 0, cfg.max_burst, &mut s);

@@ -12,11 +12,10 @@ use crate::model::schema::{
 use crate::model::{EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
 use crate::units::{BytesPerSec, Picos};
 
-/// A bus in the mode negotiated between a card and its slot.
-#[derive(Debug, Clone)]
+/// A bus in the mode negotiated between a card and its slot (its timing:
+/// plain numbers, copied freely on the hot path).
+#[derive(Debug, Clone, Copy)]
 pub struct BusCfg {
-    /// Name of the negotiated mode.
-    pub mode: String,
     /// PCI or PCI-X.
     pub protocol: Protocol,
     /// One clock.
@@ -42,7 +41,13 @@ impl BusCfg {
     }
     /// Clocks to move `bytes` of data.
     pub fn data_clocks(&self, bytes: u64) -> u64 {
-        ((bytes as f64) / self.bytes_per_clock).ceil() as u64
+        let whole = self.bytes_per_clock as u64;
+        if whole as f64 == self.bytes_per_clock && whole > 0 {
+            // Integer arithmetic for the usual whole number of bytes a clock.
+            bytes.div_ceil(whole)
+        } else {
+            ((bytes as f64) / self.bytes_per_clock).ceil() as u64
+        }
     }
     /// Duration of `clocks` clocks.
     pub fn clocks(&self, clocks: u64) -> Picos {
@@ -312,6 +317,8 @@ pub struct PlacedFunction {
 pub struct PlacedBus {
     /// `card@slot` label.
     pub label: String,
+    /// Name of the negotiated bus mode.
+    pub mode: String,
     /// The bus.
     pub bus: BusCfg,
     /// Its bridge.
@@ -409,7 +416,6 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         let b = &reg.buses[&mode];
         let p = BusParams::from_set(&b.params, &b.at)?;
         let bus = BusCfg {
-            mode: mode.clone(),
             protocol: b.protocol,
             clock: Picos((1e6 / p.clock).round() as u64),
             bytes_per_clock: p.width * p.transfers_per_clock,
@@ -426,6 +432,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         };
         buses.push(PlacedBus {
             label: format!("{label}@{slot_name}"),
+            mode: mode.clone(),
             bus,
             bridge: bridge.clone(),
             path,

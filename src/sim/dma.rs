@@ -4,7 +4,7 @@
 //! its bookkeeping (operation ids, what each operation tells the engine when
 //! it is done).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::bus::BusItem;
 use super::engines::EngineEv;
@@ -23,14 +23,45 @@ pub struct ReadOp {
     pub done: EngineEv,
 }
 
+/// Operations in progress by id: few at a time, so a vector searched from
+/// the front (oldest first) beats a tree.
+#[derive(Debug)]
+pub struct InFlight<T> {
+    ops: Vec<(u64, T)>,
+}
+
+impl<T> Default for InFlight<T> {
+    fn default() -> Self {
+        InFlight { ops: Vec::new() }
+    }
+}
+
+impl<T> InFlight<T> {
+    /// Records operation `op`.
+    pub fn insert(&mut self, op: u64, v: T) {
+        self.ops.push((op, v));
+    }
+
+    /// Operation `op`, if in progress.
+    pub fn get_mut(&mut self, op: u64) -> Option<&mut T> {
+        self.ops.iter_mut().find(|(o, _)| *o == op).map(|(_, v)| v)
+    }
+
+    /// Forgets operation `op` and returns it, if it was in progress.
+    pub fn remove(&mut self, op: u64) -> Option<T> {
+        let i = self.ops.iter().position(|(o, _)| *o == op)?;
+        Some(self.ops.remove(i).1)
+    }
+}
+
 /// The DMA bookkeeping of one function.
 #[derive(Debug, Default)]
 pub struct DmaPort {
     next_op: u64,
     /// Reads in progress.
-    pub reads: BTreeMap<u64, ReadOp>,
+    pub reads: InFlight<ReadOp>,
     /// Writes in progress.
-    pub writes: BTreeMap<u64, EngineEv>,
+    pub writes: InFlight<EngineEv>,
     /// PCI-X read requests not yet issued: (op, bytes).
     pub unissued: VecDeque<(u64, u64)>,
     /// PCI-X read requests issued and not yet completed.
@@ -133,7 +164,7 @@ impl System {
         if request_done && p.ports[f].outstanding > 0 {
             p.ports[f].outstanding -= 1;
         }
-        let done = match p.ports[f].reads.get_mut(&op) {
+        let done = match p.ports[f].reads.get_mut(op) {
             Some(r) => {
                 r.remaining = r.remaining.saturating_sub(bytes);
                 r.remaining == 0
@@ -144,7 +175,7 @@ impl System {
             p.dma_issue_reads(f, s);
         }
         if done {
-            if let Some(r) = self.p.ports[f].reads.remove(&op) {
+            if let Some(r) = self.p.ports[f].reads.remove(op) {
                 self.engine_event(f, r.done, s);
             }
         }
@@ -152,7 +183,7 @@ impl System {
 
     /// The last burst of write op `op` of `f` was posted.
     pub(super) fn dma_write_done(&mut self, f: usize, op: u64, s: &mut Scheduler<Ev>) {
-        if let Some(done) = self.p.ports[f].writes.remove(&op) {
+        if let Some(done) = self.p.ports[f].writes.remove(op) {
             self.engine_event(f, done, s);
         }
     }

@@ -202,7 +202,7 @@ impl System {
             .enumerate()
             .map(|(i, pb)| BusResult {
                 label: pb.label.clone(),
-                mode: pb.bus.mode.clone(),
+                mode: pb.mode.clone(),
                 peak: pb.bus.peak(),
                 util: util(&p.buses[i].meter),
                 data: BytesPerSec(p.buses[i].data_bytes as f64 / secs),
