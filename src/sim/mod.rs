@@ -95,7 +95,7 @@ impl System {
             .buses
             .iter()
             .zip(&per_bus)
-            .map(|(pb, fs)| bus::Bus::new(pb.bus.clone(), pb.bridge.clone(), fs))
+            .map(|(pb, fs)| bus::Bus::new(pb.bus, pb.bridge.clone(), fs))
             .collect();
         let ropes = cfg
             .buses
