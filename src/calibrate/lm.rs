@@ -2,12 +2,14 @@
 //! model's objective is piecewise flat at fine scales, so the fit first runs a
 //! derivative-free compass search (each parameter up and down by a step that
 //! halves when no move helps), then polishes with Levenberg-Marquardt
-//! (projected: a step that leaves the box is clipped to it), whose Jacobian,
-//! by finite differences of a fixed step, also gives the confidence intervals.
+//! (projected: a step that leaves the box is clipped to it; each step solved
+//! by SVD of the damped Jacobian, see `linalg::damped_step`), whose
+//! Jacobian, by finite differences of a fixed step, also gives the confidence
+//! intervals.
 
 use std::collections::HashSet;
 
-use super::linalg::{jtj, jtr, solve};
+use super::linalg::damped_step;
 use crate::error::Result;
 
 /// Settings of one fit.
@@ -338,16 +340,17 @@ where
     let mut it = 0;
     while it < s.max_iterations {
         it += 1;
-        let a = jtj(&j, k);
-        let g = jtr(&j, &r, k);
+        // Marquardt's scaling: the damping of each parameter grows with the
+        // squared norm of its Jacobian column (the diagonal of JᵀJ, never
+        // formed as a matrix); the step is the least-squares solution of the
+        // augmented Jacobian, by SVD.
+        let col2: Vec<f64> = (0..k)
+            .map(|p| j.iter().map(|row| row[p] * row[p]).sum())
+            .collect();
         let mut accepted = false;
         for _ in 0..8 {
-            let mut m = a.clone();
-            for p in 0..k {
-                m[p][p] += lambda * a[p][p].max(1e-9) + 1e-12;
-            }
-            let neg: Vec<f64> = g.iter().map(|x| -x).collect();
-            let Some(d) = solve(&m, &neg) else {
+            let damping: Vec<f64> = col2.iter().map(|c| lambda * c.max(1e-9) + 1e-12).collect();
+            let Some(d) = damped_step(&j, &r, &damping) else {
                 lambda *= 10.0;
                 continue;
             };

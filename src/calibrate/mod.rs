@@ -123,7 +123,10 @@ pub struct ParamFit {
     pub free: FreeParam,
     /// Fitted value, base unit.
     pub value: f64,
-    /// 95% confidence interval, base unit (None when the data cannot pin it).
+    /// 95% confidence interval, base unit: the value plus or minus Student's
+    /// t(0.975, figures - free parameters inside their bounds) standard
+    /// errors from `s² (JᵀJ)⁻¹` by SVD (None when the data cannot pin it, or
+    /// when the value is on a bound or discrete).
     pub ci95: Option<(f64, f64)>,
     /// `min` or `max` when the fit ended on a bound.
     pub at_bound: Option<&'static str>,
@@ -149,6 +152,23 @@ impl ParamFit {
     }
 }
 
+/// A right singular vector's weights below this are left out of an
+/// [`Unpinned`] combination.
+const UNPINNED_WEIGHT: f64 = 0.01;
+
+/// A combination of parameters the figures cannot pin: moving the
+/// parameters together along it (each by its weight times a step, in
+/// fractions of its range) changes no figure to first order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unpinned {
+    /// The parameters (dotted paths) and their weights in the unit-length
+    /// direction, scaled units, largest first and positive; weights below
+    /// 0.01 in size are left out.
+    pub weights: Vec<(String, f64)>,
+    /// Its singular value over the largest (below `1e-6`, the cutoff).
+    pub relative_singular_value: f64,
+}
+
 /// A finished fit.
 #[derive(Debug, Clone)]
 pub struct Fit {
@@ -156,6 +176,17 @@ pub struct Fit {
     pub params: Vec<ParamFit>,
     /// Pairs of parameters whose estimates correlate strongly (|r| > 0.8).
     pub correlations: Vec<(String, String, f64)>,
+    /// The combinations of parameters the figures leave unpinned: the right
+    /// singular vectors of the Jacobian (continuous parameters inside their
+    /// bounds, scaled units) whose singular values are below the cutoff.
+    /// Every parameter named in one has no interval. Empty when the figures
+    /// pin every direction (or the SVD failed, when no parameter has one).
+    pub unpinned: Vec<Unpinned>,
+    /// Degrees of freedom of the intervals: the figures less the free
+    /// parameters inside their bounds (at least 1). Each interval is the
+    /// estimate plus or minus Student's t(0.975, this) standard errors, with
+    /// `s²` the figures' sum of squares over this.
+    pub degrees_of_freedom: usize,
     /// Figures at the initial values.
     pub rows_initial: Vec<FigureRow>,
     /// Figures at the fitted values.
@@ -276,36 +307,58 @@ where
     let rows_fitted = pb.rows_at(&x)?;
     let k = pb.free.len();
     let n = out.residuals.len();
-    // Jacobian in base units: d r / d x = d r / d u / (max - min).
+    let inside: Vec<bool> = out.u.iter().map(|u| *u > 1e-6 && *u < 1.0 - 1e-6).collect();
+    // Degrees of freedom: the figures less the free parameters the fit left
+    // inside their bounds (one on a bound is fixed there, not estimated).
+    let df = n
+        .saturating_sub(inside.iter().filter(|i| **i).count())
+        .max(1);
+    let s2 = ssr_data / df as f64;
+    let t = crate::stats::t975(df);
+    // d x / d u per parameter, to carry scaled variances to base units.
     let dx_du: Vec<f64> = pb
         .free
         .iter()
         .zip(&out.u)
         .map(|(p, u)| p.dx_du(*u))
         .collect();
-    let jx: Vec<Vec<f64>> = out
+    // Covariance over the continuous parameters inside their bounds, from the
+    // SVD of the Jacobian in scaled units (where a singular value's size
+    // means the same for every parameter): s² V S⁻² Vᵀ over the pinned
+    // directions; a parameter with weight on an unpinned direction, or on a
+    // bound, or discrete, gets no interval.
+    let active: Vec<usize> = (0..k).filter(|&p| inside[p] && steps[p] == 0.0).collect();
+    let ja: Vec<Vec<f64>> = out
         .jacobian
-        .iter()
-        .map(|row| row.iter().zip(&dx_du).map(|(d, s)| d / s).collect())
-        .collect();
-    let s2 = ssr_data / (n.saturating_sub(k).max(1)) as f64;
-    // Covariance over the parameters the figures move and the fit left
-    // inside their bounds; the others get no interval.
-    let active: Vec<usize> = (0..k)
-        .filter(|&p| out.u[p] > 1e-6 && out.u[p] < 1.0 - 1e-6)
-        .filter(|&p| jx.iter().map(|row| row[p] * row[p]).sum::<f64>() * dx_du[p].powi(2) > 1e-10)
-        .collect();
-    let ja: Vec<Vec<f64>> = jx
         .iter()
         .map(|row| active.iter().map(|&p| row[p]).collect())
         .collect();
-    let cov_active = linalg::inverse(&linalg::jtj(&ja, active.len()));
-    let cov = cov_active.map(|c| {
+    let spread = linalg::spread(&ja, active.len());
+    let mut unpinned = Vec::new();
+    let cov = spread.map(|sp| {
         let mut full = vec![vec![f64::NAN; k]; k];
         for (a, &p) in active.iter().enumerate() {
             for (b, &q) in active.iter().enumerate() {
-                full[p][q] = c[a][b] * s2;
+                full[p][q] = sp.inverse[a][b] * s2 * dx_du[p] * dx_du[q];
             }
+        }
+        for (v, relative_singular_value) in sp.unpinned {
+            let mut weights: Vec<(String, f64)> = active
+                .iter()
+                .zip(&v)
+                .filter(|(_, w)| w.abs() >= UNPINNED_WEIGHT)
+                .map(|(&p, w)| (pb.free[p].path.clone(), *w))
+                .collect();
+            weights.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0)));
+            // The sign of a singular vector is arbitrary: make the largest
+            // weight positive, so that a run reports the same vector.
+            if weights.first().is_some_and(|w| w.1 < 0.0) {
+                weights.iter_mut().for_each(|w| w.1 = -w.1);
+            }
+            unpinned.push(Unpinned {
+                weights,
+                relative_singular_value,
+            });
         }
         full
     });
@@ -314,8 +367,7 @@ where
         let value = x[p];
         let ci95 = cov.as_ref().and_then(|c| {
             let var = c[p][p];
-            (var.is_finite() && var > 0.0)
-                .then(|| (value - 1.96 * var.sqrt(), value + 1.96 * var.sqrt()))
+            (var.is_finite() && var > 0.0).then(|| (value - t * var.sqrt(), value + t * var.sqrt()))
         });
         let at_bound = if out.u[p] <= 1e-6 {
             Some("min")
@@ -357,6 +409,8 @@ where
     Ok(Fit {
         params,
         correlations,
+        unpinned,
+        degrees_of_freedom: df,
         rows_initial,
         rows_fitted,
         iterations: out.iterations,
