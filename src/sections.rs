@@ -200,7 +200,14 @@ pub fn buses_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
 pub fn experiments_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
     let mut s = Section::new(
         "experiments",
-        &["scenario", "experiment", "bottleneck", "events"],
+        &[
+            "scenario",
+            "experiment",
+            "bottleneck",
+            "events",
+            "measured_ms",
+            "throughput_ci95_pct",
+        ],
     );
     for (sc, results) in all {
         for r in results {
@@ -209,6 +216,8 @@ pub fn experiments_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Sectio
                 Cell::Text(r.id.clone()),
                 Cell::Text(r.bottleneck.clone()),
                 Cell::Int(r.events),
+                Cell::Num(r.measured.secs() * 1e3, 1),
+                Cell::Num(r.ci95_pct, 2),
             ]);
         }
     }

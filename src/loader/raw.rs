@@ -126,6 +126,9 @@ pub struct RawRun {
     pub duration_ms: Option<Spanned<f64>>,
     pub warmup_ms: Option<Spanned<f64>>,
     pub max_events: Option<Spanned<i64>>,
+    pub precision_pct: Option<Spanned<f64>>,
+    pub min_ms: Option<Spanned<f64>>,
+    pub batch_ms: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -53,6 +53,31 @@ pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scena
             }
             run.max_events = v as u64;
         }
+        if let Some(p) = &r.precision_pct {
+            run.precision_pct = Some(positive(&src, "run.precision_pct", p, 0.01, 50.0)?);
+        }
+        if let Some(m) = &r.min_ms {
+            run.min_ms = positive(&src, "run.min_ms", m, 0.01, 100_000.0)?;
+        }
+        if let Some(b) = &r.batch_ms {
+            run.batch_ms = positive(&src, "run.batch_ms", b, 0.01, 100_000.0)?;
+        }
+        for (key, v, ok) in [
+            ("run.min_ms", &r.min_ms, run.min_ms <= run.duration_ms),
+            ("run.batch_ms", &r.batch_ms, run.batch_ms <= run.duration_ms),
+        ] {
+            if let (Some(v), false) = (v, ok) {
+                return Err(src.invalid(
+                    key,
+                    v.span(),
+                    format!(
+                        "{} ms is longer than run.duration_ms ({} ms)",
+                        v.get_ref(),
+                        run.duration_ms
+                    ),
+                ));
+            }
+        }
     }
     if raw.experiment.get_ref().is_empty() {
         return Err(src.invalid(

@@ -179,14 +179,29 @@ pub struct Experiment {
 }
 
 /// Run-length settings.
+///
+/// The measured window is cut into batches of `batch_ms`; each function's
+/// throughput in each direction is a batch-means series. With
+/// `precision_pct` set, measuring stops at the first batch boundary, at least
+/// `min_ms` in, where every such series' 95% interval is within that percent
+/// of its mean, and at `duration_ms` at the latest; without it, the window is
+/// `duration_ms`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunSpec {
-    /// Simulated time measured, after warm-up, in ms.
+    /// Simulated time measured, after warm-up, in ms (the ceiling when
+    /// `precision_pct` is set).
     pub duration_ms: f64,
     /// Simulated time discarded before measuring, in ms.
     pub warmup_ms: f64,
     /// Hard bound on events per experiment.
     pub max_events: u64,
+    /// Stop measuring once every throughput's 95% interval is within this
+    /// percent of its mean (None: measure `duration_ms`).
+    pub precision_pct: Option<f64>,
+    /// Shortest measured window when `precision_pct` is set, in ms.
+    pub min_ms: f64,
+    /// Length of one batch of the batch means, in ms.
+    pub batch_ms: f64,
 }
 
 impl Default for RunSpec {
@@ -195,6 +210,9 @@ impl Default for RunSpec {
             duration_ms: 100.0,
             warmup_ms: 10.0,
             max_events: 50_000_000,
+            precision_pct: None,
+            min_ms: 10.0,
+            batch_ms: 1.0,
         }
     }
 }

@@ -229,7 +229,68 @@ impl System {
     }
 }
 
-/// Simulates one experiment: warm-up, then the measured window.
+/// Batches of the batch means.
+const BATCHES: usize = 10;
+
+/// Per function, (out, in) payload bytes since the last reset.
+type Delivered = Vec<(u64, u64)>;
+
+/// The series of every function's throughput in each direction, in
+/// sub-batches of `batch_ms`, and the widest relative 95% interval of their
+/// batch means, over [`BATCHES`] batches of equal length (sub-batches
+/// merged), so that a batch spans many cycles of any periodic pattern as the
+/// window grows.
+#[derive(Debug, Default)]
+struct Batches {
+    /// Per metric (function and direction): bytes moved in each batch.
+    series: Vec<Vec<f64>>,
+    last: Delivered,
+}
+
+impl Batches {
+    fn record(&mut self, now: Delivered) {
+        if self.series.is_empty() {
+            self.series = vec![Vec::new(); 2 * now.len()];
+            self.last = vec![(0, 0); now.len()];
+        }
+        for (i, (cur, prev)) in now.iter().zip(&self.last).enumerate() {
+            self.series[2 * i].push((cur.0 - prev.0) as f64);
+            self.series[2 * i + 1].push((cur.1 - prev.1) as f64);
+        }
+        self.last = now;
+    }
+
+    /// The worst relative half-width in percent (0 with no moving metric;
+    /// infinite with fewer than two batches).
+    fn worst_ci95_pct(&self) -> f64 {
+        self.series
+            .iter()
+            .map(|xs| {
+                let per = (xs.len() / BATCHES).max(1);
+                let means: Vec<f64> = xs.chunks(per).map(|c| c.iter().sum::<f64>()).collect();
+                // A short last batch would weigh as much as a whole one.
+                let whole = if means.len() > 1 && xs.len() % per != 0 {
+                    &means[..means.len() - 1]
+                } else {
+                    &means[..]
+                };
+                crate::stats::mean_ci95(whole)
+            })
+            .filter(|(mean, _)| *mean > 0.0)
+            .map(|(mean, half)| {
+                if half.is_nan() {
+                    f64::INFINITY
+                } else {
+                    100.0 * half / mean
+                }
+            })
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Simulates one experiment: warm-up, then the measured window, in batches
+/// (see [`RunSpec`]: a fixed window, or until every throughput is known to
+/// the precision asked for).
 pub fn simulate(
     reg: &Registry,
     exp: &Experiment,
@@ -240,10 +301,13 @@ pub fn simulate(
     let cpus = cfg.cpus;
     let mut sys = System::new(cfg, seed);
     let mut s = Scheduler::new();
-    let warm = Picos::from_secs(run.warmup_ms / 1e3);
-    let end = warm + Picos::from_secs(run.duration_ms / 1e3);
+    let ms = |v: f64| Picos::from_secs(v / 1e3);
+    let warm = ms(run.warmup_ms);
+    let ceiling = warm + ms(run.duration_ms);
+    let floor = warm + ms(run.min_ms.min(run.duration_ms));
+    let batch = Picos(ms(run.batch_ms).0.max(1));
     let limits = Limits {
-        max_time: end,
+        max_time: ceiling,
         max_events: run.max_events,
     };
     sys.start(&mut s);
@@ -256,8 +320,27 @@ pub fn simulate(
         return Err(hit(&s));
     }
     sys.reset_measurements(warm);
-    if run_until(&mut sys, &mut s, end, limits) == Stop::EventLimit {
-        return Err(hit(&s));
+    // Running in batches changes nothing in the simulation: the events are
+    // the same, in the same order.
+    // The precision is checked when the window reaches the floor, then each
+    // time it has doubled.
+    let mut batches = Batches::default();
+    let mut end = warm;
+    let mut check = floor;
+    while end < ceiling {
+        end = (end + batch).min(ceiling);
+        if run_until(&mut sys, &mut s, end, limits) == Stop::EventLimit {
+            return Err(hit(&s));
+        }
+        batches.record(sys.engines.iter().map(Engine::delivered).collect());
+        if let Some(p) = run.precision_pct {
+            if end >= check {
+                if batches.worst_ci95_pct() <= p {
+                    break;
+                }
+                check = warm + Picos(2 * (end - warm).0);
+            }
+        }
     }
     let (functions, buses) = sys.results(end, end - warm);
     Ok(ExperimentResult::new(
@@ -267,7 +350,8 @@ pub fn simulate(
         cpus,
         s.events_processed(),
         sys.totals(),
-    ))
+    )
+    .measured(end - warm, batches.worst_ci95_pct()))
 }
 
 #[cfg(test)]
@@ -316,5 +400,35 @@ mod tests {
         let busy = |c: usize| sys.p.cpus[c].meter.total(end);
         assert!(busy(other) > Picos(0), "the placed CPU did the I/O work");
         assert_eq!(busy(own), Picos(0), "the function's index is not its CPU");
+    }
+
+    #[test]
+    fn a_run_stops_when_its_throughputs_are_known_to_the_precision_asked() {
+        let reg = load_registry(&[]).expect("bundled models load");
+        let sc = load_bundled_scenarios(&reg)
+            .expect("bundled scenarios load")
+            .into_iter()
+            .find(|s| s.name == "hp2g-fig5-fc-read")
+            .expect("the scenario");
+        let exp = &sc.experiments[0];
+        let run = |precision_pct| RunSpec {
+            warmup_ms: 2.0,
+            duration_ms: 40.0,
+            min_ms: 10.0,
+            batch_ms: 1.0,
+            precision_pct,
+            ..RunSpec::default()
+        };
+        let fixed = simulate(&reg, exp, &run(None), 1).expect("runs");
+        assert_eq!(fixed.measured, Picos::from_ns(40e6));
+        let loose = simulate(&reg, exp, &run(Some(20.0)), 1).expect("runs");
+        assert_eq!(loose.measured, Picos::from_ns(10e6), "stops at the floor");
+        assert!(loose.ci95_pct <= 20.0);
+        assert!(loose.events < fixed.events);
+        let strict = simulate(&reg, exp, &run(Some(1e-6)), 1).expect("runs");
+        assert_eq!(strict.measured, fixed.measured, "runs to the ceiling");
+        assert!(strict.ci95_pct > 1e-6);
+        // The same window gives the same answer, precision or not.
+        assert_eq!(strict.functions, fixed.functions);
     }
 }

@@ -90,6 +90,12 @@ pub struct ExperimentResult {
     pub cpus: u32,
     /// Events simulated.
     pub events: u64,
+    /// Simulated time measured (after the warm-up).
+    pub measured: Picos,
+    /// The widest 95% interval of a function's throughput (batch means), in
+    /// percent of its mean: infinite with fewer than two batches, 0 when
+    /// nothing moved.
+    pub ci95_pct: f64,
     /// Lifetime counters.
     pub totals: Totals,
 }
@@ -123,8 +129,18 @@ impl ExperimentResult {
             bottleneck,
             cpus,
             events,
+            measured: Picos(0),
+            ci95_pct: f64::INFINITY,
             totals,
         }
+    }
+
+    /// The result with its measured window and the widest interval of its
+    /// throughputs.
+    pub fn measured(mut self, window: Picos, ci95_pct: f64) -> Self {
+        self.measured = window;
+        self.ci95_pct = ci95_pct;
+        self
     }
 }
 
