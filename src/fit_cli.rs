@@ -87,6 +87,7 @@ fn settings_of(spec: &CalibrationSpec) -> LmSettings {
         max_iterations: spec.max_iterations,
         step: spec.difference_step,
         search_evaluations: spec.search_evaluations,
+        search_precision_pct: spec.search_precision_pct,
         ..LmSettings::default()
     }
 }

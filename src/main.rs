@@ -17,7 +17,7 @@ use iosim::sections::{
     self, buses_section, experiments_section, figures_section, functions_section, inputs_section,
     papers_section,
 };
-use iosim::validate::{figure_rows, run_scenario, FigureRow};
+use iosim::validate::{figure_rows, run_scenario, run_scenarios, FigureRow};
 use iosim::Error;
 
 #[derive(Parser)]
@@ -226,8 +226,8 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             scenarios.retain(iosim::model::Scenario::has_figures);
             let mut rows = Vec::new();
             let mut all = Vec::new();
-            for sc in &scenarios {
-                let results = run_scenario(&reg, sc, common.seed, common.threads)?;
+            let results = run_scenarios(&reg, &scenarios, common.seed, common.threads, None)?;
+            for (sc, results) in scenarios.iter().zip(results) {
                 rows.extend(figure_rows(&reg, sc, &results));
                 all.push((sc, results));
             }

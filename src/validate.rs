@@ -59,27 +59,45 @@ pub fn run_scenario(
     seed: u64,
     threads: usize,
 ) -> Result<Vec<ExperimentResult>> {
-    let jobs: Vec<(usize, &crate::model::Experiment)> = sc.experiments.iter().enumerate().collect();
-    run_jobs(reg, sc, &jobs, seed, threads)
+    let mut all = run_scenarios(reg, std::slice::from_ref(sc), seed, threads, None)?;
+    Ok(all.pop().unwrap_or_default())
 }
 
-fn run_jobs(
+/// Simulates every experiment of every scenario in one pool of `threads`
+/// workers, each taking the next experiment when it is free; results per
+/// scenario in file order, whatever the thread count. With `precision_pct`, every run stops measuring at that
+/// precision (see [`crate::model::RunSpec`]) instead of its scenario's.
+pub fn run_scenarios(
     reg: &Registry,
-    sc: &Scenario,
-    jobs: &[(usize, &crate::model::Experiment)],
+    scenarios: &[Scenario],
     seed: u64,
     threads: usize,
-) -> Result<Vec<ExperimentResult>> {
-    run_parallel(jobs.len(), threads, |i| {
-        let e = jobs[i].1;
-        simulate(reg, e, &sc.run, experiment_seed(seed, &sc.name, &e.id))
-    })
+    precision_pct: Option<f64>,
+) -> Result<Vec<Vec<ExperimentResult>>> {
+    let jobs: Vec<(&Scenario, &crate::model::Experiment)> = scenarios
+        .iter()
+        .flat_map(|sc| sc.experiments.iter().map(move |e| (sc, e)))
+        .collect();
+    let flat = run_parallel(jobs.len(), threads, |i| {
+        let (sc, e) = jobs[i];
+        let mut run = sc.run;
+        if precision_pct.is_some() {
+            run.precision_pct = precision_pct;
+        }
+        simulate(reg, e, &run, experiment_seed(seed, &sc.name, &e.id))
+    })?;
+    let mut flat = flat.into_iter();
+    Ok(scenarios
+        .iter()
+        .map(|sc| flat.by_ref().take(sc.experiments.len()).collect())
+        .collect())
 }
 
-/// Runs `job(0)` to `job(n - 1)` on up to `threads` scoped threads (job `i`
-/// on thread `i mod threads`) and returns their results in index order, or
-/// the first error in that order. A job that panics is a defect in iosim:
-/// the run fails with [`crate::Error::Internal`], whatever the other jobs gave.
+/// Runs `job(0)` to `job(n - 1)` on up to `threads` scoped threads, each
+/// taking the next job when it is free, and returns their results in index
+/// order, or the first error in that order. A job that panics is a defect
+/// in iosim: the run fails with [`crate::Error::Internal`], whatever the
+/// other jobs gave.
 fn run_parallel<T, F>(n: usize, threads: usize, job: F) -> Result<Vec<T>>
 where
     T: Send,
@@ -89,14 +107,21 @@ where
     let mut slots: Vec<Option<Result<T>>> = (0..n).map(|_| None).collect();
     let mut panicked: Option<String> = None;
     let job = &job;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let next = &next;
     std::thread::scope(|scope| {
-        let chunks: Vec<Vec<usize>> = (0..threads)
-            .map(|t| (t..n).step_by(threads).collect())
-            .collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|idx| {
-                scope.spawn(move || idx.into_iter().map(|i| (i, job(i))).collect::<Vec<_>>())
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i >= n {
+                            return done;
+                        }
+                        done.push((i, job(i)));
+                    }
+                })
             })
             .collect();
         for h in handles {

@@ -45,16 +45,18 @@ fn receive(reg: &Registry, ids: &[&str]) -> Vec<f64> {
 #[test]
 fn register_reads_stall_the_interrupt_cpu_longer_on_a_busy_bus() {
     let ids = ["hp2g.gige-rx.pci66.c1", "hp2g.gige-rx+fc-bd.pci66.c1"];
+    // Two reads per interrupt (the fitted count) against none. Alone, the
+    // link may still be the limit (no loss); beside FC the stalls cost.
     let none = receive(&registry_with(PIO, 0.0), &ids);
-    let one = receive(&registry_with(PIO, 1.0), &ids);
-    let alone_loss = 1.0 - one[0] / none[0];
-    let shared_loss = 1.0 - one[1] / none[1];
+    let two = receive(&registry_with(PIO, 2.0), &ids);
+    let alone_loss = 1.0 - two[0] / none[0];
+    let shared_loss = 1.0 - two[1] / none[1];
     assert!(
-        alone_loss > 0.0,
-        "a register read costs CPU time: {none:?} -> {one:?}"
+        alone_loss >= 0.0,
+        "a register read never speeds receive up: {none:?} -> {two:?}"
     );
     assert!(
-        shared_loss > 2.0 * alone_loss,
+        shared_loss > 0.05 && shared_loss > 2.0 * alone_loss,
         "beside FC the read waits longer: loss alone {:.1}%, beside FC {:.1}%",
         100.0 * alone_loss,
         100.0 * shared_loss

@@ -23,6 +23,10 @@ pub struct LmSettings {
     pub tolerance: f64,
     /// Model evaluations the compass search may spend (0: skip it).
     pub search_evaluations: u32,
+    /// Precision (percent) every run is measured to during the compass
+    /// search; the polish, and the reported fit, use each scenario's own
+    /// (None: the scenarios' own throughout).
+    pub search_precision_pct: Option<f64>,
 }
 
 impl Default for LmSettings {
@@ -32,6 +36,7 @@ impl Default for LmSettings {
             step: 0.02,
             tolerance: 1e-4,
             search_evaluations: 400,
+            search_precision_pct: None,
         }
     }
 }

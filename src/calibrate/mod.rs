@@ -12,7 +12,7 @@ pub mod lm;
 
 use crate::error::Result;
 use crate::model::{FreeParam, Registry, Scenario};
-use crate::validate::{figure_rows, run_scenario, FigureRow};
+use crate::validate::{figure_rows, run_scenarios, FigureRow};
 use lm::{minimise, LmSettings};
 
 pub use budget::check_budget;
@@ -98,10 +98,20 @@ impl Problem<'_> {
 
     /// Every figure row with the free parameters at `x` (base units).
     pub fn rows_at(&self, x: &[f64]) -> Result<Vec<FigureRow>> {
+        self.rows_at_precision(x, None)
+    }
+
+    /// Every figure row with the free parameters at `x`, every run measured
+    /// to `precision_pct` if given (else to its scenario's own setting).
+    pub fn rows_at_precision(
+        &self,
+        x: &[f64],
+        precision_pct: Option<f64>,
+    ) -> Result<Vec<FigureRow>> {
         let reg = self.registry_at(x);
+        let results = run_scenarios(&reg, self.scenarios, self.seed, self.threads, precision_pct)?;
         let mut rows = Vec::new();
-        for sc in self.scenarios {
-            let results = run_scenario(&reg, sc, self.seed, self.threads)?;
+        for (sc, results) in self.scenarios.iter().zip(results) {
             rows.extend(figure_rows(&reg, sc, &results));
         }
         Ok(rows)
@@ -241,6 +251,9 @@ where
     P: FnMut(u32, f64),
 {
     let rows_initial = pb.rows_at(start)?;
+    // The precision runs are measured to: coarse during the search, the
+    // scenarios' own for the polish and everything reported.
+    let precision = std::cell::Cell::new(None);
     let ids: Vec<String> = rows_initial
         .iter()
         .filter(|r| train(r))
@@ -248,7 +261,7 @@ where
         .collect();
     let u0 = pb.scale(start);
     let data_residuals = |u: &[f64]| -> Result<Vec<f64>> {
-        let rows = pb.rows_at(&pb.unscale(u))?;
+        let rows = pb.rows_at_precision(&pb.unscale(u), precision.get())?;
         Ok(ids
             .iter()
             .map(|id| {
@@ -268,7 +281,22 @@ where
         Ok(r)
     };
     let steps = pb.discrete_steps();
-    let mut out = minimise(residuals, &u0, &steps, settings, progress)?;
+    let mut out = match settings.search_precision_pct {
+        Some(coarse) if settings.search_evaluations > 0 => {
+            precision.set(Some(coarse));
+            let mut f = &residuals;
+            let (u1, _, searched) = lm::compass(&mut f, &u0, &steps, settings.search_evaluations)?;
+            precision.set(None);
+            let polish = LmSettings {
+                search_evaluations: 0,
+                ..settings
+            };
+            let mut out = minimise(&residuals, &u1, &steps, polish, progress)?;
+            out.evaluations += searched;
+            out
+        }
+        _ => minimise(&residuals, &u0, &steps, settings, progress)?,
+    };
     out.residuals.truncate(ids.len());
     out.jacobian.truncate(ids.len());
     let x = pb.unscale(&out.u);

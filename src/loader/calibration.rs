@@ -27,6 +27,7 @@ struct RawSettings {
     max_iterations: Option<Spanned<u32>>,
     difference_step: Option<Spanned<f64>>,
     search_evaluations: Option<Spanned<u32>>,
+    search_precision_pct: Option<Spanned<f64>>,
     prior_weight: Option<Spanned<f64>>,
     robust_above_pct: Option<Spanned<f64>>,
     #[serde(default)]
@@ -176,6 +177,10 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
     let difference_step = setting(&src, c.difference_step.as_ref(), &DIFFERENCE_STEP)?;
     let search_evaluations =
         setting(&src, c.search_evaluations.as_ref(), &SEARCH_EVALUATIONS)? as u32;
+    let search_precision_pct = match &c.search_precision_pct {
+        None => None,
+        Some(p) => Some(setting(&src, Some(p), &SEARCH_PRECISION_PCT)?),
+    };
     let prior_weight = setting(&src, c.prior_weight.as_ref(), &PRIOR_WEIGHT)?;
     let robust_above_pct = setting(&src, c.robust_above_pct.as_ref(), &ROBUST_ABOVE_PCT)?;
     if raw.free.get_ref().is_empty() {
@@ -377,6 +382,7 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         max_iterations,
         difference_step,
         search_evaluations,
+        search_precision_pct,
         prior_weight,
         robust_above_pct,
         not_refit: c.not_refit.clone(),
@@ -419,6 +425,13 @@ const DIFFERENCE_STEP: SettingRule = rule(
 );
 const SEARCH_EVALUATIONS: SettingRule =
     rule("calibration.search_evaluations", 0.0, 100_000.0, 400.0, "");
+const SEARCH_PRECISION_PCT: SettingRule = rule(
+    "calibration.search_precision_pct",
+    0.01,
+    50.0,
+    0.0,
+    " (percent: the 95% interval of every throughput during the search)",
+);
 const PRIOR_WEIGHT: SettingRule = rule(
     "calibration.prior_weight",
     0.0,

@@ -47,6 +47,9 @@ pub struct CalibrationSpec {
     pub difference_step: f64,
     /// Model evaluations the compass search may spend before Levenberg-Marquardt.
     pub search_evaluations: u32,
+    /// Precision (percent) of every run during the search (None: the
+    /// scenarios' own); the polish and the report use the scenarios' own.
+    pub search_precision_pct: Option<f64>,
     /// Weight of the pull towards the initial values: moving a parameter across
     /// its whole range costs as much as this relative error on one figure.
     pub prior_weight: f64,
