@@ -8,47 +8,23 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+
 /// A test bench with a PCI-X 133 slot whose path (eight ropes, a 16 KiB
 /// posted-write buffer) does not limit the bus, and a PCI-66 slot.
-const SERVER: &str = r#"kind = "server"
-name = "dma-bench"
-description = "A one-cell bench whose path above the slots is wider than any bus"
-
-[param]
-cells_max = { value = 1, unit = "cells", source = "test" }
-cpus_per_cell = { value = 4, unit = "cpus", source = "test" }
-memory_local_latency = { value = 200, unit = "ns", source = "test" }
-memory_remote_latency = { value = 300, unit = "ns", source = "test" }
-cache_line = { value = 64, unit = "bytes", source = "test" }
-line_fetches_in_flight = { value = 8, unit = "lines", source = "test" }
-io_read_latency = { value = 900, unit = "ns", source = "test" }
-rope_bandwidth = { value = 250, unit = "MB/s", source = "test" }
-rope_packet_overhead = { value = 8, unit = "bytes", source = "test" }
-cpu_per_packet = { value = 5, unit = "us", source = "test" }
-cpu_per_segment_sent = { value = 5, unit = "us", source = "test" }
-cpu_misses_per_packet = { value = 0, unit = "count", source = "test" }
-cpu_remote_memory_latency = { value = 300, unit = "ns", source = "test" }
-cpu_per_kb = { value = 0, unit = "us", source = "test" }
-cpu_per_io = { value = 20, unit = "us", source = "test" }
-tcp_ack_every = { value = 2, unit = "count", source = "test" }
-
-[bridge]
-posted_write_buffer = { value = 16, unit = "KiB", source = "test" }
-delayed_read_slots = { value = 1, unit = "count", source = "test" }
-delayed_read_prefetch = { value = 1024, unit = "bytes", source = "test" }
-retry_interval = { value = 30, unit = "ns", source = "test" }
-register_reads_use_delayed_slots = { value = 0, unit = "count", source = "test" }
-
-[[slot]]
-name = "x133"
-modes = ["pcix133"]
-ropes = 8
-
-[[slot]]
-name = "p66"
-modes = ["pci66"]
-ropes = 8
-"#;
+fn bench_server() -> String {
+    common::server_toml(
+        "dma-bench",
+        &[
+            ("cells_max", "value = 1, unit = \"cells\""),
+            ("cpus_per_cell", "value = 4, unit = \"cpus\""),
+            ("posted_write_buffer", "value = 16, unit = \"KiB\""),
+            ("retry_interval", "value = 30, unit = \"ns\""),
+        ],
+        "[[slot]]\nname = \"x133\"\nmodes = [\"pcix133\"]\nropes = 8\n\n\
+         [[slot]]\nname = \"p66\"\nmodes = [\"pci66\"]\nropes = 8\n",
+    )
+}
 
 /// A bus-test card whose read byte count is `{MAX_READ}`.
 const ADAPTER: &str = r#"kind = "adapter"
@@ -105,7 +81,7 @@ fn run_bench(dir: &Path, max_read: u32) -> Vec<(String, f64, f64, f64)> {
     let models = dir.join(format!("models-{max_read}"));
     std::fs::create_dir_all(models.join("servers")).expect("models dir");
     std::fs::create_dir_all(models.join("adapters")).expect("models dir");
-    std::fs::write(models.join("servers/dma-bench.toml"), SERVER).expect("write");
+    std::fs::write(models.join("servers/dma-bench.toml"), bench_server()).expect("write");
     std::fs::write(
         models.join("adapters/bench-dma.toml"),
         ADAPTER.replace("{MAX_READ}", &max_read.to_string()),
@@ -223,7 +199,7 @@ fn a_dma_workload_rejects_the_keys_of_a_netperf_workload() {
     let models = tmp.path().join("m");
     std::fs::create_dir_all(models.join("servers")).expect("dir");
     std::fs::create_dir_all(models.join("adapters")).expect("dir");
-    std::fs::write(models.join("servers/dma-bench.toml"), SERVER).expect("write");
+    std::fs::write(models.join("servers/dma-bench.toml"), bench_server()).expect("write");
     std::fs::write(
         models.join("adapters/bench-dma.toml"),
         ADAPTER.replace("{MAX_READ}", "512"),
@@ -241,7 +217,7 @@ fn a_dma_workload_rejects_the_keys_of_a_netperf_workload() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("socket_kib") && err.contains("s.toml:26:"),
+        err.contains("socket_kib") && err.contains("s.toml:26:") && err.contains("dma"),
         "{err}"
     );
 }

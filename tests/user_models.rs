@@ -6,37 +6,10 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// A two-cell server with the structure of `rp8400-seu` but its own name and slots.
-const SERVER: &str = r#"kind = "server"
-name = "test-server"
-description = "A small two-cell test server: one PCI-X slot and one PCI-66 slot"
+mod common;
 
-[param]
-cells_max = { value = 2, unit = "cells", source = "test" }
-cpus_per_cell = { value = 2, unit = "cpus", source = "test" }
-memory_local_latency = { value = 180, unit = "ns", source = "test" }
-memory_remote_latency = { value = 400, unit = "ns", source = "test" }
-cache_line = { value = 64, unit = "bytes", source = "test" }
-line_fetches_in_flight = { value = 8, unit = "lines", source = "test" }
-io_read_latency = { value = 900, unit = "ns", source = "test" }
-rope_bandwidth = { value = 250, unit = "MB/s", source = "test" }
-rope_packet_overhead = { value = 8, unit = "bytes", source = "test" }
-cpu_per_packet = { value = 5, unit = "us", source = "test" }
-cpu_per_segment_sent = { value = 5, unit = "us", source = "test" }
-cpu_misses_per_packet = { value = 0, unit = "count", source = "test" }
-cpu_remote_memory_latency = { value = 300, unit = "ns", source = "test" }
-cpu_per_kb = { value = 0, unit = "us", source = "test" }
-cpu_per_io = { value = 20, unit = "us", source = "test" }
-tcp_ack_every = { value = 2, unit = "count", source = "test" }
-
-[bridge]
-posted_write_buffer = { value = 2048, unit = "bytes", source = "test" }
-delayed_read_slots = { value = 1, unit = "count", source = "test" }
-delayed_read_prefetch = { value = 1024, unit = "bytes", source = "test" }
-retry_interval = { value = 100, unit = "ns", source = "test" }
-register_reads_use_delayed_slots = { value = 0, unit = "count", source = "test" }
-
-[[slot]]
+/// The slots of the test server: one PCI-X slot and one PCI-66 slot.
+const SLOTS: &str = r#"[[slot]]
 name = "tslot-pcix"
 modes = ["pcix133", "pcix66"]
 ropes = 2
@@ -46,6 +19,12 @@ name = "tslot-pci"
 modes = ["pci66", "pci33-64"]
 ropes = 1
 "#;
+
+/// A two-cell server with the structure of `rp8400-seu` but its own name
+/// and slots; `extra` parameters set or added (key, value and unit).
+fn server(extra: &[(&str, &str)]) -> String {
+    common::server_toml("test-server", extra, SLOTS)
+}
 
 /// A single-function Gigabit Ethernet NIC that only runs PCI-X.
 const ADAPTER: &str = r#"kind = "adapter"
@@ -104,7 +83,7 @@ fn write_inputs(dir: &Path, slot: &str) -> (std::path::PathBuf, std::path::PathB
     let models = dir.join("models");
     std::fs::create_dir_all(models.join("servers")).unwrap();
     std::fs::create_dir_all(models.join("adapters")).unwrap();
-    std::fs::write(models.join("servers/test-server.toml"), SERVER).unwrap();
+    std::fs::write(models.join("servers/test-server.toml"), server(&[])).unwrap();
     std::fs::write(models.join("adapters/test-nic.toml"), ADAPTER).unwrap();
     let scenario = dir.join("scenario.toml");
     std::fs::write(&scenario, SCENARIO.replace("{SLOT}", slot)).unwrap();
@@ -375,13 +354,8 @@ fn a_replaced_bundled_server_keeps_its_guesses_and_the_output_says_so() {
 /// (transmit MB/s, utilisation of the busier application CPU in percent).
 fn transmit_with_send_calls(dir: &Path, per_call_us: f64, message_kib: u32) -> (f64, f64) {
     let (models, scenario) = write_inputs(dir, "tslot-pcix");
-    let server = SERVER.replace(
-        "tcp_ack_every = { value = 2, unit = \"count\", source = \"test\" }",
-        &format!(
-            "tcp_ack_every = {{ value = 2, unit = \"count\", source = \"test\" }}\n\
-             cpu_per_send_call = {{ value = {per_call_us}, unit = \"us\", source = \"test\" }}"
-        ),
-    );
+    let per_call = format!("value = {per_call_us}, unit = \"us\"");
+    let server = server(&[("cpu_per_send_call", per_call.as_str())]);
     std::fs::write(models.join("servers/test-server.toml"), server).unwrap();
     let text = SCENARIO
         .replace("{SLOT}", "tslot-pcix")

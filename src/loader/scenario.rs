@@ -291,13 +291,28 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                 }
             }
         };
+        // `outstanding`, 1 to 256 `what` per direction, if given.
+        let in_flight = |what: &str| -> Result<Option<u32>> {
+            let Some(o) = &w.outstanding else {
+                return Ok(None);
+            };
+            let v = *o.get_ref();
+            if !(1..=256).contains(&v) {
+                return Err(src.invalid(
+                    &wk("outstanding"),
+                    o.span(),
+                    format!("{v} {what}; expected 1 to 256"),
+                ));
+            }
+            Ok(Some(v as u32))
+        };
         // Keys of the other workload kind are refused, not ignored.
         let foreign: [(&str, Option<std::ops::Range<usize>>); 2] = match w.kind.get_ref().as_str() {
             "netperf-tcp-stream" => [
                 ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
                 ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
             ],
-            "diskbench" => [
+            "diskbench" | "dma" => [
                 ("socket_kib", w.socket_kib.as_ref().map(|v| v.span())),
                 ("message_kib", w.message_kib.as_ref().map(|v| v.span())),
             ],
@@ -320,55 +335,12 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                     message_bytes: size(&w.message_kib, "message_kib", 32.0)?,
                 }
             }
-            ("diskbench", crate::model::EngineKind::Hba) => {
-                let outstanding = match &w.outstanding {
-                    None => None,
-                    Some(o) => {
-                        let v = *o.get_ref();
-                        if !(1..=256).contains(&v) {
-                            return Err(src.invalid(
-                                &wk("outstanding"),
-                                o.span(),
-                                format!("{v} outstanding I/Os; expected 1 to 256"),
-                            ));
-                        }
-                        Some(v as u32)
-                    }
-                };
-                WorkloadKind::Diskbench {
-                    block_bytes: size(&w.block_kib, "block_kib", 128.0)?,
-                    outstanding,
-                }
-            }
+            ("diskbench", crate::model::EngineKind::Hba) => WorkloadKind::Diskbench {
+                block_bytes: size(&w.block_kib, "block_kib", 128.0)?,
+                outstanding: in_flight("outstanding I/Os")?,
+            },
             ("dma", crate::model::EngineKind::RawDma) => {
-                for (key, given) in [
-                    ("socket_kib", w.socket_kib.as_ref().map(|s| s.span())),
-                    ("message_kib", w.message_kib.as_ref().map(|s| s.span())),
-                ] {
-                    if let Some(span) = given {
-                        return Err(src.invalid(
-                            &wk(key),
-                            span,
-                            format!(
-                                "`{key}` is not a key of a dma workload (block_kib, outstanding)"
-                            ),
-                        ));
-                    }
-                }
-                let outstanding = match &w.outstanding {
-                    None => 1,
-                    Some(o) => {
-                        let v = *o.get_ref();
-                        if !(1..=256).contains(&v) {
-                            return Err(src.invalid(
-                                &wk("outstanding"),
-                                o.span(),
-                                format!("{v} blocks in flight; expected 1 to 256"),
-                            ));
-                        }
-                        v as u32
-                    }
-                };
+                let outstanding = in_flight("blocks in flight")?.unwrap_or(1);
                 WorkloadKind::RawDma {
                     block_bytes: size(&w.block_kib, "block_kib", 4.0)?,
                     outstanding,
