@@ -98,22 +98,30 @@ fn iosim(dir: &Path, args: &[&str]) -> Output {
         .expect("the iosim binary runs")
 }
 
+/// `iosim run --models MODELS SCENARIO --format json` in `dir`, which must
+/// succeed; its standard output.
+fn run_json(dir: &Path, models: &Path, scenario: &Path) -> String {
+    let out = iosim(
+        dir,
+        &[
+            "run",
+            "--models",
+            models.to_str().unwrap(),
+            scenario.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
 fn run_accepts_a_new_server_and_adapter_from_a_models_directory() {
     let tmp = tempfile::tempdir().unwrap();
     let (models, scenario) = write_inputs(tmp.path(), "tslot-pcix");
-    let args = [
-        "run",
-        "--models",
-        models.to_str().unwrap(),
-        scenario.to_str().unwrap(),
-        "--format",
-        "json",
-    ];
-    let out = iosim(tmp.path(), &args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = run_json(tmp.path(), &models, &scenario);
     for name in [
         "test-server",
         "test-nic",
@@ -361,20 +369,7 @@ fn transmit_with_send_calls(dir: &Path, per_call_us: f64, message_kib: u32) -> (
         .replace("{SLOT}", "tslot-pcix")
         .replace("message_kib = 32", &format!("message_kib = {message_kib}"));
     std::fs::write(&scenario, text).unwrap();
-    let out = iosim(
-        dir,
-        &[
-            "run",
-            "--models",
-            models.to_str().unwrap(),
-            scenario.to_str().unwrap(),
-            "--format",
-            "json",
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    let v: Value = serde_json::from_str(&run_json(dir, &models, &scenario)).expect("JSON output");
     let f = &v["functions"][0];
     (
         f["out_MB_s"].as_f64().expect("out_MB_s"),
