@@ -39,6 +39,14 @@ pub enum Error {
         /// The operating system's reason.
         source: std::io::Error,
     },
+    /// A file (or standard output) could not be written.
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        /// The file (`<standard output>` for standard output).
+        path: PathBuf,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
     /// A file is not valid TOML or does not match the expected layout.
     #[error("{at}: {message}")]
     Syntax {

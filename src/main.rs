@@ -1,7 +1,10 @@
 //! The `iosim` command line: glue between flags, the library and the report.
-//! Exit codes: 0 success, 1 bad input (file, key and line in the message),
-//! 2 bad usage, 3 a simulation hit its event bound, 4 an internal defect.
+//! Exit codes: 0 success (also when standard output is a pipe whose reader
+//! closed it), 1 bad input (file, key and line in the message) or a file or
+//! standard output that cannot be written, 2 bad usage, 3 a simulation hit its
+//! event bound, 4 an internal defect.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -92,10 +95,10 @@ impl Common {
                 Some(fit) if fit.kept.is_empty() => fit.name,
                 Some(fit) => {
                     let kept = fit.kept.join(", ");
-                    eprintln!(
+                    diag(&format!(
                         "warning: {} fitted parameters of models replaced by --models keep that file's values (its guesses, not the bundled fit): {kept}; pass --params with a fit file to apply one",
                         fit.kept.len()
-                    );
+                    ));
                     format!("{} except {kept} (from --models files)", fit.name)
                 }
             }
@@ -190,13 +193,10 @@ fn sim_seconds(s: &str) -> Result<f64, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match execute(cli) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+    match execute(cli).and_then(|text| emit(&text)) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            diag(&format!("error: {e}"));
             ExitCode::from(match e {
                 Error::EventLimit { .. } => 3,
                 Error::Usage(_) => 2,
@@ -205,6 +205,29 @@ fn main() -> ExitCode {
             })
         }
     }
+}
+
+/// Writes the command's output to standard output. A reader that went away
+/// (a closed pipe, as in `iosim params | head -1`) ends the run quietly with
+/// exit code 0: the reader has what it wanted. Any other failure (a full
+/// disk) is an [`Error::Write`], exit code 1.
+fn emit(text: &str) -> iosim::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(Error::Write {
+            path: PathBuf::from("<standard output>"),
+            source,
+        }),
+    }
+}
+
+/// Writes one diagnostic line to standard error. A standard error that cannot
+/// be written (closed, full) is ignored: there is nowhere left to say so.
+pub(crate) fn diag(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
 }
 
 fn execute(cli: Cli) -> iosim::Result<String> {
@@ -294,7 +317,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                     precision,
                 )?;
                 if !r.warnings.rows.is_empty() {
-                    eprintln!("warning: {} metrics have a 95% interval wider than {precision}% of their mean; add replications or lengthen [run] duration_ms", r.warnings.rows.len());
+                    diag(&format!("warning: {} metrics have a 95% interval wider than {precision}% of their mean; add replications or lengthen [run] duration_ms", r.warnings.rows.len()));
                 }
                 rep.sections.push(r.table);
                 rep.sections.push(r.warnings);
@@ -332,7 +355,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
 fn write_plots(dir: &std::path::Path, rows: &[FigureRow], seed: u64) -> iosim::Result<()> {
     for (name, text) in sections::plot_files(rows, seed) {
         let path = dir.join(name);
-        report::write_file(&path, &text).map_err(|source| Error::Io { path, source })?;
+        report::write_file(&path, &text).map_err(|source| Error::Write { path, source })?;
     }
     Ok(())
 }
