@@ -13,6 +13,7 @@ fn iosim_cmd(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
+#[allow(dead_code)]
 fn iosim(dir: &Path, args: &[&str]) -> Output {
     iosim_cmd(dir, args)
         .output()
@@ -58,4 +59,189 @@ fn a_full_disk_on_standard_output_is_a_write_error_with_exit_1() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(err.contains("cannot write"), "{err}");
     assert!(err.contains("standard output"), "{err}");
+}
+
+/// Runs iosim with a bound of `secs` seconds: a run that takes longer is
+/// killed and the test fails (a hang, not an error). Its output is read while
+/// it runs, so a full pipe cannot stall it.
+fn iosim_within(dir: &Path, args: &[&str], secs: u64) -> Output {
+    use std::io::Read as _;
+    let mut child = iosim_cmd(dir, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the iosim binary runs");
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = so.read_to_end(&mut v);
+        v
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = se.read_to_end(&mut v);
+        v
+    });
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = String::from_utf8_lossy(&t_err.join().unwrap()).into_owned();
+            panic!("iosim {args:?} still ran after {secs} s (a hang); stderr:\n{err}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let ok = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs")
+        .success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+/// A valid bus model of its own name (not a bundled one).
+const BUS: &str = r#"kind = "bus"
+name = "robust-bus"
+description = "PCI-X 66 MHz, 64 bit, for tests"
+protocol = "pcix"
+
+[param]
+clock = { value = 66.67, unit = "MHz", source = "PCI-X Addendum 1.0" }
+transfers_per_clock = { value = 1, unit = "count", source = "PCI-X Addendum 1.0" }
+width = { value = 64, unit = "bit", source = "PCI-X Addendum 1.0" }
+write_overhead_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
+read_request_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
+completion_overhead_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
+latency_timer_clocks = { value = 64, unit = "clocks", source = "assumed" }
+max_burst = { value = 4096, unit = "bytes", source = "PCI-X 1.0" }
+"#;
+
+/// Asserts exit code 1 with no panic and a message containing each of `needles`.
+fn expect_fail(out: &Output, needles: &[&str]) -> String {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks `{n}`:\n{err}");
+    }
+    err
+}
+
+#[test]
+fn a_fifo_named_toml_is_refused_without_blocking() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let fifo = models.join("pipe.toml");
+    mkfifo(&fifo);
+    let (m, f) = (models.to_str().unwrap(), fifo.to_str().unwrap());
+    let out = iosim_within(tmp.path(), &["params", "--models", m], 15);
+    expect_fail(&out, &[f, "not a regular file"]);
+    // The same FIFO as a scenario, a fitted file and a calibration file.
+    for args in [
+        vec!["run", f],
+        vec!["params", "--params", f],
+        vec![
+            "calibrate",
+            "--calibration",
+            f,
+            "--output",
+            "out/fitted.toml",
+        ],
+    ] {
+        let out = iosim_within(tmp.path(), &args, 15);
+        expect_fail(&out, &[f, "not a regular file"]);
+    }
+}
+
+#[test]
+fn a_directory_given_as_a_file_is_refused() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path().join("scenario.toml");
+    std::fs::create_dir(&d).unwrap();
+    let out = iosim_within(tmp.path(), &["run", d.to_str().unwrap()], 15);
+    expect_fail(&out, &[d.to_str().unwrap(), "not a regular file"]);
+}
+
+#[test]
+fn an_input_file_over_the_size_cap_is_refused_naming_it() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let big = models.join("big.toml");
+    // A valid model padded with comments to 5 MiB.
+    let mut text = String::from(BUS);
+    let pad = format!("# {}\n", "x".repeat(1022));
+    while text.len() < 5 << 20 {
+        text.push_str(&pad);
+    }
+    std::fs::write(&big, &text).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    expect_fail(&out, &[big.to_str().unwrap(), "4 MiB"]);
+    let out = iosim_within(tmp.path(), &["run", big.to_str().unwrap()], 15);
+    expect_fail(&out, &[big.to_str().unwrap(), "4 MiB"]);
+}
+
+#[test]
+fn a_directory_symlink_out_of_the_models_tree_is_not_followed() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    let outside = tmp.path().join("elsewhere");
+    std::fs::create_dir(&models).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(models.join("bus.toml"), BUS).unwrap();
+    // Not a model file: reading it would be an error of its own.
+    std::fs::write(outside.join("stray.toml"), "kind = \"stray\"\n").unwrap();
+    let link = models.join("shared");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let err = expect_fail(&out, &[link.to_str().unwrap(), "outside"]);
+    assert!(!err.contains("stray"), "{err}");
+}
+
+#[test]
+fn a_directory_symlink_loop_is_walked_once() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    let sub = models.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("bus.toml"), BUS).unwrap();
+    // models/sub/again -> models and models/sub/more -> models: two loops,
+    // which a walk without a visited set takes 2^depth times.
+    std::os::unix::fs::symlink(&models, sub.join("again")).unwrap();
+    std::os::unix::fs::symlink(&models, sub.join("more")).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Read once: the bus's parameters are listed once, from the real path.
+    let rows = text.lines().filter(|l| l.contains("robust-bus")).count();
+    assert_eq!(rows, 8, "{text}");
+    assert!(!text.contains("sub/again"), "{text}");
+    assert!(!text.contains("sub/more"), "{text}");
 }

@@ -114,9 +114,7 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
             });
         }
-        let mut files = Vec::new();
-        collect_toml(dir, &mut files)?;
-        for f in files {
+        for f in collect_toml(dir)? {
             let text = read(&f)?;
             add_model(
                 &mut reg,
@@ -131,29 +129,164 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
     Ok(reg)
 }
 
-/// Reads a file, mapping failure to [`Error::Io`].
+/// The largest input file iosim reads (4 MiB); the bundled files are a few KiB.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// Reads an input file, mapping failure to [`Error::Io`]. Only a regular
+/// file (or a symlink to one) is read, so a FIFO or a device cannot block
+/// the run, and only up to [`MAX_FILE_BYTES`].
 pub fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| Error::Io {
+    use std::io::Read as _;
+    let io_err = |source| Error::Io {
         path: path.to_path_buf(),
         source,
+    };
+    let meta = std::fs::metadata(path).map_err(io_err)?;
+    check_regular(path, &meta)?;
+    let file = std::fs::File::open(path).map_err(io_err)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_err)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big(path));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        io_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not UTF-8 text",
+        ))
     })
 }
 
-fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            collect_toml(&p, out)?;
-        } else if p.extension().is_some_and(|e| e == "toml") {
-            out.push(p);
-        }
+/// An [`Error::Io`] for a file over [`MAX_FILE_BYTES`].
+fn too_big(path: &Path) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "larger than 4 MiB, the limit for an input file",
+        ),
+    }
+}
+
+/// Refuses anything but a regular file of at most [`MAX_FILE_BYTES`].
+fn check_regular(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    if !meta.is_file() {
+        let what = file_type_name(&meta.file_type());
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("not a regular file ({what})"),
+            ),
+        });
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_big(path));
     }
     Ok(())
+}
+
+/// What a file that is not regular is, in words.
+fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "a special file"
+    }
+}
+
+/// Deepest directory nesting walked under a `--models` directory.
+const MAX_DEPTH: usize = 32;
+
+/// The `*.toml` files under `root`, sorted by path within each directory.
+/// Directory symlinks are followed only when they lead to a directory inside
+/// `root` not yet walked (so a loop is walked once); one leading out of the
+/// tree is an error. Each file is listed once, even when symlinks reach it
+/// twice.
+fn collect_toml(root: &Path) -> Result<Vec<PathBuf>> {
+    let canon = std::fs::canonicalize(root).map_err(|source| Error::Io {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let mut walk = Walk {
+        root: canon.clone(),
+        dirs: vec![canon].into_iter().collect(),
+        files: Default::default(),
+        out: Vec::new(),
+    };
+    walk.dir(root, 0)?;
+    Ok(walk.out)
+}
+
+struct Walk {
+    /// The canonical root.
+    root: PathBuf,
+    /// Canonical directories already walked.
+    dirs: std::collections::HashSet<PathBuf>,
+    /// Canonical files already listed.
+    files: std::collections::HashSet<PathBuf>,
+    out: Vec<PathBuf>,
+}
+
+impl Walk {
+    fn dir(&mut self, dir: &Path, depth: usize) -> Result<()> {
+        let io_err = |source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
+        if depth > MAX_DEPTH {
+            return Err(io_err(std::io::Error::other(format!(
+                "directories nested more than {MAX_DEPTH} deep"
+            ))));
+        }
+        let mut paths = Vec::new();
+        for e in std::fs::read_dir(dir).map_err(io_err)? {
+            paths.push(e.map_err(io_err)?.path());
+        }
+        paths.sort();
+        for p in paths {
+            let io_err = |source| Error::Io {
+                path: p.clone(),
+                source,
+            };
+            let lmeta = std::fs::symlink_metadata(&p).map_err(io_err)?;
+            let is_link = lmeta.file_type().is_symlink();
+            let is_dir = if is_link {
+                // A dangling link or a loop of links: an error only when named *.toml.
+                std::fs::metadata(&p).map(|m| m.is_dir()).unwrap_or(false)
+            } else {
+                lmeta.is_dir()
+            };
+            if is_dir {
+                let c = std::fs::canonicalize(&p).map_err(io_err)?;
+                if is_link && !c.starts_with(&self.root) {
+                    return Err(io_err(std::io::Error::other(format!(
+                        "a symlink to {}, outside the models directory: not followed (copy the files in instead)",
+                        c.display()
+                    ))));
+                }
+                if self.dirs.insert(c) {
+                    self.dir(&p, depth + 1)?;
+                }
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                // Special files and broken links are refused when read.
+                let key = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+                if self.files.insert(key) {
+                    self.out.push(p);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Parses one model file and adds it to the registry.
