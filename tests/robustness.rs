@@ -245,3 +245,66 @@ fn a_directory_symlink_loop_is_walked_once() {
     assert!(!text.contains("sub/again"), "{text}");
     assert!(!text.contains("sub/more"), "{text}");
 }
+
+#[test]
+fn two_files_in_models_defining_the_same_model_are_an_error_naming_both() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir_all(models.join("b")).unwrap();
+    let first = models.join("a-bus.toml");
+    let second = models.join("b/z-bus.toml");
+    std::fs::write(&first, BUS).unwrap();
+    std::fs::write(&second, BUS.replace("66.67", "133.33")).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    expect_fail(
+        &out,
+        &[
+            first.to_str().unwrap(),
+            second.to_str().unwrap(),
+            "robust-bus",
+            "key `name`",
+        ],
+    );
+}
+
+#[test]
+fn a_later_models_directory_still_replaces_an_earlier_one() {
+    let tmp = TempDir::new().unwrap();
+    for d in ["one", "two"] {
+        std::fs::create_dir(tmp.path().join(d)).unwrap();
+        std::fs::write(tmp.path().join(d).join("bus.toml"), BUS).unwrap();
+    }
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", "one", "--models", "two"],
+        15,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("two/bus.toml"), "{text}");
+}
+
+#[test]
+fn fitted_and_calibration_files_in_models_are_an_error_pointing_at_their_flag() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (name, flag) in [
+        ("fitted.toml", "--params"),
+        ("calibration.toml", "--calibration"),
+    ] {
+        let tmp = TempDir::new().unwrap();
+        let models = tmp.path().join("models");
+        std::fs::create_dir(&models).unwrap();
+        let file = models.join(name);
+        std::fs::copy(root.join("models").join(name), &file).unwrap();
+        let out = iosim_within(
+            tmp.path(),
+            &["params", "--models", models.to_str().unwrap()],
+            15,
+        );
+        expect_fail(&out, &[file.to_str().unwrap(), "key `kind`", flag]);
+    }
+}

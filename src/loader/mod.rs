@@ -105,7 +105,7 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
             file: PathBuf::from(format!("<bundled>/{path}")),
             text,
         };
-        add_model(&mut reg, &src)?;
+        add_model(&mut reg, &src, false)?;
     }
     for dir in dirs {
         if !dir.is_dir() {
@@ -114,15 +114,29 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
             });
         }
+        // Within one directory, two files may not define the same model:
+        // which one won would depend on the file names alone.
+        let mut seen: std::collections::HashMap<(&'static str, String), Location> =
+            Default::default();
         for f in collect_toml(dir)? {
             let text = read(&f)?;
-            add_model(
-                &mut reg,
-                &Source {
-                    file: f,
-                    text: &text,
-                },
-            )?;
+            let src = Source {
+                file: f,
+                text: &text,
+            };
+            if let Some((kind, name, at)) = add_model(&mut reg, &src, true)? {
+                if let Some(first) = seen.get(&(kind, name.clone())) {
+                    return Err(Error::Invalid {
+                        at,
+                        message: format!(
+                            "{kind} `{name}` is also defined in {}:{}; two files under one --models directory may not define the same {kind}",
+                            first.file.display(),
+                            first.line
+                        ),
+                    });
+                }
+                seen.insert((kind, name), at);
+            }
         }
     }
     check_registry(&reg)?;
@@ -289,8 +303,15 @@ impl Walk {
     }
 }
 
-/// Parses one model file and adds it to the registry.
-fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
+/// Parses one model file and adds it to the registry; returns its kind, name
+/// and the location of its name. A calibration or fitted-parameter file is
+/// skipped among the bundled models (`user` false) and refused in a
+/// `--models` directory (`user` true), pointing at the flag that reads it.
+fn add_model(
+    reg: &mut Registry,
+    src: &Source,
+    user: bool,
+) -> Result<Option<(&'static str, String, Location)>> {
     let head: raw::RawKind = src.parse()?;
     let Some(kind) = head.kind else {
         return Err(Error::Invalid {
@@ -302,6 +323,7 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             message: "missing `kind` (one of bus, link, server, adapter, testbed)".into(),
         });
     };
+    let mut added = None;
     match kind.get_ref().as_str() {
         "bus" => {
             let b: raw::RawBus = src.parse()?;
@@ -319,6 +341,7 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             };
             let params = convert_params(src, "param", &b.param, schema::BUS)?;
             let at = src.at("name", b.name.span());
+            added = Some(("bus", name.clone(), at.clone()));
             reg.buses.insert(
                 name.clone(),
                 BusSpec {
@@ -347,6 +370,7 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             };
             let params = convert_params(src, "param", &l.param, rules)?;
             let at = src.at("name", l.name.span());
+            added = Some(("link", name.clone(), at.clone()));
             reg.links.insert(
                 name.clone(),
                 LinkSpec {
@@ -397,6 +421,7 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
                 });
             }
             let at = src.at("name", s.name.span());
+            added = Some(("server", name.clone(), at.clone()));
             reg.servers.insert(
                 name.clone(),
                 ServerSpec {
@@ -477,6 +502,7 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
                 });
             }
             let at = src.at("name", a.name.span());
+            added = Some(("adapter", name.clone(), at.clone()));
             reg.adapters.insert(
                 name.clone(),
                 AdapterSpec {
@@ -492,12 +518,25 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             let name = check_name(src, "name", &t.name)?;
             let params = convert_params(src, "param", &t.param, schema::TESTBED)?;
             let at = src.at("name", t.name.span());
+            added = Some(("testbed", name.clone(), at.clone()));
             reg.testbeds
                 .insert(name.clone(), TestbedSpec { name, params, at });
         }
-        // Calibration and fitted-parameter files may live beside the models;
-        // they have loaders of their own.
-        "calibration" | "fitted" => {}
+        // The bundled calibration and fitted-parameter files live beside the
+        // models; they have loaders of their own.
+        "calibration" | "fitted" if !user => {}
+        k @ ("calibration" | "fitted") => {
+            let flag = if k == "fitted" {
+                "--params"
+            } else {
+                "--calibration"
+            };
+            return Err(src.invalid(
+                "kind",
+                kind.span(),
+                format!("a `{k}` file is not a model and is not read from a --models directory: give it with {flag} FILE instead"),
+            ));
+        }
         other => {
             return Err(src.invalid(
                 "kind",
@@ -508,7 +547,7 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             ))
         }
     }
-    Ok(())
+    Ok(added)
 }
 
 /// Cross-file checks: every bus mode and link a model names exists, and
