@@ -100,8 +100,23 @@ pub fn calibrate_cmd(
     common: &Common,
     file: &Option<PathBuf>,
     output: &Path,
+    force: bool,
 ) -> iosim::Result<String> {
     let setup = Setup::load(common, file)?;
+    // Checked before the fit, which takes minutes: the file can be created,
+    // and does not exist unless --force.
+    let write_err = |source: std::io::Error| {
+        let source = if source.kind() == std::io::ErrorKind::AlreadyExists {
+            std::io::Error::new(source.kind(), "already exists; pass --force to replace it")
+        } else {
+            source
+        };
+        Error::Write {
+            path: output.to_path_buf(),
+            source,
+        }
+    };
+    let out_file = report::AtomicFile::create(output, force).map_err(write_err)?;
     let spec = &setup.spec;
     let pb = setup.problem(common);
     let hand_rows = pb.rows_at(&setup.in_use)?;
@@ -130,10 +145,7 @@ pub fn calibrate_cmd(
         t0.elapsed().as_secs_f64()
     ));
     let text = fitted_file(&f, common.seed, &spec.file.display().to_string())?;
-    report::write_file(output, &text).map_err(|source| Error::Io {
-        path: output.to_path_buf(),
-        source,
-    })?;
+    out_file.commit(&text).map_err(write_err)?;
     let mut rep = Report {
         command: "calibrate".into(),
         seed: common.seed,

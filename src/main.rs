@@ -133,6 +133,9 @@ enum Command {
         /// Where to write the fitted values (a new file; models are never edited).
         #[arg(long, value_name = "FILE", default_value = "fitted.toml")]
         output: PathBuf,
+        /// Replace the --output file if it exists.
+        #[arg(long)]
+        force: bool,
     },
     /// Run one scenario file (any path) and print throughput, utilisations and bottleneck.
     Run {
@@ -242,7 +245,8 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             common,
             calibration,
             output,
-        } => fit_cli::calibrate_cmd(&common, &calibration, &output),
+            force,
+        } => fit_cli::calibrate_cmd(&common, &calibration, &output, force),
         Command::Validate { common, plot, .. } => {
             let (reg, parameters) = common.registry()?;
             let mut scenarios = load_bundled_scenarios(&reg)?;

@@ -233,14 +233,91 @@ fn csv_quote(s: &str) -> String {
     }
 }
 
-/// Writes `text` to `path`, creating parent directories.
+/// Writes `text` to `path`, creating parent directories, atomically: see
+/// [`AtomicFile`]. An existing file is replaced.
 pub fn write_file(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir)?;
+    AtomicFile::create(path, true)?.commit(text)
+}
+
+/// A file written whole or not at all: the text goes to a temporary file in
+/// the target's directory, which is renamed over the target once complete, so
+/// a reader never sees half a file and a failed run leaves the target as it
+/// was. Creating it first checks, before any long work, that the target can
+/// be written; dropped without [`AtomicFile::commit`], it removes its
+/// temporary file.
+#[derive(Debug)]
+pub struct AtomicFile {
+    target: std::path::PathBuf,
+    temp: std::path::PathBuf,
+    file: Option<std::fs::File>,
+    replace: bool,
+}
+
+impl AtomicFile {
+    /// Creates the target's directory if needed and the temporary file beside
+    /// the target. Unless `replace`, an existing target is an error of kind
+    /// `AlreadyExists`; a target that is a directory is always one.
+    pub fn create(target: &std::path::Path, replace: bool) -> std::io::Result<AtomicFile> {
+        use std::io::{Error, ErrorKind};
+        if let Ok(meta) = std::fs::metadata(target) {
+            if meta.is_dir() {
+                return Err(Error::new(ErrorKind::IsADirectory, "is a directory"));
+            }
+            if !replace {
+                return Err(Error::new(ErrorKind::AlreadyExists, "already exists"));
+            }
+        }
+        let name = target
+            .file_name()
+            .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "not a file name"))?;
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir)?;
+        let temp = dir.join(format!(
+            ".{}.{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        Ok(AtomicFile {
+            target: target.to_path_buf(),
+            temp,
+            file: Some(file),
+            replace,
+        })
+    }
+
+    /// Writes `text` to the temporary file, flushes it to disk and renames it
+    /// over the target.
+    pub fn commit(mut self, text: &str) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let mut file = self.file.take().expect("an uncommitted file");
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        drop(file);
+        if !self.replace && std::fs::symlink_metadata(&self.target).is_ok() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "already exists",
+            ));
+        }
+        std::fs::rename(&self.temp, &self.target)?;
+        self.temp.clear();
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.temp.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.temp);
         }
     }
-    std::fs::write(path, text)
 }
 
 #[cfg(test)]

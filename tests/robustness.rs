@@ -308,3 +308,86 @@ fn fitted_and_calibration_files_in_models_are_an_error_pointing_at_their_flag() 
         expect_fail(&out, &[file.to_str().unwrap(), "key `kind`", flag]);
     }
 }
+
+/// A calibration with one free parameter and the least work: a fit of a few
+/// model evaluations.
+const QUICK_CALIBRATION: &str = r#"kind = "calibration"
+description = "one free parameter, for output-file tests"
+
+[calibration]
+max_iterations = 1
+search_evaluations = 0
+
+[[free]]
+param = "testbed.hp-2004-lab.target_latency"
+unit = "us"
+min = 10
+max = 3000
+scale = "log"
+initial = 500
+meaning = "disk array service time of a 128 KB I/O"
+"#;
+
+fn quick_calibration(dir: &Path) {
+    std::fs::write(dir.join("quick.toml"), QUICK_CALIBRATION).unwrap();
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn calibrate_checks_its_output_before_the_fit_and_words_it_as_a_write() {
+    let tmp = TempDir::new().unwrap();
+    quick_calibration(tmp.path());
+    std::fs::write(tmp.path().join("plain"), "a file, not a directory\n").unwrap();
+    let args = [
+        "calibrate",
+        "--calibration",
+        "quick.toml",
+        "--output",
+        "plain/fitted.toml",
+    ];
+    let out = iosim_within(tmp.path(), &args, 60);
+    let err = expect_fail(&out, &["plain/fitted.toml", "cannot write"]);
+    assert!(!err.contains("cannot read"), "{err}");
+    assert!(
+        !err.contains("model evaluations"),
+        "the output is checked before the fit, not after:\n{err}"
+    );
+}
+
+#[test]
+fn calibrate_refuses_to_overwrite_without_force_and_writes_atomically() {
+    let tmp = TempDir::new().unwrap();
+    quick_calibration(tmp.path());
+    let target = tmp.path().join("fitted.toml");
+    std::fs::write(&target, "keep me\n").unwrap();
+    let args = [
+        "calibrate",
+        "--calibration",
+        "quick.toml",
+        "--output",
+        "fitted.toml",
+    ];
+    let out = iosim_within(tmp.path(), &args, 60);
+    let err = expect_fail(&out, &["fitted.toml", "already exists", "--force"]);
+    assert!(!err.contains("model evaluations"), "{err}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
+    assert_eq!(names_in(tmp.path()), ["fitted.toml", "quick.toml"]);
+
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let out = iosim_within(tmp.path(), &forced, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&target).unwrap();
+    assert!(text.contains("kind = \"fitted\""), "{text}");
+    // No temporary file is left beside it.
+    assert_eq!(names_in(tmp.path()), ["fitted.toml", "quick.toml"]);
+}
