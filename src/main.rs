@@ -228,9 +228,10 @@ fn emit(text: &str) -> iosim::Result<()> {
 
 /// Writes one diagnostic line to standard error. A standard error that cannot
 /// be written (closed, full) is ignored: there is nowhere left to say so.
+/// Control characters (from input files) are escaped.
 pub(crate) fn diag(line: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
+    let _ = writeln!(err, "{}", report::escape_control(line));
 }
 
 fn execute(cli: Cli) -> iosim::Result<String> {

@@ -17,9 +17,12 @@ pub enum Cell {
 }
 
 impl Cell {
+    /// The cell as terminal text: control characters escaped, and a number
+    /// of 10^15 or more in scientific notation rather than in 16 to 309 digits.
     fn text(&self) -> String {
         match self {
-            Cell::Text(s) => s.clone(),
+            Cell::Text(s) => escape_control(s).into_owned(),
+            Cell::Num(v, d) if v.is_finite() && v.abs() >= 1e15 => format!("{v:.d$e}"),
             Cell::Num(v, d) if v.is_finite() => format!("{v:.d$}"),
             Cell::Num(_, _) => "NaN".into(),
             Cell::Int(i) => i.to_string(),
@@ -103,8 +106,9 @@ impl Report {
             format!("units: {UNITS}"),
         ];
         for (k, val) in &self.meta {
-            v.push(format!("{k}: {val}"));
+            v.push(format!("{k}: {}", escape_control(val)));
         }
+        v[0] = escape_control(&v[0]).into_owned();
         v
     }
 
@@ -184,7 +188,7 @@ impl Report {
                     out,
                     "{}",
                     r.iter()
-                        .map(|c| csv_quote(&c.text()))
+                        .map(|c| csv_quote(&csv_text(c)))
                         .collect::<Vec<_>>()
                         .join(",")
                 );
@@ -223,6 +227,38 @@ impl Report {
         text.push('\n');
         text
     }
+}
+
+/// A cell's CSV text: as in the table, and a text cell that a spreadsheet
+/// would take for a formula (starting with `=`, `+`, `-` or `@`) prefixed with
+/// a single quote. Numbers are never prefixed: a negative number stays one.
+fn csv_text(c: &Cell) -> String {
+    let t = c.text();
+    match c {
+        Cell::Text(_) if t.starts_with(['=', '+', '-', '@']) => format!("'{t}"),
+        _ => t,
+    }
+}
+
+/// `s` with every control character (C0, DEL and C1: ESC, CR, LF, ...)
+/// written as an escape, `\x1b` below 0x80 and `\u{9b}` above, so that text
+/// taken from input files cannot move the cursor, clear the screen or break a
+/// line of a table or a diagnostic.
+pub fn escape_control(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !c.is_control() {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn csv_quote(s: &str) -> String {
@@ -352,6 +388,42 @@ mod tests {
         assert_eq!(j["seed"], 7);
         assert_eq!(j["figures"][0]["id"], "a,b");
         assert_eq!(j["figures"][0]["published"], 1.23456);
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape_control("plain"), "plain");
+        assert_eq!(
+            escape_control("a\x1b[2Jb\r\n\u{9b}\x7f"),
+            r"a\x1b[2Jb\x0d\x0a\u{9b}\x7f"
+        );
+    }
+
+    #[test]
+    fn csv_guards_text_formulas_but_not_negative_numbers() {
+        let mut s = Section::new("s", &["a", "b", "c", "d"]);
+        s.rows.push(vec![
+            Cell::Text("=1+1".into()),
+            Cell::Text("-x".into()),
+            Cell::Num(-1.5, 1),
+            Cell::Text("@a".into()),
+        ]);
+        let r = Report {
+            sections: vec![s],
+            ..Default::default()
+        };
+        assert!(r.render(Format::Csv).ends_with("\n'=1+1,'-x,-1.5,'@a\n"));
+        assert!(!r.render(Format::Table).contains('\''));
+    }
+
+    #[test]
+    fn huge_numbers_print_in_scientific_notation() {
+        assert_eq!(Cell::Num(1e300, 2).text(), "1.00e300");
+        assert_eq!(Cell::Num(-2.5e15, 1).text(), "-2.5e15");
+        assert_eq!(
+            Cell::Num(999_999_999_999_999.0, 0).text(),
+            "999999999999999"
+        );
     }
 
     #[test]

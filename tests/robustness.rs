@@ -391,3 +391,88 @@ fn calibrate_refuses_to_overwrite_without_force_and_writes_atomically() {
     // No temporary file is left beside it.
     assert_eq!(names_in(tmp.path()), ["fitted.toml", "quick.toml"]);
 }
+
+/// Whether `s` holds a control character (C0 but for nothing, DEL or C1).
+fn has_control(s: &str) -> bool {
+    s.chars()
+        .any(|c| c.is_control() && c != '\n' || ('\u{80}'..='\u{9f}').contains(&c))
+}
+
+#[test]
+fn control_characters_from_input_files_are_escaped_in_tables_and_errors() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let hostile = BUS.replace(
+        r#"source = "assumed""#,
+        r#"source = "\u001b[2J\rcleared\u009b\u007f""#,
+    );
+    std::fs::write(models.join("bus.toml"), &hostile).unwrap();
+    let m = models.to_str().unwrap();
+    for format in ["table", "csv"] {
+        let out = iosim_within(
+            tmp.path(),
+            &["params", "--models", m, "--format", format],
+            15,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.contains("latency_timer_clocks") && l.contains("robust-bus"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            !has_control(&text),
+            "{format}: raw control characters:\n{row:?}"
+        );
+        assert!(
+            row.contains(r"\x1b[2J\x0dcleared\u{9b}\x7f"),
+            "{format}: {row}"
+        );
+    }
+    // In an error message: an unknown unit holding an escape sequence.
+    let bad = BUS.replace(r#"unit = "MHz""#, r#"unit = "M\u001b[31mHz""#);
+    std::fs::write(models.join("bus.toml"), &bad).unwrap();
+    let out = iosim_within(tmp.path(), &["params", "--models", m], 15);
+    let err = expect_fail(&out, &[r"M\x1b[31mHz", "key `param.clock`"]);
+    assert!(!has_control(&err), "{err:?}");
+}
+
+#[test]
+fn csv_text_cells_cannot_start_a_formula_but_numbers_stay_numbers() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let hostile = BUS
+        .replace(r#"source = "assumed""#, r#"source = "=HYPERLINK(1)""#)
+        .replace(r#"source = "PCI-X 1.0""#, r#"source = "-1+2""#);
+    std::fs::write(models.join("bus.toml"), &hostile).unwrap();
+    let m = models.to_str().unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", m, "--format", "csv"],
+        15,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(",'=HYPERLINK(1),"), "{text}");
+    assert!(text.contains(",'-1+2,"), "{text}");
+    assert!(!text.contains(",=HYPERLINK"), "{text}");
+}
+
+#[test]
+fn huge_values_print_readably_and_ranges_name_their_unit() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let bad = BUS.replace("value = 66.67", "value = 1e300");
+    std::fs::write(models.join("bus.toml"), &bad).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let err = expect_fail(&out, &["1e300 MHz", "10 to 600 MHz", "key `param.clock`"]);
+    assert!(!err.contains("(base unit)"), "{err}");
+    assert!(!err.contains("0000000000"), "a number of 301 digits: {err}");
+}
