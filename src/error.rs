@@ -85,6 +85,12 @@ pub enum Error {
         /// Simulated time reached, in ms.
         at_ms: f64,
     },
+    /// The run's wall-clock bound (`--max-wall-seconds`) passed before it finished.
+    #[error("stopped: the wall-clock bound of {seconds} s passed before the run finished (raise --max-wall-seconds, or shorten [run] duration_ms)")]
+    WallClock {
+        /// The bound, in seconds.
+        seconds: f64,
+    },
     /// A defect in iosim itself (a simulation thread panicked).
     #[error("internal error: {0}")]
     Internal(String),

@@ -2,9 +2,9 @@
 //! Exit codes: 0 success (also when standard output is a pipe whose reader
 //! closed it), 1 bad input (file, key and line in the message) or a file or
 //! standard output that cannot be written, 2 bad usage, 3 a simulation hit its
-//! event bound, 4 an internal defect.
+//! event bound, 4 an internal defect, 5 the wall-clock bound passed.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -122,6 +122,10 @@ enum Command {
         /// Calibration file for --cross-validate (default: the bundled models/calibration.toml).
         #[arg(long, value_name = "FILE")]
         calibration: Option<PathBuf>,
+        /// Stop with exit code 5 if the run takes longer than this many
+        /// wall-clock seconds (checked before each experiment starts).
+        #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+        max_wall_seconds: Option<f64>,
     },
     /// Fit the free parameters of a calibration file to every bundled published figure.
     Calibrate {
@@ -136,6 +140,10 @@ enum Command {
         /// Replace the --output file if it exists.
         #[arg(long)]
         force: bool,
+        /// Stop with exit code 5 if the run takes longer than this many
+        /// wall-clock seconds (checked before each experiment starts).
+        #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+        max_wall_seconds: Option<f64>,
     },
     /// Run one scenario file (any path) and print throughput, utilisations and bottleneck.
     Run {
@@ -149,6 +157,10 @@ enum Command {
         /// Warn when a 95% CI half-width exceeds this percent of its mean (a positive percent).
         #[arg(long, default_value_t = 2.0, value_parser = positive_percent)]
         precision: f64,
+        /// Stop with exit code 5 if the run takes longer than this many
+        /// wall-clock seconds (checked before each experiment starts).
+        #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+        max_wall_seconds: Option<f64>,
     },
     /// List the bundled and given models, their parameters and sources.
     Params {
@@ -186,6 +198,14 @@ fn positive_percent(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--max-wall-seconds`: a finite number of seconds above zero.
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err("expected a positive number of seconds, such as 600 or 0.5".into()),
+    }
+}
+
 /// `--sim-seconds`: more than 0 and at most 100 simulated seconds.
 fn sim_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -196,7 +216,27 @@ fn sim_seconds(s: &str) -> Result<f64, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match execute(cli).and_then(|text| emit(&text)) {
+    let (bound, progress) = match &cli.command {
+        Command::Validate {
+            max_wall_seconds,
+            cross_validate,
+            ..
+        } => (*max_wall_seconds, !cross_validate),
+        Command::Run {
+            max_wall_seconds, ..
+        } => (*max_wall_seconds, true),
+        Command::Calibrate {
+            max_wall_seconds, ..
+        } => (*max_wall_seconds, false),
+        _ => (None, false),
+    };
+    iosim::validate::set_wall_clock_bound(bound);
+    if progress && std::io::stderr().is_terminal() {
+        iosim::validate::set_progress_hook(Some(progress::tick));
+    }
+    let result = execute(cli);
+    progress::end();
+    match result.and_then(|text| emit(&text)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             diag(&format!("error: {e}"));
@@ -204,8 +244,44 @@ fn main() -> ExitCode {
                 Error::EventLimit { .. } => 3,
                 Error::Usage(_) => 2,
                 Error::Internal(_) => 4,
+                Error::WallClock { .. } => 5,
                 _ => 1,
             })
+        }
+    }
+}
+
+/// The progress line of `run` and `validate` on a terminal: experiments done
+/// of the total, rewritten in place on standard error.
+mod progress {
+    use std::io::Write as _;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static TOTAL: AtomicUsize = AtomicUsize::new(0);
+    static DONE: AtomicUsize = AtomicUsize::new(0);
+    static SHOWN: AtomicUsize = AtomicUsize::new(0);
+
+    /// Adds `n` experiments to the total announced.
+    pub fn add_total(n: usize) {
+        TOTAL.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// One experiment done (the hook given to the library).
+    pub fn tick() {
+        let done = DONE.fetch_add(1, Ordering::Relaxed) + 1;
+        let total = TOTAL.load(Ordering::Relaxed).max(done);
+        SHOWN.store(1, Ordering::Relaxed);
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r{done}/{total} experiments done");
+        let _ = err.flush();
+    }
+
+    /// Clears the progress line, if one was shown.
+    pub fn end() {
+        if SHOWN.load(Ordering::Relaxed) == 1 {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
         }
     }
 }
@@ -247,11 +323,13 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             calibration,
             output,
             force,
+            ..
         } => fit_cli::calibrate_cmd(&common, &calibration, &output, force),
         Command::Validate { common, plot, .. } => {
             let (reg, parameters) = common.registry()?;
             let mut scenarios = load_bundled_scenarios(&reg)?;
             scenarios.retain(iosim::model::Scenario::has_figures);
+            progress::add_total(scenarios.iter().map(|sc| sc.experiments.len()).sum());
             let mut rows = Vec::new();
             let mut all = Vec::new();
             for sc in &scenarios {
@@ -280,9 +358,16 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             common,
             replications,
             precision,
+            ..
         } => {
             let (reg, parameters) = common.registry()?;
             let sc = load_scenario(&scenario, &reg)?;
+            let runs = if replications > 1 {
+                1 + replications
+            } else {
+                1
+            };
+            progress::add_total(sc.experiments.len() * runs as usize);
             let results = run_scenario(&reg, &sc, common.seed, common.threads)?;
             let mut rep = Report {
                 command: format!("run {}", scenario.display()),

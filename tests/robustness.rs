@@ -476,3 +476,61 @@ fn huge_values_print_readably_and_ranges_name_their_unit() {
     assert!(!err.contains("(base unit)"), "{err}");
     assert!(!err.contains("0000000000"), "a number of 301 digits: {err}");
 }
+
+#[test]
+fn max_wall_seconds_stops_every_long_command_with_exit_5() {
+    let tmp = TempDir::new().unwrap();
+    quick_calibration(tmp.path());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sc = root.join("scenarios/hp2g/fig5-fc-read.toml");
+    let sc = sc.to_str().unwrap();
+    for args in [
+        vec!["validate", "--max-wall-seconds", "0.2"],
+        vec![
+            "run",
+            sc,
+            "--replications",
+            "50",
+            "--max-wall-seconds",
+            "0.2",
+        ],
+        vec![
+            "calibrate",
+            "--calibration",
+            "quick.toml",
+            "--output",
+            "out.toml",
+            "--max-wall-seconds",
+            "0.5",
+        ],
+        vec![
+            "validate",
+            "--cross-validate",
+            "--calibration",
+            "quick.toml",
+            "--max-wall-seconds",
+            "0.5",
+        ],
+    ] {
+        let out = iosim_within(tmp.path(), &args, 20);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {err}");
+        assert!(err.contains("wall-clock bound"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert!(!tmp.path().join("out.toml").exists());
+    assert_eq!(names_in(tmp.path()), ["quick.toml"]);
+    let out = iosim_within(tmp.path(), &["validate", "--max-wall-seconds", "0"], 20);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn no_progress_line_when_standard_error_is_not_a_terminal() {
+    let tmp = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sc = root.join("scenarios/hp2g/fig5-fc-read.toml");
+    let out = iosim_within(tmp.path(), &["run", sc.to_str().unwrap()], 20);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
