@@ -534,3 +534,41 @@ fn no_progress_line_when_standard_error_is_not_a_terminal() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
 }
+
+#[test]
+fn an_unknown_bus_mode_is_located_at_its_entry_in_modes() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let card = std::fs::read_to_string(root.join("models/adapters/dma-exerciser.toml")).unwrap();
+    let card = card.replacen(
+        r#"modes = ["pcix133", "pcix100","#,
+        "modes = [\n  \"pcix133\",\n  \"pcix999\",\n  \"pcix100\",",
+        1,
+    );
+    let line = card.lines().position(|l| l.contains("pcix999")).unwrap() + 1;
+    let file = models.join("card.toml");
+    std::fs::write(&file, &card).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let at = format!("{}:{line}: key `modes[1]`", file.display());
+    expect_fail(&out, &[&at, "pcix999"]);
+
+    let server = std::fs::read_to_string(root.join("models/servers/rp8400-seu.toml")).unwrap();
+    let server = server.replacen(r#"modes = ["pci66""#, r#"modes = ["pci666""#, 1);
+    let line = server.lines().position(|l| l.contains("pci666")).unwrap() + 1;
+    std::fs::remove_file(&file).unwrap();
+    let file = models.join("server.toml");
+    std::fs::write(&file, &server).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let at = format!("{}:{line}: key `slot[0].modes[0]`", file.display());
+    expect_fail(&out, &[&at, "pci666"]);
+}

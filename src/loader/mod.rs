@@ -416,6 +416,7 @@ fn add_model(
                 slots.push(SlotSpec {
                     name: sname,
                     modes,
+                    modes_at: modes_at(src, &format!("{key}.modes"), &raw.modes),
                     ropes: ropes as u32,
                     at: src.at(&format!("{key}.name"), raw.name.span()),
                 });
@@ -508,6 +509,7 @@ fn add_model(
                 AdapterSpec {
                     name,
                     modes,
+                    modes_at: modes_at(src, "modes", &a.modes),
                     functions,
                     at,
                 },
@@ -550,16 +552,29 @@ fn add_model(
     Ok(added)
 }
 
+/// The location of each entry of a `modes` list (`key[i]`, its line).
+fn modes_at(
+    src: &Source,
+    key: &str,
+    list: &toml::Spanned<Vec<toml::Spanned<String>>>,
+) -> Vec<Location> {
+    list.get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, m)| src.at(&format!("{key}[{i}]"), m.span()))
+        .collect()
+}
+
 /// Cross-file checks: every bus mode and link a model names exists, and
 /// adapter functions drive links of a framing their engine understands.
 fn check_registry(reg: &Registry) -> Result<()> {
     let buses = known(reg.buses.keys());
     for s in reg.servers.values() {
         for slot in &s.slots {
-            for m in &slot.modes {
+            for (i, m) in slot.modes.iter().enumerate() {
                 if !reg.buses.contains_key(m) {
                     return Err(Error::Unknown {
-                        at: slot.at.clone(),
+                        at: slot.modes_at.get(i).unwrap_or(&slot.at).clone(),
                         what: "bus mode",
                         name: m.clone(),
                         known: buses.clone(),
@@ -569,10 +584,10 @@ fn check_registry(reg: &Registry) -> Result<()> {
         }
     }
     for a in reg.adapters.values() {
-        for m in &a.modes {
+        for (i, m) in a.modes.iter().enumerate() {
             if !reg.buses.contains_key(m) {
                 return Err(Error::Unknown {
-                    at: a.at.clone(),
+                    at: a.modes_at.get(i).unwrap_or(&a.at).clone(),
                     what: "bus mode",
                     name: m.clone(),
                     known: buses.clone(),
