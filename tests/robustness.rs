@@ -572,3 +572,51 @@ fn an_unknown_bus_mode_is_located_at_its_entry_in_modes() {
     let at = format!("{}:{line}: key `slot[0].modes[0]`", file.display());
     expect_fail(&out, &[&at, "pci666"]);
 }
+
+/// A valid scenario on the bundled models.
+fn scenario_text() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("tests/bad_inputs/scenarios/unknown-server.toml"))
+        .unwrap();
+    text.replace("rp9999", "rp8400-seu")
+}
+
+#[test]
+fn a_figure_id_given_twice_is_refused_not_counted_twice() {
+    let tmp = TempDir::new().unwrap();
+    let sc = scenario_text();
+    let fig = &sc[sc.find("[[experiment.figure]]").unwrap()..];
+    let text = format!("{sc}\n{fig}");
+    let line = text.rfind("id = \"corpus.e1\"").unwrap();
+    let line = text[..line].lines().count() + 1;
+    let file = tmp.path().join("twice.toml");
+    std::fs::write(&file, &text).unwrap();
+    let out = iosim_within(tmp.path(), &["run", file.to_str().unwrap()], 20);
+    let at = format!(
+        "{}:{line}: key `experiment[0].figure[1].id`",
+        file.display()
+    );
+    expect_fail(&out, &[&at, "corpus.e1", "twice"]);
+}
+
+#[test]
+fn a_size_in_kib_that_is_no_whole_number_of_bytes_is_refused_not_rounded() {
+    let tmp = TempDir::new().unwrap();
+    let text = scenario_text().replace(
+        "direction = \"receive\"\n",
+        "direction = \"receive\"\nsocket_kib = 64.0001\n",
+    );
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("socket_kib"))
+        .unwrap()
+        + 1;
+    let file = tmp.path().join("frac.toml");
+    std::fs::write(&file, &text).unwrap();
+    let out = iosim_within(tmp.path(), &["run", file.to_str().unwrap()], 20);
+    let at = format!(
+        "{}:{line}: key `experiment[0].workload[0].socket_kib`",
+        file.display()
+    );
+    expect_fail(&out, &[&at, "whole number of bytes"]);
+}
