@@ -39,6 +39,14 @@ pub enum Error {
         /// The operating system's reason.
         source: std::io::Error,
     },
+    /// A file (or standard output) could not be written.
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        /// The file (`<standard output>` for standard output).
+        path: PathBuf,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
     /// A file is not valid TOML or does not match the expected layout.
     #[error("{at}: {message}")]
     Syntax {
@@ -76,6 +84,12 @@ pub enum Error {
         events: u64,
         /// Simulated time reached, in ms.
         at_ms: f64,
+    },
+    /// The run's wall-clock bound (`--max-wall-seconds`) passed before it finished.
+    #[error("stopped: the wall-clock bound of {seconds} s passed before the run finished (raise --max-wall-seconds, or shorten [run] duration_ms)")]
+    WallClock {
+        /// The bound, in seconds.
+        seconds: f64,
     },
     /// A defect in iosim itself (a simulation thread panicked).
     #[error("internal error: {0}")]

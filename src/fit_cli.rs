@@ -17,7 +17,7 @@ use iosim::sections::{
 };
 use iosim::Error;
 
-use super::Common;
+use super::{diag, Common};
 
 fn calibration(reg: &mut Registry, file: &Option<PathBuf>) -> iosim::Result<CalibrationSpec> {
     match file {
@@ -101,8 +101,23 @@ pub fn calibrate_cmd(
     common: &Common,
     file: &Option<PathBuf>,
     output: &Path,
+    force: bool,
 ) -> iosim::Result<String> {
     let setup = Setup::load(common, file)?;
+    // Checked before the fit, which takes minutes: the file can be created,
+    // and does not exist unless --force.
+    let write_err = |source: std::io::Error| {
+        let source = if source.kind() == std::io::ErrorKind::AlreadyExists {
+            std::io::Error::new(source.kind(), "already exists; pass --force to replace it")
+        } else {
+            source
+        };
+        Error::Write {
+            path: output.to_path_buf(),
+            source,
+        }
+    };
+    let out_file = report::AtomicFile::create(output, force).map_err(write_err)?;
     let spec = &setup.spec;
     let pb = setup.problem(common);
     let hand_rows = pb.rows_at(&setup.in_use)?;
@@ -118,21 +133,20 @@ pub fn calibrate_cmd(
         objective_of(spec),
         |it, c| {
             if show {
-                eprintln!("calibrate: iteration {it}, sum of squared relative errors {c:.5}");
+                diag(&format!(
+                    "calibrate: iteration {it}, sum of squared relative errors {c:.5}"
+                ));
             }
         },
     )?;
-    eprintln!(
+    diag(&format!(
         "calibrate: {} iterations, {} model evaluations, {:.1} s",
         f.iterations,
         f.evaluations,
         t0.elapsed().as_secs_f64()
-    );
+    ));
     let text = fitted_file(&f, common.seed, &spec.file.display().to_string())?;
-    report::write_file(output, &text).map_err(|source| Error::Io {
-        path: output.to_path_buf(),
-        source,
-    })?;
+    out_file.commit(&text).map_err(write_err)?;
     let mut rep = Report {
         command: "calibrate".into(),
         seed: common.seed,
@@ -174,14 +188,14 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
     let show = progress_on();
     let cv = cross_validate(&pb, &start, settings, objective_of(spec), |g, i, n| {
         if show {
-            eprintln!("cross-validate: fitting without {g} ({i}/{n})");
+            diag(&format!("cross-validate: fitting without {g} ({i}/{n})"));
         }
     })?;
-    eprintln!(
+    diag(&format!(
         "cross-validate: {} figures held out in turn, {:.1} s",
         cv.held.len(),
         t0.elapsed().as_secs_f64()
-    );
+    ));
     let mut rep = Report {
         command: "validate --cross-validate".into(),
         seed: common.seed,

@@ -1,7 +1,10 @@
 //! The `iosim` command line: glue between flags, the library and the report.
-//! Exit codes: 0 success, 1 bad input (file, key and line in the message),
-//! 2 bad usage, 3 a simulation hit its event bound, 4 an internal defect.
+//! Exit codes: 0 success (also when standard output is a pipe whose reader
+//! closed it), 1 bad input (file, key and line in the message) or a file or
+//! standard output that cannot be written, 2 bad usage, 3 a simulation hit its
+//! event bound, 4 an internal defect, 5 the wall-clock bound passed.
 
+use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -92,10 +95,10 @@ impl Common {
                 Some(fit) if fit.kept.is_empty() => fit.name,
                 Some(fit) => {
                     let kept = fit.kept.join(", ");
-                    eprintln!(
+                    diag(&format!(
                         "warning: {} fitted parameters of models replaced by --models keep that file's values (its guesses, not the bundled fit): {kept}; pass --params with a fit file to apply one",
                         fit.kept.len()
-                    );
+                    ));
                     format!("{} except {kept} (from --models files)", fit.name)
                 }
             }
@@ -119,6 +122,10 @@ enum Command {
         /// Calibration file for --cross-validate (default: the bundled models/calibration.toml).
         #[arg(long, value_name = "FILE")]
         calibration: Option<PathBuf>,
+        /// Stop with exit code 5 if the run takes longer than this many
+        /// wall-clock seconds (checked before each experiment starts).
+        #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+        max_wall_seconds: Option<f64>,
     },
     /// Fit the free parameters of a calibration file to every bundled published figure.
     Calibrate {
@@ -130,6 +137,13 @@ enum Command {
         /// Where to write the fitted values (a new file; models are never edited).
         #[arg(long, value_name = "FILE", default_value = "fitted.toml")]
         output: PathBuf,
+        /// Replace the --output file if it exists.
+        #[arg(long)]
+        force: bool,
+        /// Stop with exit code 5 if the run takes longer than this many
+        /// wall-clock seconds (checked before each experiment starts).
+        #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+        max_wall_seconds: Option<f64>,
     },
     /// Run one scenario file (any path) and print throughput, utilisations and bottleneck.
     Run {
@@ -143,6 +157,10 @@ enum Command {
         /// Warn when a 95% CI half-width exceeds this percent of its mean (a positive percent).
         #[arg(long, default_value_t = 2.0, value_parser = positive_percent)]
         precision: f64,
+        /// Stop with exit code 5 if the run takes longer than this many
+        /// wall-clock seconds (checked before each experiment starts).
+        #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+        max_wall_seconds: Option<f64>,
     },
     /// List the bundled and given models, their parameters and sources.
     Params {
@@ -180,6 +198,14 @@ fn positive_percent(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--max-wall-seconds`: a finite number of seconds above zero.
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err("expected a positive number of seconds, such as 600 or 0.5".into()),
+    }
+}
+
 /// `--sim-seconds`: more than 0 and at most 100 simulated seconds.
 fn sim_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -190,21 +216,98 @@ fn sim_seconds(s: &str) -> Result<f64, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match execute(cli) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+    let (bound, progress) = match &cli.command {
+        Command::Validate {
+            max_wall_seconds,
+            cross_validate,
+            ..
+        } => (*max_wall_seconds, !cross_validate),
+        Command::Run {
+            max_wall_seconds, ..
+        } => (*max_wall_seconds, true),
+        Command::Calibrate {
+            max_wall_seconds, ..
+        } => (*max_wall_seconds, false),
+        _ => (None, false),
+    };
+    iosim::validate::set_wall_clock_bound(bound);
+    if progress && std::io::stderr().is_terminal() {
+        iosim::validate::set_progress_hook(Some(progress::tick));
+    }
+    let result = execute(cli);
+    progress::end();
+    match result.and_then(|text| emit(&text)) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            diag(&format!("error: {e}"));
             ExitCode::from(match e {
                 Error::EventLimit { .. } => 3,
                 Error::Usage(_) => 2,
                 Error::Internal(_) => 4,
+                Error::WallClock { .. } => 5,
                 _ => 1,
             })
         }
     }
+}
+
+/// The progress line of `run` and `validate` on a terminal: experiments done
+/// of the total, rewritten in place on standard error.
+mod progress {
+    use std::io::Write as _;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static TOTAL: AtomicUsize = AtomicUsize::new(0);
+    static DONE: AtomicUsize = AtomicUsize::new(0);
+    static SHOWN: AtomicUsize = AtomicUsize::new(0);
+
+    /// Adds `n` experiments to the total announced.
+    pub fn add_total(n: usize) {
+        TOTAL.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// One experiment done (the hook given to the library).
+    pub fn tick() {
+        let done = DONE.fetch_add(1, Ordering::Relaxed) + 1;
+        let total = TOTAL.load(Ordering::Relaxed).max(done);
+        SHOWN.store(1, Ordering::Relaxed);
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r{done}/{total} experiments done");
+        let _ = err.flush();
+    }
+
+    /// Clears the progress line, if one was shown.
+    pub fn end() {
+        if SHOWN.load(Ordering::Relaxed) == 1 {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
+        }
+    }
+}
+
+/// Writes the command's output to standard output. A reader that went away
+/// (a closed pipe, as in `iosim params | head -1`) ends the run quietly with
+/// exit code 0: the reader has what it wanted. Any other failure (a full
+/// disk) is an [`Error::Write`], exit code 1.
+fn emit(text: &str) -> iosim::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(Error::Write {
+            path: PathBuf::from("<standard output>"),
+            source,
+        }),
+    }
+}
+
+/// Writes one diagnostic line to standard error. A standard error that cannot
+/// be written (closed, full) is ignored: there is nowhere left to say so.
+/// Control characters (from input files) are escaped.
+pub(crate) fn diag(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", report::escape_control(line));
 }
 
 fn execute(cli: Cli) -> iosim::Result<String> {
@@ -219,11 +322,14 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             common,
             calibration,
             output,
-        } => fit_cli::calibrate_cmd(&common, &calibration, &output),
+            force,
+            ..
+        } => fit_cli::calibrate_cmd(&common, &calibration, &output, force),
         Command::Validate { common, plot, .. } => {
             let (reg, parameters) = common.registry()?;
             let mut scenarios = load_bundled_scenarios(&reg)?;
             scenarios.retain(iosim::model::Scenario::has_figures);
+            progress::add_total(scenarios.iter().map(|sc| sc.experiments.len()).sum());
             let mut rows = Vec::new();
             let mut all = Vec::new();
             let results = run_scenarios(&reg, &scenarios, common.seed, common.threads, None)?;
@@ -252,9 +358,16 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             common,
             replications,
             precision,
+            ..
         } => {
             let (reg, parameters) = common.registry()?;
             let sc = load_scenario(&scenario, &reg)?;
+            let runs = if replications > 1 {
+                1 + replications
+            } else {
+                1
+            };
+            progress::add_total(sc.experiments.len() * runs as usize);
             let results = run_scenario(&reg, &sc, common.seed, common.threads)?;
             let mut rep = Report {
                 command: format!("run {}", scenario.display()),
@@ -294,7 +407,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                     precision,
                 )?;
                 if !r.warnings.rows.is_empty() {
-                    eprintln!("warning: {} metrics have a 95% interval wider than {precision}% of their mean; add replications or lengthen [run] duration_ms", r.warnings.rows.len());
+                    diag(&format!("warning: {} metrics have a 95% interval wider than {precision}% of their mean; add replications or lengthen [run] duration_ms", r.warnings.rows.len()));
                 }
                 rep.sections.push(r.table);
                 rep.sections.push(r.warnings);
@@ -332,7 +445,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
 fn write_plots(dir: &std::path::Path, rows: &[FigureRow], seed: u64) -> iosim::Result<()> {
     for (name, text) in sections::plot_files(rows, seed) {
         let path = dir.join(name);
-        report::write_file(&path, &text).map_err(|source| Error::Io { path, source })?;
+        report::write_file(&path, &text).map_err(|source| Error::Write { path, source })?;
     }
     Ok(())
 }

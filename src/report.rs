@@ -17,9 +17,12 @@ pub enum Cell {
 }
 
 impl Cell {
+    /// The cell as terminal text: control characters escaped, and a number
+    /// of 10^15 or more in scientific notation rather than in 16 to 309 digits.
     fn text(&self) -> String {
         match self {
-            Cell::Text(s) => s.clone(),
+            Cell::Text(s) => escape_control(s).into_owned(),
+            Cell::Num(v, d) if v.is_finite() && v.abs() >= 1e15 => format!("{v:.d$e}"),
             Cell::Num(v, d) if v.is_finite() => format!("{v:.d$}"),
             Cell::Num(_, _) => "NaN".into(),
             Cell::Int(i) => i.to_string(),
@@ -103,8 +106,9 @@ impl Report {
             format!("units: {UNITS}"),
         ];
         for (k, val) in &self.meta {
-            v.push(format!("{k}: {val}"));
+            v.push(format!("{k}: {}", escape_control(val)));
         }
+        v[0] = escape_control(&v[0]).into_owned();
         v
     }
 
@@ -184,7 +188,7 @@ impl Report {
                     out,
                     "{}",
                     r.iter()
-                        .map(|c| csv_quote(&c.text()))
+                        .map(|c| csv_quote(&csv_text(c)))
                         .collect::<Vec<_>>()
                         .join(",")
                 );
@@ -225,6 +229,38 @@ impl Report {
     }
 }
 
+/// A cell's CSV text: as in the table, and a text cell that a spreadsheet
+/// would take for a formula (starting with `=`, `+`, `-` or `@`) prefixed with
+/// a single quote. Numbers are never prefixed: a negative number stays one.
+fn csv_text(c: &Cell) -> String {
+    let t = c.text();
+    match c {
+        Cell::Text(_) if t.starts_with(['=', '+', '-', '@']) => format!("'{t}"),
+        _ => t,
+    }
+}
+
+/// `s` with every control character (C0, DEL and C1: ESC, CR, LF, ...)
+/// written as an escape, `\x1b` below 0x80 and `\u{9b}` above, so that text
+/// taken from input files cannot move the cursor, clear the screen or break a
+/// line of a table or a diagnostic.
+pub fn escape_control(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !c.is_control() {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn csv_quote(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -233,14 +269,91 @@ fn csv_quote(s: &str) -> String {
     }
 }
 
-/// Writes `text` to `path`, creating parent directories.
+/// Writes `text` to `path`, creating parent directories, atomically: see
+/// [`AtomicFile`]. An existing file is replaced.
 pub fn write_file(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir)?;
+    AtomicFile::create(path, true)?.commit(text)
+}
+
+/// A file written whole or not at all: the text goes to a temporary file in
+/// the target's directory, which is renamed over the target once complete, so
+/// a reader never sees half a file and a failed run leaves the target as it
+/// was. Creating it first checks, before any long work, that the target can
+/// be written; dropped without [`AtomicFile::commit`], it removes its
+/// temporary file.
+#[derive(Debug)]
+pub struct AtomicFile {
+    target: std::path::PathBuf,
+    temp: std::path::PathBuf,
+    file: Option<std::fs::File>,
+    replace: bool,
+}
+
+impl AtomicFile {
+    /// Creates the target's directory if needed and the temporary file beside
+    /// the target. Unless `replace`, an existing target is an error of kind
+    /// `AlreadyExists`; a target that is a directory is always one.
+    pub fn create(target: &std::path::Path, replace: bool) -> std::io::Result<AtomicFile> {
+        use std::io::{Error, ErrorKind};
+        if let Ok(meta) = std::fs::metadata(target) {
+            if meta.is_dir() {
+                return Err(Error::new(ErrorKind::IsADirectory, "is a directory"));
+            }
+            if !replace {
+                return Err(Error::new(ErrorKind::AlreadyExists, "already exists"));
+            }
+        }
+        let name = target
+            .file_name()
+            .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "not a file name"))?;
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir)?;
+        let temp = dir.join(format!(
+            ".{}.{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        Ok(AtomicFile {
+            target: target.to_path_buf(),
+            temp,
+            file: Some(file),
+            replace,
+        })
+    }
+
+    /// Writes `text` to the temporary file, flushes it to disk and renames it
+    /// over the target.
+    pub fn commit(mut self, text: &str) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let mut file = self.file.take().expect("an uncommitted file");
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        drop(file);
+        if !self.replace && std::fs::symlink_metadata(&self.target).is_ok() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "already exists",
+            ));
+        }
+        std::fs::rename(&self.temp, &self.target)?;
+        self.temp.clear();
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.temp.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.temp);
         }
     }
-    std::fs::write(path, text)
 }
 
 #[cfg(test)]
@@ -275,6 +388,42 @@ mod tests {
         assert_eq!(j["seed"], 7);
         assert_eq!(j["figures"][0]["id"], "a,b");
         assert_eq!(j["figures"][0]["published"], 1.23456);
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape_control("plain"), "plain");
+        assert_eq!(
+            escape_control("a\x1b[2Jb\r\n\u{9b}\x7f"),
+            r"a\x1b[2Jb\x0d\x0a\u{9b}\x7f"
+        );
+    }
+
+    #[test]
+    fn csv_guards_text_formulas_but_not_negative_numbers() {
+        let mut s = Section::new("s", &["a", "b", "c", "d"]);
+        s.rows.push(vec![
+            Cell::Text("=1+1".into()),
+            Cell::Text("-x".into()),
+            Cell::Num(-1.5, 1),
+            Cell::Text("@a".into()),
+        ]);
+        let r = Report {
+            sections: vec![s],
+            ..Default::default()
+        };
+        assert!(r.render(Format::Csv).ends_with("\n'=1+1,'-x,-1.5,'@a\n"));
+        assert!(!r.render(Format::Table).contains('\''));
+    }
+
+    #[test]
+    fn huge_numbers_print_in_scientific_notation() {
+        assert_eq!(Cell::Num(1e300, 2).text(), "1.00e300");
+        assert_eq!(Cell::Num(-2.5e15, 1).text(), "-2.5e15");
+        assert_eq!(
+            Cell::Num(999_999_999_999_999.0, 0).text(),
+            "999999999999999"
+        );
     }
 
     #[test]

@@ -117,6 +117,44 @@ impl fmt::Display for Dimension {
     }
 }
 
+impl Dimension {
+    /// The base unit values of this dimension are stored in, for messages
+    /// (empty for counts).
+    pub fn base_unit(self) -> &'static str {
+        match self {
+            Dimension::Time => "ns",
+            Dimension::Frequency => "MHz",
+            Dimension::Size => "bytes",
+            Dimension::Rate => "bytes/s",
+            Dimension::SymbolRate => "baud",
+            Dimension::Count => "",
+        }
+    }
+}
+
+/// A number for a message: as Rust writes it, but in scientific notation
+/// from 10^15 up and below 10^-6, so that 1e300 does not print in 301 digits.
+///
+/// ```
+/// use iosim::units::readable;
+/// assert_eq!(readable(1e300), "1e300");
+/// assert_eq!(readable(66.67), "66.67");
+/// ```
+pub fn readable(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && (v.abs() >= 1e15 || v.abs() < 1e-6) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A range of base values for a message, with the base unit: `10 to 600 MHz`.
+pub fn range_text(lo: f64, hi: f64, dim: Dimension) -> String {
+    let unit = dim.base_unit();
+    let sep = if unit.is_empty() { "" } else { " " };
+    format!("{} to {}{sep}{unit}", readable(lo), readable(hi))
+}
+
 /// Converts `value` in `unit` to the base of its dimension
 /// (ns, MHz, bytes, bytes/s, baud, count). `None` for an unknown unit.
 ///

@@ -51,8 +51,60 @@ pub fn experiment_seed(seed: u64, scenario: &str, experiment: &str) -> u64 {
     h
 }
 
+/// Process-wide limits on the experiments that [`run_scenario`] starts: a
+/// wall-clock deadline and a hook told when one is done. They reach every
+/// caller of `run_scenario` (validation, replications, every model evaluation
+/// of a fit or a cross-validation fold) without threading them through.
+struct Limits {
+    /// The deadline and the bound it came from, in seconds.
+    deadline: Option<(std::time::Instant, f64)>,
+    /// Called after each experiment.
+    on_done: Option<fn()>,
+}
+
+static LIMITS: std::sync::Mutex<Limits> = std::sync::Mutex::new(Limits {
+    deadline: None,
+    on_done: None,
+});
+
+fn limits() -> std::sync::MutexGuard<'static, Limits> {
+    LIMITS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Bounds the wall-clock time of everything [`run_scenario`] does from now
+/// on: no experiment starts after `seconds` from this call; the one that
+/// would is [`crate::Error::WallClock`]. `None` removes the bound.
+pub fn set_wall_clock_bound(seconds: Option<f64>) {
+    limits().deadline = seconds.map(|s| {
+        let d = std::time::Duration::try_from_secs_f64(s).unwrap_or(std::time::Duration::MAX);
+        let now = std::time::Instant::now();
+        (
+            now.checked_add(d)
+                .unwrap_or(now + std::time::Duration::from_secs(1 << 40)),
+            s,
+        )
+    });
+}
+
+/// Calls `hook` after every experiment [`run_scenario`] finishes, from the
+/// thread that ran it (for a progress line); `None` removes it.
+pub fn set_progress_hook(hook: Option<fn()>) {
+    limits().on_done = hook;
+}
+
+/// [`crate::Error::WallClock`] if the bound set by [`set_wall_clock_bound`] is past.
+fn check_deadline() -> Result<()> {
+    match limits().deadline {
+        Some((at, seconds)) if std::time::Instant::now() >= at => {
+            Err(crate::Error::WallClock { seconds })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Simulates every experiment of `sc`, on up to `threads` threads; results in
-/// file order whatever the thread count.
+/// file order whatever the thread count. Each experiment first checks the
+/// wall-clock bound ([`set_wall_clock_bound`]).
 pub fn run_scenario(
     reg: &Registry,
     sc: &Scenario,
@@ -84,7 +136,12 @@ pub fn run_scenarios(
         if precision_pct.is_some() {
             run.precision_pct = precision_pct;
         }
-        simulate(reg, e, &run, experiment_seed(seed, &sc.name, &e.id))
+        check_deadline()?;
+        let r = simulate(reg, e, &run, experiment_seed(seed, &sc.name, &e.id));
+        if let Some(hook) = limits().on_done {
+            hook();
+        }
+        r
     })?;
     let mut flat = flat.into_iter();
     Ok(scenarios

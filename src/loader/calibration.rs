@@ -8,7 +8,7 @@ use toml::Spanned;
 use super::{read, Source};
 use crate::error::{Error, Result};
 use crate::model::{CalibrationSpec, FittedValue, FreeParam, Registry};
-use crate::units::to_base;
+use crate::units::{range_text, readable, to_base};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -300,7 +300,11 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
                 return Err(src.invalid(
                     &k(if choices.is_empty() { "max" } else { "choices" }),
                     span,
-                    format!("bounds {lo} to {hi} (base unit) leave the plausible range {rmin} to {rmax} of `{pth}`"),
+                    format!(
+                        "bounds {} leave the plausible range {} of `{pth}`",
+                        range_text(lo, hi, dim),
+                        range_text(rmin, rmax, dim)
+                    ),
                 ));
             }
         }
@@ -357,7 +361,11 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
                     return Err(src.invalid(
                         &k("also"),
                         f.param.span(),
-                        format!("bounds {lo} to {hi} (base unit) leave the plausible range {rmin} to {rmax} of `{ap}`"),
+                        format!(
+                            "bounds {} leave the plausible range {} of `{ap}`",
+                            range_text(lo, hi, dim),
+                            range_text(rmin, rmax, dim)
+                        ),
                     ));
                 }
             }
@@ -575,7 +583,12 @@ fn apply_fitted_inner(
                 return Err(src.invalid(
                     &k("value"),
                     p.value.span(),
-                    format!("{base} (base unit) is outside the plausible range {rmin} to {rmax}"),
+                    format!(
+                        "{} {} is outside the plausible range {}",
+                        readable(base),
+                        dim.base_unit(),
+                        range_text(rmin, rmax, dim)
+                    ),
                 ));
             }
         }

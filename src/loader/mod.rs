@@ -105,7 +105,7 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
             file: PathBuf::from(format!("<bundled>/{path}")),
             text,
         };
-        add_model(&mut reg, &src)?;
+        add_model(&mut reg, &src, false)?;
     }
     for dir in dirs {
         if !dir.is_dir() {
@@ -114,50 +114,204 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
             });
         }
-        let mut files = Vec::new();
-        collect_toml(dir, &mut files)?;
-        for f in files {
+        // Within one directory, two files may not define the same model:
+        // which one won would depend on the file names alone.
+        let mut seen: std::collections::HashMap<(&'static str, String), Location> =
+            Default::default();
+        for f in collect_toml(dir)? {
             let text = read(&f)?;
-            add_model(
-                &mut reg,
-                &Source {
-                    file: f,
-                    text: &text,
-                },
-            )?;
+            let src = Source {
+                file: f,
+                text: &text,
+            };
+            if let Some((kind, name, at)) = add_model(&mut reg, &src, true)? {
+                if let Some(first) = seen.get(&(kind, name.clone())) {
+                    return Err(Error::Invalid {
+                        at,
+                        message: format!(
+                            "{kind} `{name}` is also defined in {}:{}; two files under one --models directory may not define the same {kind}",
+                            first.file.display(),
+                            first.line
+                        ),
+                    });
+                }
+                seen.insert((kind, name), at);
+            }
         }
     }
     check_registry(&reg)?;
     Ok(reg)
 }
 
-/// Reads a file, mapping failure to [`Error::Io`].
+/// The largest input file iosim reads (4 MiB); the bundled files are a few KiB.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// Reads an input file, mapping failure to [`Error::Io`]. Only a regular
+/// file (or a symlink to one) is read, so a FIFO or a device cannot block
+/// the run, and only up to [`MAX_FILE_BYTES`].
 pub fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| Error::Io {
+    use std::io::Read as _;
+    let io_err = |source| Error::Io {
         path: path.to_path_buf(),
         source,
+    };
+    let meta = std::fs::metadata(path).map_err(io_err)?;
+    check_regular(path, &meta)?;
+    let file = std::fs::File::open(path).map_err(io_err)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_err)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big(path));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        io_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not UTF-8 text",
+        ))
     })
 }
 
-fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            collect_toml(&p, out)?;
-        } else if p.extension().is_some_and(|e| e == "toml") {
-            out.push(p);
-        }
+/// An [`Error::Io`] for a file over [`MAX_FILE_BYTES`].
+fn too_big(path: &Path) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "larger than 4 MiB, the limit for an input file",
+        ),
+    }
+}
+
+/// Refuses anything but a regular file of at most [`MAX_FILE_BYTES`].
+fn check_regular(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    if !meta.is_file() {
+        let what = file_type_name(&meta.file_type());
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("not a regular file ({what})"),
+            ),
+        });
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_big(path));
     }
     Ok(())
 }
 
-/// Parses one model file and adds it to the registry.
-fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
+/// What a file that is not regular is, in words.
+fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "a special file"
+    }
+}
+
+/// Deepest directory nesting walked under a `--models` directory.
+const MAX_DEPTH: usize = 32;
+
+/// The `*.toml` files under `root`, sorted by path within each directory.
+/// Directory symlinks are followed only when they lead to a directory inside
+/// `root` not yet walked (so a loop is walked once); one leading out of the
+/// tree is an error. Each file is listed once, even when symlinks reach it
+/// twice.
+fn collect_toml(root: &Path) -> Result<Vec<PathBuf>> {
+    let canon = std::fs::canonicalize(root).map_err(|source| Error::Io {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let mut walk = Walk {
+        root: canon.clone(),
+        dirs: vec![canon].into_iter().collect(),
+        files: Default::default(),
+        out: Vec::new(),
+    };
+    walk.dir(root, 0)?;
+    Ok(walk.out)
+}
+
+struct Walk {
+    /// The canonical root.
+    root: PathBuf,
+    /// Canonical directories already walked.
+    dirs: std::collections::HashSet<PathBuf>,
+    /// Canonical files already listed.
+    files: std::collections::HashSet<PathBuf>,
+    out: Vec<PathBuf>,
+}
+
+impl Walk {
+    fn dir(&mut self, dir: &Path, depth: usize) -> Result<()> {
+        let io_err = |source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
+        if depth > MAX_DEPTH {
+            return Err(io_err(std::io::Error::other(format!(
+                "directories nested more than {MAX_DEPTH} deep"
+            ))));
+        }
+        let mut paths = Vec::new();
+        for e in std::fs::read_dir(dir).map_err(io_err)? {
+            paths.push(e.map_err(io_err)?.path());
+        }
+        paths.sort();
+        for p in paths {
+            let io_err = |source| Error::Io {
+                path: p.clone(),
+                source,
+            };
+            let lmeta = std::fs::symlink_metadata(&p).map_err(io_err)?;
+            let is_link = lmeta.file_type().is_symlink();
+            let is_dir = if is_link {
+                // A dangling link or a loop of links: an error only when named *.toml.
+                std::fs::metadata(&p).map(|m| m.is_dir()).unwrap_or(false)
+            } else {
+                lmeta.is_dir()
+            };
+            if is_dir {
+                let c = std::fs::canonicalize(&p).map_err(io_err)?;
+                if is_link && !c.starts_with(&self.root) {
+                    return Err(io_err(std::io::Error::other(format!(
+                        "a symlink to {}, outside the models directory: not followed (copy the files in instead)",
+                        c.display()
+                    ))));
+                }
+                if self.dirs.insert(c) {
+                    self.dir(&p, depth + 1)?;
+                }
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                // Special files and broken links are refused when read.
+                let key = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+                if self.files.insert(key) {
+                    self.out.push(p);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses one model file and adds it to the registry; returns its kind, name
+/// and the location of its name. A calibration or fitted-parameter file is
+/// skipped among the bundled models (`user` false) and refused in a
+/// `--models` directory (`user` true), pointing at the flag that reads it.
+fn add_model(
+    reg: &mut Registry,
+    src: &Source,
+    user: bool,
+) -> Result<Option<(&'static str, String, Location)>> {
     let head: raw::RawKind = src.parse()?;
     let Some(kind) = head.kind else {
         return Err(Error::Invalid {
@@ -169,6 +323,7 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             message: "missing `kind` (one of bus, link, server, adapter, testbed)".into(),
         });
     };
+    let mut added = None;
     match kind.get_ref().as_str() {
         "bus" => {
             let b: raw::RawBus = src.parse()?;
@@ -186,6 +341,7 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             };
             let params = convert_params(src, "param", &b.param, schema::BUS)?;
             let at = src.at("name", b.name.span());
+            added = Some(("bus", name.clone(), at.clone()));
             reg.buses.insert(
                 name.clone(),
                 BusSpec {
@@ -214,6 +370,7 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             };
             let params = convert_params(src, "param", &l.param, rules)?;
             let at = src.at("name", l.name.span());
+            added = Some(("link", name.clone(), at.clone()));
             reg.links.insert(
                 name.clone(),
                 LinkSpec {
@@ -259,11 +416,13 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
                 slots.push(SlotSpec {
                     name: sname,
                     modes,
+                    modes_at: modes_at(src, &format!("{key}.modes"), &raw.modes),
                     ropes: ropes as u32,
                     at: src.at(&format!("{key}.name"), raw.name.span()),
                 });
             }
             let at = src.at("name", s.name.span());
+            added = Some(("server", name.clone(), at.clone()));
             reg.servers.insert(
                 name.clone(),
                 ServerSpec {
@@ -344,11 +503,13 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
                 });
             }
             let at = src.at("name", a.name.span());
+            added = Some(("adapter", name.clone(), at.clone()));
             reg.adapters.insert(
                 name.clone(),
                 AdapterSpec {
                     name,
                     modes,
+                    modes_at: modes_at(src, "modes", &a.modes),
                     functions,
                     at,
                 },
@@ -359,12 +520,25 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             let name = check_name(src, "name", &t.name)?;
             let params = convert_params(src, "param", &t.param, schema::TESTBED)?;
             let at = src.at("name", t.name.span());
+            added = Some(("testbed", name.clone(), at.clone()));
             reg.testbeds
                 .insert(name.clone(), TestbedSpec { name, params, at });
         }
-        // Calibration and fitted-parameter files may live beside the models;
-        // they have loaders of their own.
-        "calibration" | "fitted" => {}
+        // The bundled calibration and fitted-parameter files live beside the
+        // models; they have loaders of their own.
+        "calibration" | "fitted" if !user => {}
+        k @ ("calibration" | "fitted") => {
+            let flag = if k == "fitted" {
+                "--params"
+            } else {
+                "--calibration"
+            };
+            return Err(src.invalid(
+                "kind",
+                kind.span(),
+                format!("a `{k}` file is not a model and is not read from a --models directory: give it with {flag} FILE instead"),
+            ));
+        }
         other => {
             return Err(src.invalid(
                 "kind",
@@ -375,7 +549,20 @@ fn add_model(reg: &mut Registry, src: &Source) -> Result<()> {
             ))
         }
     }
-    Ok(())
+    Ok(added)
+}
+
+/// The location of each entry of a `modes` list (`key[i]`, its line).
+fn modes_at(
+    src: &Source,
+    key: &str,
+    list: &toml::Spanned<Vec<toml::Spanned<String>>>,
+) -> Vec<Location> {
+    list.get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, m)| src.at(&format!("{key}[{i}]"), m.span()))
+        .collect()
 }
 
 /// Cross-file checks: every bus mode and link a model names exists, and
@@ -384,10 +571,10 @@ fn check_registry(reg: &Registry) -> Result<()> {
     let buses = known(reg.buses.keys());
     for s in reg.servers.values() {
         for slot in &s.slots {
-            for m in &slot.modes {
+            for (i, m) in slot.modes.iter().enumerate() {
                 if !reg.buses.contains_key(m) {
                     return Err(Error::Unknown {
-                        at: slot.at.clone(),
+                        at: slot.modes_at.get(i).unwrap_or(&slot.at).clone(),
                         what: "bus mode",
                         name: m.clone(),
                         known: buses.clone(),
@@ -397,10 +584,10 @@ fn check_registry(reg: &Registry) -> Result<()> {
         }
     }
     for a in reg.adapters.values() {
-        for m in &a.modes {
+        for (i, m) in a.modes.iter().enumerate() {
             if !reg.buses.contains_key(m) {
                 return Err(Error::Unknown {
-                    at: a.at.clone(),
+                    at: a.modes_at.get(i).unwrap_or(&a.at).clone(),
                     what: "bus mode",
                     name: m.clone(),
                     known: buses.clone(),

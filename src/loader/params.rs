@@ -7,7 +7,7 @@ use super::Source;
 use crate::error::Result;
 use crate::model::schema::ParamRule;
 use crate::model::{ParamSet, ParamValue};
-use crate::units::to_base;
+use crate::units::{range_text, readable, to_base};
 
 /// Checks a parameter table against `rules`: every rule present, no unknown
 /// key, a unit of the right dimension, a value in the plausible range, and a
@@ -53,8 +53,11 @@ pub(crate) fn convert_params(
                 &path,
                 p.span(),
                 format!(
-                    "{} {} is outside the plausible range {} to {} (base unit) for {}",
-                    v.value, v.unit, rule.min, rule.max, rule.meaning
+                    "{} {} is outside the plausible range {} for {}",
+                    readable(v.value),
+                    v.unit,
+                    range_text(rule.min, rule.max, rule.dim),
+                    rule.meaning
                 ),
             ));
         }

@@ -87,7 +87,23 @@ pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scena
         ));
     }
     let mut experiments: Vec<Experiment> = Vec::new();
+    // Each figure is compared once: an id given twice would count twice.
+    let mut figure_ids: std::collections::HashMap<String, usize> = Default::default();
     for (i, e) in raw.experiment.get_ref().iter().enumerate() {
+        for (j, f) in e.figure.iter().enumerate() {
+            let key = format!("experiment[{i}].figure[{j}].id");
+            let at = src.at(&key, f.id.span());
+            if let Some(first) = figure_ids.insert(f.id.get_ref().clone(), at.line) {
+                return Err(src.invalid(
+                    &key,
+                    f.id.span(),
+                    format!(
+                        "figure `{}` is given twice (first at line {first}); each figure is compared once",
+                        f.id.get_ref()
+                    ),
+                ));
+            }
+        }
         let exp = experiment(&src, reg, i, e)?;
         if experiments.iter().any(|x| x.id == exp.id) {
             return Err(src.invalid(
@@ -283,11 +299,22 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                 return Err(src.invalid(&wk("direction"), w.direction.span(), format!("unknown direction `{other}`; expected transmit, receive, read, write or bidirectional")))
             }
         };
+        // A size is used exactly as written: a KiB value that is no whole
+        // number of bytes is refused, not rounded.
         let size = |v: &Option<Spanned<f64>>, key: &str, default: f64| -> Result<u64> {
             match v {
                 None => Ok((default * 1024.0) as u64),
                 Some(s) => {
-                    Ok((positive(src, &wk(key), s, 0.0625, 65536.0)? * 1024.0).round() as u64)
+                    let kib = positive(src, &wk(key), s, 0.0625, 65536.0)?;
+                    let bytes = kib * 1024.0;
+                    if bytes.fract() != 0.0 {
+                        return Err(src.invalid(
+                            &wk(key),
+                            s.span(),
+                            format!("{kib} KiB is {bytes} bytes, not a whole number of bytes"),
+                        ));
+                    }
+                    Ok(bytes as u64)
                 }
             }
         };

@@ -56,6 +56,8 @@ pub struct SlotSpec {
     pub name: String,
     /// Bus modes the slot can run, fastest first.
     pub modes: Vec<String>,
+    /// Where each of `modes` is written.
+    pub modes_at: Vec<Location>,
     /// Ropes between the slot's bus adapter and the system bus adapter.
     pub ropes: u32,
     /// Where it was defined.
@@ -121,6 +123,8 @@ pub struct AdapterSpec {
     pub name: String,
     /// Bus modes the card can run, fastest first.
     pub modes: Vec<String>,
+    /// Where each of `modes` is written.
+    pub modes_at: Vec<Location>,
     /// Its PCI functions.
     pub functions: Vec<FunctionSpec>,
     /// Where it was defined.

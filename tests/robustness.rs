@@ -1,0 +1,622 @@
+//! Robustness against the environment (issue 19): a closed or full standard
+//! output, special files and directory loops under `--models`, clashing model
+//! files, output files and wall-clock bounds. Each case runs the real binary.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use tempfile::TempDir;
+
+fn iosim_cmd(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iosim"));
+    c.args(args).current_dir(dir);
+    c
+}
+
+#[allow(dead_code)]
+fn iosim(dir: &Path, args: &[&str]) -> Output {
+    iosim_cmd(dir, args)
+        .output()
+        .expect("the iosim binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_closed_pipe_on_standard_output_ends_quietly_with_exit_0() {
+    let dir = TempDir::new().unwrap();
+    for args in [&["params"][..], &["params", "--format", "json"][..]] {
+        let mut child = iosim_cmd(dir.path(), args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the iosim binary runs");
+        // Close the reading end before iosim writes anything, as `| head -0` would.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.is_empty(), "a closed pipe is not an error: {err}");
+    }
+}
+
+#[test]
+fn a_full_disk_on_standard_output_is_a_write_error_with_exit_1() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("no /dev/full on this system: skipped");
+        return;
+    };
+    let dir = TempDir::new().unwrap();
+    let out = iosim_cmd(dir.path(), &["params"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("cannot write"), "{err}");
+    assert!(err.contains("standard output"), "{err}");
+}
+
+/// Runs iosim with a bound of `secs` seconds: a run that takes longer is
+/// killed and the test fails (a hang, not an error). Its output is read while
+/// it runs, so a full pipe cannot stall it.
+fn iosim_within(dir: &Path, args: &[&str], secs: u64) -> Output {
+    use std::io::Read as _;
+    let mut child = iosim_cmd(dir, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the iosim binary runs");
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = so.read_to_end(&mut v);
+        v
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = se.read_to_end(&mut v);
+        v
+    });
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = String::from_utf8_lossy(&t_err.join().unwrap()).into_owned();
+            panic!("iosim {args:?} still ran after {secs} s (a hang); stderr:\n{err}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let ok = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs")
+        .success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+/// A valid bus model of its own name (not a bundled one).
+const BUS: &str = r#"kind = "bus"
+name = "robust-bus"
+description = "PCI-X 66 MHz, 64 bit, for tests"
+protocol = "pcix"
+
+[param]
+clock = { value = 66.67, unit = "MHz", source = "PCI-X Addendum 1.0" }
+transfers_per_clock = { value = 1, unit = "count", source = "PCI-X Addendum 1.0" }
+width = { value = 64, unit = "bit", source = "PCI-X Addendum 1.0" }
+write_overhead_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
+read_request_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
+completion_overhead_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
+latency_timer_clocks = { value = 64, unit = "clocks", source = "assumed" }
+max_burst = { value = 4096, unit = "bytes", source = "PCI-X 1.0" }
+"#;
+
+/// Asserts exit code 1 with no panic and a message containing each of `needles`.
+fn expect_fail(out: &Output, needles: &[&str]) -> String {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks `{n}`:\n{err}");
+    }
+    err
+}
+
+#[test]
+fn a_fifo_named_toml_is_refused_without_blocking() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let fifo = models.join("pipe.toml");
+    mkfifo(&fifo);
+    let (m, f) = (models.to_str().unwrap(), fifo.to_str().unwrap());
+    let out = iosim_within(tmp.path(), &["params", "--models", m], 15);
+    expect_fail(&out, &[f, "not a regular file"]);
+    // The same FIFO as a scenario, a fitted file and a calibration file.
+    for args in [
+        vec!["run", f],
+        vec!["params", "--params", f],
+        vec![
+            "calibrate",
+            "--calibration",
+            f,
+            "--output",
+            "out/fitted.toml",
+        ],
+    ] {
+        let out = iosim_within(tmp.path(), &args, 15);
+        expect_fail(&out, &[f, "not a regular file"]);
+    }
+}
+
+#[test]
+fn a_directory_given_as_a_file_is_refused() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path().join("scenario.toml");
+    std::fs::create_dir(&d).unwrap();
+    let out = iosim_within(tmp.path(), &["run", d.to_str().unwrap()], 15);
+    expect_fail(&out, &[d.to_str().unwrap(), "not a regular file"]);
+}
+
+#[test]
+fn an_input_file_over_the_size_cap_is_refused_naming_it() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let big = models.join("big.toml");
+    // A valid model padded with comments to 5 MiB.
+    let mut text = String::from(BUS);
+    let pad = format!("# {}\n", "x".repeat(1022));
+    while text.len() < 5 << 20 {
+        text.push_str(&pad);
+    }
+    std::fs::write(&big, &text).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    expect_fail(&out, &[big.to_str().unwrap(), "4 MiB"]);
+    let out = iosim_within(tmp.path(), &["run", big.to_str().unwrap()], 15);
+    expect_fail(&out, &[big.to_str().unwrap(), "4 MiB"]);
+}
+
+#[test]
+fn a_directory_symlink_out_of_the_models_tree_is_not_followed() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    let outside = tmp.path().join("elsewhere");
+    std::fs::create_dir(&models).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(models.join("bus.toml"), BUS).unwrap();
+    // Not a model file: reading it would be an error of its own.
+    std::fs::write(outside.join("stray.toml"), "kind = \"stray\"\n").unwrap();
+    let link = models.join("shared");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let err = expect_fail(&out, &[link.to_str().unwrap(), "outside"]);
+    assert!(!err.contains("stray"), "{err}");
+}
+
+#[test]
+fn a_directory_symlink_loop_is_walked_once() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    let sub = models.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("bus.toml"), BUS).unwrap();
+    // models/sub/again -> models and models/sub/more -> models: two loops,
+    // which a walk without a visited set takes 2^depth times.
+    std::os::unix::fs::symlink(&models, sub.join("again")).unwrap();
+    std::os::unix::fs::symlink(&models, sub.join("more")).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Read once: the bus's parameters are listed once, from the real path.
+    let rows = text.lines().filter(|l| l.contains("robust-bus")).count();
+    assert_eq!(rows, 8, "{text}");
+    assert!(!text.contains("sub/again"), "{text}");
+    assert!(!text.contains("sub/more"), "{text}");
+}
+
+#[test]
+fn two_files_in_models_defining_the_same_model_are_an_error_naming_both() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir_all(models.join("b")).unwrap();
+    let first = models.join("a-bus.toml");
+    let second = models.join("b/z-bus.toml");
+    std::fs::write(&first, BUS).unwrap();
+    std::fs::write(&second, BUS.replace("66.67", "133.33")).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    expect_fail(
+        &out,
+        &[
+            first.to_str().unwrap(),
+            second.to_str().unwrap(),
+            "robust-bus",
+            "key `name`",
+        ],
+    );
+}
+
+#[test]
+fn a_later_models_directory_still_replaces_an_earlier_one() {
+    let tmp = TempDir::new().unwrap();
+    for d in ["one", "two"] {
+        std::fs::create_dir(tmp.path().join(d)).unwrap();
+        std::fs::write(tmp.path().join(d).join("bus.toml"), BUS).unwrap();
+    }
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", "one", "--models", "two"],
+        15,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("two/bus.toml"), "{text}");
+}
+
+#[test]
+fn fitted_and_calibration_files_in_models_are_an_error_pointing_at_their_flag() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (name, flag) in [
+        ("fitted.toml", "--params"),
+        ("calibration.toml", "--calibration"),
+    ] {
+        let tmp = TempDir::new().unwrap();
+        let models = tmp.path().join("models");
+        std::fs::create_dir(&models).unwrap();
+        let file = models.join(name);
+        std::fs::copy(root.join("models").join(name), &file).unwrap();
+        let out = iosim_within(
+            tmp.path(),
+            &["params", "--models", models.to_str().unwrap()],
+            15,
+        );
+        expect_fail(&out, &[file.to_str().unwrap(), "key `kind`", flag]);
+    }
+}
+
+/// A calibration with one free parameter and the least work: a fit of a few
+/// model evaluations.
+const QUICK_CALIBRATION: &str = r#"kind = "calibration"
+description = "one free parameter, for output-file tests"
+
+[calibration]
+max_iterations = 1
+search_evaluations = 0
+
+[[free]]
+param = "testbed.hp-2004-lab.target_latency"
+unit = "us"
+min = 10
+max = 3000
+scale = "log"
+initial = 500
+meaning = "disk array service time of a 128 KB I/O"
+"#;
+
+fn quick_calibration(dir: &Path) {
+    std::fs::write(dir.join("quick.toml"), QUICK_CALIBRATION).unwrap();
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn calibrate_checks_its_output_before_the_fit_and_words_it_as_a_write() {
+    let tmp = TempDir::new().unwrap();
+    quick_calibration(tmp.path());
+    std::fs::write(tmp.path().join("plain"), "a file, not a directory\n").unwrap();
+    let args = [
+        "calibrate",
+        "--calibration",
+        "quick.toml",
+        "--output",
+        "plain/fitted.toml",
+    ];
+    let out = iosim_within(tmp.path(), &args, 60);
+    let err = expect_fail(&out, &["plain/fitted.toml", "cannot write"]);
+    assert!(!err.contains("cannot read"), "{err}");
+    assert!(
+        !err.contains("model evaluations"),
+        "the output is checked before the fit, not after:\n{err}"
+    );
+}
+
+#[test]
+fn calibrate_refuses_to_overwrite_without_force_and_writes_atomically() {
+    let tmp = TempDir::new().unwrap();
+    quick_calibration(tmp.path());
+    let target = tmp.path().join("fitted.toml");
+    std::fs::write(&target, "keep me\n").unwrap();
+    let args = [
+        "calibrate",
+        "--calibration",
+        "quick.toml",
+        "--output",
+        "fitted.toml",
+    ];
+    let out = iosim_within(tmp.path(), &args, 60);
+    let err = expect_fail(&out, &["fitted.toml", "already exists", "--force"]);
+    assert!(!err.contains("model evaluations"), "{err}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
+    assert_eq!(names_in(tmp.path()), ["fitted.toml", "quick.toml"]);
+
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let out = iosim_within(tmp.path(), &forced, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&target).unwrap();
+    assert!(text.contains("kind = \"fitted\""), "{text}");
+    // No temporary file is left beside it.
+    assert_eq!(names_in(tmp.path()), ["fitted.toml", "quick.toml"]);
+}
+
+/// Whether `s` holds a control character (C0 but for nothing, DEL or C1).
+fn has_control(s: &str) -> bool {
+    s.chars()
+        .any(|c| c.is_control() && c != '\n' || ('\u{80}'..='\u{9f}').contains(&c))
+}
+
+#[test]
+fn control_characters_from_input_files_are_escaped_in_tables_and_errors() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let hostile = BUS.replace(
+        r#"source = "assumed""#,
+        r#"source = "\u001b[2J\rcleared\u009b\u007f""#,
+    );
+    std::fs::write(models.join("bus.toml"), &hostile).unwrap();
+    let m = models.to_str().unwrap();
+    for format in ["table", "csv"] {
+        let out = iosim_within(
+            tmp.path(),
+            &["params", "--models", m, "--format", format],
+            15,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.contains("latency_timer_clocks") && l.contains("robust-bus"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            !has_control(&text),
+            "{format}: raw control characters:\n{row:?}"
+        );
+        assert!(
+            row.contains(r"\x1b[2J\x0dcleared\u{9b}\x7f"),
+            "{format}: {row}"
+        );
+    }
+    // In an error message: an unknown unit holding an escape sequence.
+    let bad = BUS.replace(r#"unit = "MHz""#, r#"unit = "M\u001b[31mHz""#);
+    std::fs::write(models.join("bus.toml"), &bad).unwrap();
+    let out = iosim_within(tmp.path(), &["params", "--models", m], 15);
+    let err = expect_fail(&out, &[r"M\x1b[31mHz", "key `param.clock`"]);
+    assert!(!has_control(&err), "{err:?}");
+}
+
+#[test]
+fn csv_text_cells_cannot_start_a_formula_but_numbers_stay_numbers() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let hostile = BUS
+        .replace(r#"source = "assumed""#, r#"source = "=HYPERLINK(1)""#)
+        .replace(r#"source = "PCI-X 1.0""#, r#"source = "-1+2""#);
+    std::fs::write(models.join("bus.toml"), &hostile).unwrap();
+    let m = models.to_str().unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", m, "--format", "csv"],
+        15,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(",'=HYPERLINK(1),"), "{text}");
+    assert!(text.contains(",'-1+2,"), "{text}");
+    assert!(!text.contains(",=HYPERLINK"), "{text}");
+}
+
+#[test]
+fn huge_values_print_readably_and_ranges_name_their_unit() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let bad = BUS.replace("value = 66.67", "value = 1e300");
+    std::fs::write(models.join("bus.toml"), &bad).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let err = expect_fail(&out, &["1e300 MHz", "10 to 600 MHz", "key `param.clock`"]);
+    assert!(!err.contains("(base unit)"), "{err}");
+    assert!(!err.contains("0000000000"), "a number of 301 digits: {err}");
+}
+
+#[test]
+fn max_wall_seconds_stops_every_long_command_with_exit_5() {
+    let tmp = TempDir::new().unwrap();
+    quick_calibration(tmp.path());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sc = root.join("scenarios/hp2g/fig5-fc-read.toml");
+    let sc = sc.to_str().unwrap();
+    for args in [
+        vec!["validate", "--max-wall-seconds", "0.2"],
+        vec![
+            "run",
+            sc,
+            "--replications",
+            "50",
+            "--max-wall-seconds",
+            "0.2",
+        ],
+        vec![
+            "calibrate",
+            "--calibration",
+            "quick.toml",
+            "--output",
+            "out.toml",
+            "--max-wall-seconds",
+            "0.5",
+        ],
+        vec![
+            "validate",
+            "--cross-validate",
+            "--calibration",
+            "quick.toml",
+            "--max-wall-seconds",
+            "0.5",
+        ],
+    ] {
+        let out = iosim_within(tmp.path(), &args, 20);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {err}");
+        assert!(err.contains("wall-clock bound"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert!(!tmp.path().join("out.toml").exists());
+    assert_eq!(names_in(tmp.path()), ["quick.toml"]);
+    let out = iosim_within(tmp.path(), &["validate", "--max-wall-seconds", "0"], 20);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn no_progress_line_when_standard_error_is_not_a_terminal() {
+    let tmp = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sc = root.join("scenarios/hp2g/fig5-fc-read.toml");
+    let out = iosim_within(tmp.path(), &["run", sc.to_str().unwrap()], 20);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn an_unknown_bus_mode_is_located_at_its_entry_in_modes() {
+    let tmp = TempDir::new().unwrap();
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let card = std::fs::read_to_string(root.join("models/adapters/dma-exerciser.toml")).unwrap();
+    let card = card.replacen(
+        r#"modes = ["pcix133", "pcix100","#,
+        "modes = [\n  \"pcix133\",\n  \"pcix999\",\n  \"pcix100\",",
+        1,
+    );
+    let line = card.lines().position(|l| l.contains("pcix999")).unwrap() + 1;
+    let file = models.join("card.toml");
+    std::fs::write(&file, &card).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let at = format!("{}:{line}: key `modes[1]`", file.display());
+    expect_fail(&out, &[&at, "pcix999"]);
+
+    let server = std::fs::read_to_string(root.join("models/servers/rp8400-seu.toml")).unwrap();
+    let server = server.replacen(r#"modes = ["pci66""#, r#"modes = ["pci666""#, 1);
+    let line = server.lines().position(|l| l.contains("pci666")).unwrap() + 1;
+    std::fs::remove_file(&file).unwrap();
+    let file = models.join("server.toml");
+    std::fs::write(&file, &server).unwrap();
+    let out = iosim_within(
+        tmp.path(),
+        &["params", "--models", models.to_str().unwrap()],
+        15,
+    );
+    let at = format!("{}:{line}: key `slot[0].modes[0]`", file.display());
+    expect_fail(&out, &[&at, "pci666"]);
+}
+
+/// A valid scenario on the bundled models.
+fn scenario_text() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("tests/bad_inputs/scenarios/unknown-server.toml"))
+        .unwrap();
+    text.replace("rp9999", "rp8400-seu")
+}
+
+#[test]
+fn a_figure_id_given_twice_is_refused_not_counted_twice() {
+    let tmp = TempDir::new().unwrap();
+    let sc = scenario_text();
+    let fig = &sc[sc.find("[[experiment.figure]]").unwrap()..];
+    let text = format!("{sc}\n{fig}");
+    let line = text.rfind("id = \"corpus.e1\"").unwrap();
+    let line = text[..line].lines().count() + 1;
+    let file = tmp.path().join("twice.toml");
+    std::fs::write(&file, &text).unwrap();
+    let out = iosim_within(tmp.path(), &["run", file.to_str().unwrap()], 20);
+    let at = format!(
+        "{}:{line}: key `experiment[0].figure[1].id`",
+        file.display()
+    );
+    expect_fail(&out, &[&at, "corpus.e1", "twice"]);
+}
+
+#[test]
+fn a_size_in_kib_that_is_no_whole_number_of_bytes_is_refused_not_rounded() {
+    let tmp = TempDir::new().unwrap();
+    let text = scenario_text().replace(
+        "direction = \"receive\"\n",
+        "direction = \"receive\"\nsocket_kib = 64.0001\n",
+    );
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("socket_kib"))
+        .unwrap()
+        + 1;
+    let file = tmp.path().join("frac.toml");
+    std::fs::write(&file, &text).unwrap();
+    let out = iosim_within(tmp.path(), &["run", file.to_str().unwrap()], 20);
+    let at = format!(
+        "{}:{line}: key `experiment[0].workload[0].socket_kib`",
+        file.display()
+    );
+    expect_fail(&out, &[&at, "whole number of bytes"]);
+}
