@@ -1,27 +1,15 @@
 //! Bad input never panics: every mistake in a model or scenario file exits
 //! with code 1 and a message naming the file, the offending key and its line.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use tempfile::TempDir;
 
 /// A valid bus-mode model (a renamed PCI-X 66), mutated by the tests.
-const BUS: &str = r#"kind = "bus"
-name = "test-bus"
-description = "PCI-X 66 MHz, 64 bit, for tests"
-protocol = "pcix"
-
-[param]
-clock = { value = 66.67, unit = "MHz", source = "PCI-X Addendum 1.0" }
-transfers_per_clock = { value = 1, unit = "count", source = "PCI-X Addendum 1.0" }
-width = { value = 64, unit = "bit", source = "PCI-X Addendum 1.0" }
-write_overhead_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
-read_request_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
-completion_overhead_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
-latency_timer_clocks = { value = 64, unit = "clocks", source = "assumed" }
-max_burst = { value = 4096, unit = "bytes", source = "PCI-X 1.0" }
-"#;
+static BUS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| common::bus_toml("test-bus"));
 
 /// A valid test-bed model, mutated by the tests.
 const TESTBED: &str = r#"kind = "testbed"
@@ -193,7 +181,7 @@ fn the_unmodified_fixtures_are_valid() {
     let tmp = tempfile::tempdir().unwrap();
     let models = tmp.path().join("models");
     std::fs::create_dir_all(&models).unwrap();
-    std::fs::write(models.join("bus.toml"), BUS).unwrap();
+    std::fs::write(models.join("bus.toml"), BUS.as_str()).unwrap();
     std::fs::write(models.join("testbed.toml"), TESTBED).unwrap();
     std::fs::write(tmp.path().join("s.toml"), SCENARIO).unwrap();
     let out = iosim(tmp.path(), &["run", "--models", "models", "s.toml"]);
@@ -208,18 +196,18 @@ fn the_unmodified_fixtures_are_valid() {
 #[test]
 fn malformed_toml_in_a_model_file_is_located() {
     // An unterminated string.
-    let text = replace_line(BUS, "protocol =", "protocol = \"pcix");
-    expect_model_error("bus.toml", &text, "protocol", line_of(BUS, "protocol ="));
+    let text = replace_line(&BUS, "protocol =", "protocol = \"pcix");
+    expect_model_error("bus.toml", &text, "protocol", line_of(&BUS, "protocol ="));
     // A missing comma inside an inline table.
     let text = replace_line(
-        BUS,
+        &BUS,
         "clock =",
         r#"clock = { value = 66.67 unit = "MHz", source = "x" }"#,
     );
-    expect_model_error("bus.toml", &text, "clock", line_of(BUS, "clock ="));
+    expect_model_error("bus.toml", &text, "clock", line_of(&BUS, "clock ="));
     // An unclosed table header.
-    let text = replace_line(BUS, "[param]", "[param");
-    expect_model_error("bus.toml", &text, "param", line_of(BUS, "[param]"));
+    let text = replace_line(&BUS, "[param]", "[param");
+    expect_model_error("bus.toml", &text, "param", line_of(&BUS, "[param]"));
     // A key written twice.
     let text = format!(
         "{TESTBED}target_latency = {{ value = 30, unit = \"us\", source = \"assumed\" }}\n"
@@ -235,22 +223,22 @@ fn malformed_toml_in_a_model_file_is_located() {
 #[test]
 fn a_parameter_with_an_unknown_unit_is_located() {
     let text = replace_line(
-        BUS,
+        &BUS,
         "clock =",
         r#"clock = { value = 66.67, unit = "furlongs", source = "x" }"#,
     );
-    let msg = expect_model_error("bus.toml", &text, "param.clock", line_of(BUS, "clock ="));
+    let msg = expect_model_error("bus.toml", &text, "param.clock", line_of(&BUS, "clock ="));
     assert!(msg.contains("furlongs"), "{msg}");
 }
 
 #[test]
 fn a_parameter_with_a_unit_of_the_wrong_dimension_is_located() {
     let text = replace_line(
-        BUS,
+        &BUS,
         "clock =",
         r#"clock = { value = 15, unit = "ns", source = "x" }"#,
     );
-    expect_model_error("bus.toml", &text, "param.clock", line_of(BUS, "clock ="));
+    expect_model_error("bus.toml", &text, "param.clock", line_of(&BUS, "clock ="));
     let text = replace_line(
         TESTBED,
         "target_latency =",
@@ -267,11 +255,11 @@ fn a_parameter_with_a_unit_of_the_wrong_dimension_is_located() {
 #[test]
 fn a_parameter_outside_its_plausible_range_is_located() {
     let text = replace_line(
-        BUS,
+        &BUS,
         "clock =",
         r#"clock = { value = 5000, unit = "MHz", source = "x" }"#,
     );
-    let msg = expect_model_error("bus.toml", &text, "param.clock", line_of(BUS, "clock ="));
+    let msg = expect_model_error("bus.toml", &text, "param.clock", line_of(&BUS, "clock ="));
     assert!(msg.contains("5000"), "{msg}");
     // A negative latency.
     let text = replace_line(
@@ -287,11 +275,11 @@ fn a_parameter_outside_its_plausible_range_is_located() {
     );
     // Not a number at all.
     let text = replace_line(
-        BUS,
+        &BUS,
         "width =",
         r#"width = { value = nan, unit = "bit", source = "x" }"#,
     );
-    expect_model_error("bus.toml", &text, "param.width", line_of(BUS, "width ="));
+    expect_model_error("bus.toml", &text, "param.width", line_of(&BUS, "width ="));
 }
 
 #[test]
@@ -302,13 +290,16 @@ fn a_missing_required_parameter_is_located_at_its_table() {
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
-    let msg = expect_model_error("bus.toml", &text, "param.width", line_of(BUS, "[param]"));
+    let msg = expect_model_error("bus.toml", &text, "param.width", line_of(&BUS, "[param]"));
     assert!(msg.contains("missing"), "{msg}");
 }
 
 #[test]
 fn an_unknown_parameter_key_is_located() {
-    let text = format!("{BUS}bogus = {{ value = 1, unit = \"count\", source = \"x\" }}\n");
+    let text = format!(
+        "{}bogus = {{ value = 1, unit = \"count\", source = \"x\" }}\n",
+        *BUS
+    );
     expect_model_error("bus.toml", &text, "param.bogus", BUS.lines().count() + 1);
 }
 
@@ -316,7 +307,7 @@ fn an_unknown_parameter_key_is_located() {
 fn an_empty_source_is_located() {
     for empty in ["\"\"", "\"   \""] {
         let text = replace_line(
-            BUS,
+            &BUS,
             "max_burst =",
             &format!("max_burst = {{ value = 4096, unit = \"bytes\", source = {empty} }}"),
         );
@@ -324,7 +315,7 @@ fn an_empty_source_is_located() {
             "bus.toml",
             &text,
             "param.max_burst",
-            line_of(BUS, "max_burst ="),
+            line_of(&BUS, "max_burst ="),
         );
         assert!(msg.contains("source"), "{msg}");
     }

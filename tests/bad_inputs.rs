@@ -15,10 +15,11 @@
 //! files (a FIFO, a symlink loop, a directory) are made at run time in a
 //! temporary directory.
 
-use std::io::Read as _;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 /// Each case must finish within this bound.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -71,45 +72,7 @@ fn parse_expect(path: &Path, text: &str) -> Expect {
 /// Runs iosim in `dir`, reading its output as it runs; a run over [`LIMIT`] is
 /// killed and fails the test.
 fn run(dir: &Path, args: &[&str]) -> (Output, Duration) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the iosim binary runs");
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = so.read_to_end(&mut v);
-        v
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = se.read_to_end(&mut v);
-        v
-    });
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("iosim {args:?} ran past {LIMIT:?} (a hang)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let elapsed = t0.elapsed();
-    let out = Output {
-        status,
-        stdout: t_out.join().unwrap(),
-        stderr: t_err.join().unwrap(),
-    };
-    (out, elapsed)
+    common::run_within(dir, args, LIMIT)
 }
 
 /// The command that reads `file` of corpus directory `kind`, and the path

@@ -2,6 +2,8 @@
 //! output, special files and directory loops under `--models`, clashing model
 //! files, output files and wall-clock bounds. Each case runs the real binary.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -65,42 +67,7 @@ fn a_full_disk_on_standard_output_is_a_write_error_with_exit_1() {
 /// killed and the test fails (a hang, not an error). Its output is read while
 /// it runs, so a full pipe cannot stall it.
 fn iosim_within(dir: &Path, args: &[&str], secs: u64) -> Output {
-    use std::io::Read as _;
-    let mut child = iosim_cmd(dir, args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the iosim binary runs");
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = so.read_to_end(&mut v);
-        v
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = se.read_to_end(&mut v);
-        v
-    });
-    let t0 = std::time::Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed().as_secs() >= secs {
-            let _ = child.kill();
-            let _ = child.wait();
-            let err = String::from_utf8_lossy(&t_err.join().unwrap()).into_owned();
-            panic!("iosim {args:?} still ran after {secs} s (a hang); stderr:\n{err}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: t_out.join().unwrap(),
-        stderr: t_err.join().unwrap(),
-    }
+    common::run_within(dir, args, std::time::Duration::from_secs(secs)).0
 }
 
 fn mkfifo(path: &Path) {
@@ -113,21 +80,9 @@ fn mkfifo(path: &Path) {
 }
 
 /// A valid bus model of its own name (not a bundled one).
-const BUS: &str = r#"kind = "bus"
-name = "robust-bus"
-description = "PCI-X 66 MHz, 64 bit, for tests"
-protocol = "pcix"
-
-[param]
-clock = { value = 66.67, unit = "MHz", source = "PCI-X Addendum 1.0" }
-transfers_per_clock = { value = 1, unit = "count", source = "PCI-X Addendum 1.0" }
-width = { value = 64, unit = "bit", source = "PCI-X Addendum 1.0" }
-write_overhead_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
-read_request_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
-completion_overhead_clocks = { value = 6, unit = "clocks", source = "PCI-X 1.0" }
-latency_timer_clocks = { value = 64, unit = "clocks", source = "assumed" }
-max_burst = { value = 4096, unit = "bytes", source = "PCI-X 1.0" }
-"#;
+fn bus() -> String {
+    common::bus_toml("robust-bus")
+}
 
 /// Asserts exit code 1 with no panic and a message containing each of `needles`.
 fn expect_fail(out: &Output, needles: &[&str]) -> String {
@@ -183,7 +138,7 @@ fn an_input_file_over_the_size_cap_is_refused_naming_it() {
     std::fs::create_dir(&models).unwrap();
     let big = models.join("big.toml");
     // A valid model padded with comments to 5 MiB.
-    let mut text = String::from(BUS);
+    let mut text = bus();
     let pad = format!("# {}\n", "x".repeat(1022));
     while text.len() < 5 << 20 {
         text.push_str(&pad);
@@ -206,7 +161,7 @@ fn a_directory_symlink_out_of_the_models_tree_is_not_followed() {
     let outside = tmp.path().join("elsewhere");
     std::fs::create_dir(&models).unwrap();
     std::fs::create_dir(&outside).unwrap();
-    std::fs::write(models.join("bus.toml"), BUS).unwrap();
+    std::fs::write(models.join("bus.toml"), bus()).unwrap();
     // Not a model file: reading it would be an error of its own.
     std::fs::write(outside.join("stray.toml"), "kind = \"stray\"\n").unwrap();
     let link = models.join("shared");
@@ -226,7 +181,7 @@ fn a_directory_symlink_loop_is_walked_once() {
     let models = tmp.path().join("models");
     let sub = models.join("sub");
     std::fs::create_dir_all(&sub).unwrap();
-    std::fs::write(sub.join("bus.toml"), BUS).unwrap();
+    std::fs::write(sub.join("bus.toml"), bus()).unwrap();
     // models/sub/again -> models and models/sub/more -> models: two loops,
     // which a walk without a visited set takes 2^depth times.
     std::os::unix::fs::symlink(&models, sub.join("again")).unwrap();
@@ -253,8 +208,8 @@ fn two_files_in_models_defining_the_same_model_are_an_error_naming_both() {
     std::fs::create_dir_all(models.join("b")).unwrap();
     let first = models.join("a-bus.toml");
     let second = models.join("b/z-bus.toml");
-    std::fs::write(&first, BUS).unwrap();
-    std::fs::write(&second, BUS.replace("66.67", "133.33")).unwrap();
+    std::fs::write(&first, bus()).unwrap();
+    std::fs::write(&second, bus().replace("66.67", "133.33")).unwrap();
     let out = iosim_within(
         tmp.path(),
         &["params", "--models", models.to_str().unwrap()],
@@ -276,7 +231,7 @@ fn a_later_models_directory_still_replaces_an_earlier_one() {
     let tmp = TempDir::new().unwrap();
     for d in ["one", "two"] {
         std::fs::create_dir(tmp.path().join(d)).unwrap();
-        std::fs::write(tmp.path().join(d).join("bus.toml"), BUS).unwrap();
+        std::fs::write(tmp.path().join(d).join("bus.toml"), bus()).unwrap();
     }
     let out = iosim_within(
         tmp.path(),
@@ -403,7 +358,7 @@ fn control_characters_from_input_files_are_escaped_in_tables_and_errors() {
     let tmp = TempDir::new().unwrap();
     let models = tmp.path().join("models");
     std::fs::create_dir(&models).unwrap();
-    let hostile = BUS.replace(
+    let hostile = bus().replace(
         r#"source = "assumed""#,
         r#"source = "\u001b[2J\rcleared\u009b\u007f""#,
     );
@@ -431,7 +386,7 @@ fn control_characters_from_input_files_are_escaped_in_tables_and_errors() {
         );
     }
     // In an error message: an unknown unit holding an escape sequence.
-    let bad = BUS.replace(r#"unit = "MHz""#, r#"unit = "M\u001b[31mHz""#);
+    let bad = bus().replace(r#"unit = "MHz""#, r#"unit = "M\u001b[31mHz""#);
     std::fs::write(models.join("bus.toml"), &bad).unwrap();
     let out = iosim_within(tmp.path(), &["params", "--models", m], 15);
     let err = expect_fail(&out, &[r"M\x1b[31mHz", "key `param.clock`"]);
@@ -443,7 +398,7 @@ fn csv_text_cells_cannot_start_a_formula_but_numbers_stay_numbers() {
     let tmp = TempDir::new().unwrap();
     let models = tmp.path().join("models");
     std::fs::create_dir(&models).unwrap();
-    let hostile = BUS
+    let hostile = bus()
         .replace(r#"source = "assumed""#, r#"source = "=HYPERLINK(1)""#)
         .replace(r#"source = "PCI-X 1.0""#, r#"source = "-1+2""#);
     std::fs::write(models.join("bus.toml"), &hostile).unwrap();
@@ -465,7 +420,7 @@ fn huge_values_print_readably_and_ranges_name_their_unit() {
     let tmp = TempDir::new().unwrap();
     let models = tmp.path().join("models");
     std::fs::create_dir(&models).unwrap();
-    let bad = BUS.replace("value = 66.67", "value = 1e300");
+    let bad = bus().replace("value = 66.67", "value = 1e300");
     std::fs::write(models.join("bus.toml"), &bad).unwrap();
     let out = iosim_within(
         tmp.path(),

@@ -1,5 +1,78 @@
-//! Test fixtures shared by the integration tests that write a user's own
-//! model files (`--models`).
+//! Fixtures and helpers shared by the integration tests: a user's own model
+//! files (`--models`) and a run of the binary with a time limit.
+#![allow(dead_code)] // each test crate uses its own part
+
+use std::io::Read as _;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A valid bus-mode model named `name` (a PCI-X 66 under another name).
+pub fn bus_toml(name: &str) -> String {
+    format!(
+        r#"kind = "bus"
+name = "{name}"
+description = "PCI-X 66 MHz, 64 bit, for tests"
+protocol = "pcix"
+
+[param]
+clock = {{ value = 66.67, unit = "MHz", source = "PCI-X Addendum 1.0" }}
+transfers_per_clock = {{ value = 1, unit = "count", source = "PCI-X Addendum 1.0" }}
+width = {{ value = 64, unit = "bit", source = "PCI-X Addendum 1.0" }}
+write_overhead_clocks = {{ value = 6, unit = "clocks", source = "PCI-X 1.0" }}
+read_request_clocks = {{ value = 6, unit = "clocks", source = "PCI-X 1.0" }}
+completion_overhead_clocks = {{ value = 6, unit = "clocks", source = "PCI-X 1.0" }}
+latency_timer_clocks = {{ value = 64, unit = "clocks", source = "assumed" }}
+max_burst = {{ value = 4096, unit = "bytes", source = "PCI-X 1.0" }}
+"#
+    )
+}
+
+/// Runs iosim with `args` in `dir`, no standard input, reading its output as
+/// it runs (a full pipe cannot stall it); a run still going after `limit` is
+/// killed and fails the test as a hang. Returns the output and the time taken.
+pub fn run_within(dir: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iosim"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the iosim binary runs");
+    let mut so = child.stdout.take().expect("piped");
+    let mut se = child.stderr.take().expect("piped");
+    let t_out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = so.read_to_end(&mut v);
+        v
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = se.read_to_end(&mut v);
+        v
+    });
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break st;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned();
+            panic!("iosim {args:?} ran past {limit:?} (a hang); stderr:\n{err}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let elapsed = t0.elapsed();
+    let out = Output {
+        status,
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+    };
+    (out, elapsed)
+}
 
 /// A test server model file: `name`, the base parameters below with the
 /// values of `overrides` (key, `value` and `unit` as written) put in their
