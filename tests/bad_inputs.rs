@@ -18,7 +18,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 /// Each case must finish within this bound.
@@ -192,12 +192,7 @@ fn every_file_of_the_bad_input_corpus_fails_as_its_header_says() {
 }
 
 fn mkfifo(path: &Path) {
-    let ok = Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .expect("mkfifo runs")
-        .success();
-    assert!(ok, "mkfifo {}", path.display());
+    common::mkfifo(path)
 }
 
 #[test]

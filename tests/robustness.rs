@@ -71,12 +71,7 @@ fn iosim_within(dir: &Path, args: &[&str], secs: u64) -> Output {
 }
 
 fn mkfifo(path: &Path) {
-    let ok = Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .expect("mkfifo runs")
-        .success();
-    assert!(ok, "mkfifo {}", path.display());
+    common::mkfifo(path)
 }
 
 /// A valid bus model of its own name (not a bundled one).

@@ -129,3 +129,13 @@ pub fn server_toml(name: &str, overrides: &[(&str, &str)], slots: &str) -> Strin
     s.push_str(slots);
     s
 }
+
+/// Makes a FIFO at `path` (with the `mkfifo` command).
+pub fn mkfifo(path: &Path) {
+    let ok = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs")
+        .success();
+    assert!(ok, "mkfifo {}", path.display());
+}
