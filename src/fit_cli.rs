@@ -13,7 +13,7 @@ use iosim::model::{CalibrationSpec, Registry, Scenario};
 use iosim::report::{self, Report};
 use iosim::sections::{
     compare_section, correlations_section, figures_section, fitted_file, folds_section,
-    held_out_sections, objective_text, parameters_section,
+    held_out_sections, objective_text, parameters_section, unpinned_section,
 };
 use iosim::Error;
 
@@ -171,6 +171,7 @@ pub fn calibrate_cmd(
         .push(("evaluations".into(), f.evaluations.to_string()));
     rep.sections.push(parameters_section(&f));
     rep.sections.push(correlations_section(&f));
+    rep.sections.push(unpinned_section(&f));
     rep.sections.push(figures_section(&f.rows_fitted));
     rep.sections
         .push(compare_section(&f.rows_initial, &hand_rows, &f.rows_fitted));

@@ -331,6 +331,33 @@ pub fn correlations_section(f: &Fit) -> Section {
     s
 }
 
+/// The combinations of free parameters the figures leave unpinned (near-zero
+/// singular values of the Jacobian): one row per parameter of each, with its
+/// weight in the direction (scaled units); empty when the figures pin every
+/// direction.
+pub fn unpinned_section(f: &Fit) -> Section {
+    let mut s = Section::new(
+        "unpinned",
+        &[
+            "combination",
+            "relative_singular_value",
+            "parameter",
+            "weight",
+        ],
+    );
+    for (i, u) in f.unpinned.iter().enumerate() {
+        for (path, w) in &u.weights {
+            s.rows.push(vec![
+                Cell::Int(i as u64 + 1),
+                Cell::Num(u.relative_singular_value, 9),
+                Cell::Text(path.clone()),
+                Cell::Num(*w, 3),
+            ]);
+        }
+    }
+    s
+}
+
 /// MAPE per paper at the hand-set values, the values in use and the fitted ones.
 pub fn compare_section(initial: &[FigureRow], hand: &[FigureRow], fitted: &[FigureRow]) -> Section {
     let mut s = Section::new(
@@ -649,4 +676,36 @@ pub fn replications(
         table,
         warnings: warn,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::Unpinned;
+
+    #[test]
+    fn each_unpinned_combination_lists_its_parameters_and_weights() {
+        let fit = Fit {
+            params: Vec::new(),
+            correlations: Vec::new(),
+            unpinned: vec![Unpinned {
+                weights: vec![("server.a.x".into(), 0.8), ("server.a.y".into(), 0.6)],
+                relative_singular_value: 1e-9,
+            }],
+            degrees_of_freedom: 3,
+            rows_initial: Vec::new(),
+            rows_fitted: Vec::new(),
+            iterations: 0,
+            evaluations: 0,
+        };
+        let s = unpinned_section(&fit);
+        assert_eq!(s.rows.len(), 2);
+        assert!(matches!(&s.rows[1][2], Cell::Text(p) if p == "server.a.y"));
+        assert!(matches!(s.rows[1][0], Cell::Int(1)));
+        let none = Fit {
+            unpinned: Vec::new(),
+            ..fit
+        };
+        assert!(unpinned_section(&none).rows.is_empty());
+    }
 }
