@@ -320,6 +320,16 @@ fn a_robust_threshold_outside_its_range_is_located() {
 }
 
 #[test]
+fn a_search_precision_outside_its_range_is_located() {
+    expect_calibration_error_at(
+        "[[free]]",
+        "[calibration]\nsearch_precision_pct = 0\n\n[[free]]",
+        "calibration.search_precision_pct",
+        "search_precision_pct",
+    );
+}
+
+#[test]
 fn malformed_calibration_toml_is_located() {
     expect_calibration_error("min = 200", "min = = 200", "min");
 }
