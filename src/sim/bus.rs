@@ -630,7 +630,6 @@ impl System {
 mod tests {
     use super::*;
     use crate::engine::{run_until, Limits};
-    use crate::loader::{load_bundled_scenarios, load_registry};
 
     /// The system of the first experiment of Figure 2 (GigE receive on PCI-X),
     /// not started: its buses are idle and empty.
@@ -640,19 +639,10 @@ mod tests {
 
     /// The system of experiment `id` of Figure 2, not started.
     fn idle_system_of(id: &str) -> System {
-        let reg = load_registry(&[]).expect("bundled models load");
-        let sc = load_bundled_scenarios(&reg)
-            .expect("bundled scenarios load")
-            .into_iter()
-            .find(|s| s.name == "hp2g-fig2-gige-receive")
-            .expect("Figure 2 scenario");
-        let exp = sc
-            .experiments
-            .iter()
-            .find(|e| e.id == id)
-            .expect("the experiment");
-        let cfg = super::super::config::assemble(&reg, exp).expect("assembles");
-        System::new(cfg, 1)
+        System::new(
+            super::super::tests::config_of("hp2g-fig2-gige-receive", id),
+            1,
+        )
     }
 
     /// The kind of transaction on bus 0 now.

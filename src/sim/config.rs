@@ -169,12 +169,8 @@ impl FcCfg {
 /// NIC engine parameters.
 #[derive(Debug, Clone)]
 pub struct NicCfg {
-    /// Bytes per read request.
-    pub max_read: u64,
-    /// Read requests in flight.
-    pub max_outstanding: u32,
-    /// Bytes per write burst.
-    pub write_burst: u64,
+    /// DMA engine.
+    pub dma: DmaCfg,
     /// Descriptor size.
     pub descriptor: u64,
     /// Receive descriptors per fetch.
@@ -192,12 +188,8 @@ pub struct NicCfg {
 /// HBA engine parameters.
 #[derive(Debug, Clone)]
 pub struct HbaCfg {
-    /// Bytes per read request.
-    pub max_read: u64,
-    /// Read requests in flight.
-    pub max_outstanding: u32,
-    /// Bytes per write burst.
-    pub write_burst: u64,
+    /// DMA engine.
+    pub dma: DmaCfg,
     /// Command block bytes.
     pub command: u64,
     /// Completion entry bytes.
@@ -266,16 +258,8 @@ impl FunctionCfg {
     /// The function's DMA engine settings.
     pub fn dma(&self) -> DmaCfg {
         match self {
-            FunctionCfg::Nic { nic, .. } => DmaCfg {
-                max_read: nic.max_read,
-                max_outstanding: nic.max_outstanding,
-                write_burst: nic.write_burst,
-            },
-            FunctionCfg::Hba { hba, .. } => DmaCfg {
-                max_read: hba.max_read,
-                max_outstanding: hba.max_outstanding,
-                write_burst: hba.write_burst,
-            },
+            FunctionCfg::Nic { nic, .. } => nic.dma,
+            FunctionCfg::Hba { hba, .. } => hba.dma,
             FunctionCfg::RawDma(r) => r.dma,
         }
     }
@@ -349,6 +333,15 @@ pub struct SystemCfg {
 /// A parameter that counts whole things (clocks, bytes, frames).
 fn whole(v: f64) -> u64 {
     v.round().max(0.0) as u64
+}
+
+/// A DMA engine's settings from the three parameters every engine kind has.
+fn dma_cfg(max_read: f64, max_outstanding_reads: f64, write_burst: f64) -> DmaCfg {
+    DmaCfg {
+        max_read: whole(max_read),
+        max_outstanding: whole(max_outstanding_reads).max(1) as u32,
+        write_burst: whole(write_burst),
+    }
 }
 
 /// Builds the configuration of `exp` from the registry.
@@ -484,9 +477,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         }
                     }
                     let nic = NicCfg {
-                        max_read: whole(fp.max_read),
-                        max_outstanding: whole(fp.max_outstanding_reads).max(1) as u32,
-                        write_burst: whole(fp.write_burst),
+                        dma: dma_cfg(fp.max_read, fp.max_outstanding_reads, fp.write_burst),
                         descriptor: whole(fp.descriptor),
                         rx_desc_batch: whole(fp.rx_descriptor_batch).max(1) as u32,
                         tx_ring: whole(fp.tx_ring_frames).max(1) as u32,
@@ -533,9 +524,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         }
                     }
                     let hba = HbaCfg {
-                        max_read: whole(fp.max_read),
-                        max_outstanding: whole(fp.max_outstanding_reads).max(1) as u32,
-                        write_burst: whole(fp.write_burst),
+                        dma: dma_cfg(fp.max_read, fp.max_outstanding_reads, fp.write_burst),
                         command: whole(fp.command_bytes),
                         completion: whole(fp.completion_bytes),
                         rx_buffers: whole(fp.rx_buffer_frames).max(1) as u32,
@@ -566,11 +555,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         }
                     }
                     FunctionCfg::RawDma(RawDmaCfg {
-                        dma: DmaCfg {
-                            max_read: whole(fp.max_read),
-                            max_outstanding: whole(fp.max_outstanding_reads).max(1) as u32,
-                            write_burst: whole(fp.write_burst),
-                        },
+                        dma: dma_cfg(fp.max_read, fp.max_outstanding_reads, fp.write_burst),
                         test,
                     })
                 }

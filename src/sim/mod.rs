@@ -359,8 +359,9 @@ mod tests {
     use super::*;
     use crate::loader::{load_bundled_scenarios, load_registry};
 
-    /// The configuration of experiment `id` of the bundled scenario `scenario`.
-    fn config_of(scenario: &str, id: &str) -> SystemCfg {
+    /// The bundled models and experiment `id` of the bundled scenario
+    /// `scenario`.
+    pub(super) fn bundled_experiment(scenario: &str, id: &str) -> (Registry, Experiment) {
         let reg = load_registry(&[]).expect("bundled models load");
         let sc = load_bundled_scenarios(&reg)
             .expect("bundled scenarios load")
@@ -369,10 +370,16 @@ mod tests {
             .expect("the scenario");
         let exp = sc
             .experiments
-            .iter()
+            .into_iter()
             .find(|e| e.id == id)
             .expect("the experiment");
-        config::assemble(&reg, exp).expect("assembles")
+        (reg, exp)
+    }
+
+    /// The configuration of experiment `id` of the bundled scenario `scenario`.
+    pub(super) fn config_of(scenario: &str, id: &str) -> SystemCfg {
+        let (reg, exp) = bundled_experiment(scenario, id);
+        config::assemble(&reg, &exp).expect("assembles")
     }
 
     #[test]
@@ -404,13 +411,8 @@ mod tests {
 
     #[test]
     fn a_run_stops_when_its_throughputs_are_known_to_the_precision_asked() {
-        let reg = load_registry(&[]).expect("bundled models load");
-        let sc = load_bundled_scenarios(&reg)
-            .expect("bundled scenarios load")
-            .into_iter()
-            .find(|s| s.name == "hp2g-fig5-fc-read")
-            .expect("the scenario");
-        let exp = &sc.experiments[0];
+        let (reg, exp) = bundled_experiment("hp2g-fig5-fc-read", "fc-rd.pcix.c1");
+        let exp = &exp;
         let run = |precision_pct| RunSpec {
             warmup_ms: 2.0,
             duration_ms: 40.0,
