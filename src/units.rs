@@ -11,20 +11,52 @@ use std::ops::{Add, AddAssign, Sub};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Picos(pub u64);
 
+/// `x.round()` as a `u64` for the hot path (0 for negative or NaN, saturating
+/// above `u64::MAX`), bit for bit what `x.round().max(0.0) as u64` gives, but
+/// without a call to libm's `round` (not an instruction on baseline x86-64):
+/// below 2^53, `x - trunc(x)` is exact.
+#[inline]
+pub fn round_u64(x: f64) -> u64 {
+    if x.is_nan() || x <= 0.0 {
+        return 0;
+    }
+    let t = x as u64;
+    if x - t as f64 >= 0.5 {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
+/// `x.ceil()` as a `u64` for the hot path (0 for negative or NaN,
+/// saturating), bit for bit what `x.ceil() as u64` gives, without libm.
+#[inline]
+pub fn ceil_u64(x: f64) -> u64 {
+    if x.is_nan() || x <= 0.0 {
+        return 0;
+    }
+    let t = x as u64;
+    if (t as f64) < x {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
 impl Picos {
     /// Picoseconds in one second.
     pub const PER_SECOND: u64 = 1_000_000_000_000;
     /// From nanoseconds (rounded to the nearest picosecond).
     pub fn from_ns(ns: f64) -> Picos {
-        Picos((ns * 1e3).round().max(0.0) as u64)
+        Picos(round_u64(ns * 1e3))
     }
     /// From microseconds.
     pub fn from_us(us: f64) -> Picos {
-        Picos((us * 1e6).round().max(0.0) as u64)
+        Picos(round_u64(us * 1e6))
     }
     /// From seconds.
     pub fn from_secs(s: f64) -> Picos {
-        Picos((s * 1e12).round().max(0.0) as u64)
+        Picos(round_u64(s * 1e12))
     }
     /// As seconds.
     pub fn secs(self) -> f64 {
@@ -32,7 +64,7 @@ impl Picos {
     }
     /// Time to move `bytes` at `rate` (rounded up to a whole picosecond).
     pub fn to_move(bytes: u64, rate: BytesPerSec) -> Picos {
-        Picos(((bytes as f64) * 1e12 / rate.0).ceil() as u64)
+        Picos(ceil_u64((bytes as f64) * 1e12 / rate.0))
     }
 }
 
@@ -193,6 +225,42 @@ pub fn to_base(value: f64, unit: &str) -> Option<(Dimension, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_rounding_is_libms_bit_for_bit() {
+        let mut cases = vec![
+            0.0,
+            -0.0,
+            -1.5,
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1e19,
+            1.9e19,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            123.456,
+            1e-300,
+        ];
+        let mut r = crate::engine::RngStream::new(7, 3);
+        for _ in 0..100_000 {
+            let u = r.uniform();
+            cases.push(u * 1e6);
+            cases.push(u * 1e12 * r.uniform());
+            cases.push((u * 1e4).floor() + 0.5);
+        }
+        for x in cases {
+            assert_eq!(round_u64(x), x.round().max(0.0) as u64, "round {x}");
+            assert_eq!(ceil_u64(x), x.ceil() as u64, "ceil {x}");
+        }
+    }
 
     #[test]
     fn conversions_use_decimal_prefixes_for_rates() {

@@ -16,21 +16,22 @@ use crate::units::Picos;
 
 /// One queued event with its firing time and tie-breaking sequence number.
 struct Entry<E> {
-    /// Time in the high 64 bits, insertion sequence in the low 64: one
-    /// comparison orders by time, then by insertion.
-    key: u128,
+    /// Firing time, picoseconds.
+    time: u64,
+    /// Insertion sequence: orders events of the same time.
+    seq: u64,
     event: E,
 }
 
 impl<E> Entry<E> {
     fn time(&self) -> Picos {
-        Picos((self.key >> 64) as u64)
+        Picos(self.time)
     }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
+        self.time == other.time && self.seq == other.seq
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -41,7 +42,7 @@ impl<E> PartialOrd for Entry<E> {
 }
 impl<E> Ord for Entry<E> {
     fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+        (other.time, other.seq).cmp(&(self.time, self.seq))
     }
 }
 
@@ -96,7 +97,8 @@ impl<E> Scheduler<E> {
         let time = if time < self.now { self.now } else { time };
         self.seq += 1;
         self.queue.push(Entry {
-            key: (u128::from(time.0) << 64) | u128::from(self.seq),
+            time: time.0,
+            seq: self.seq,
             event,
         });
     }

@@ -33,6 +33,18 @@
 //!   whose `register_reads_use_delayed_slots` is 1, the read asks for the bus
 //!   only while a delayed-read slot is free: the bridge tracks one read at a
 //!   time, whichever way it goes.
+//!
+//! Retries without events: while every master with work on a PCI bus would
+//! only be retried (its delayed read latched and not ready, or no slot free
+//! for it) or cannot ask (a write with no posted-buffer room, a register read
+//! waiting for a slot), nothing but the retries themselves happens on the bus
+//! until something outside it changes (data arrives, room frees, work is
+//! queued). The bus then runs its retries lazily: [`Bus::catch_up`] replays
+//! them, grant by grant with the same round-robin and timing, when anyone
+//! next looks at the bus, and charges their bus time to the busy meter and
+//! their count to `retries`, exactly as events would; no event is scheduled
+//! for them. Every entry point that changes the bus first catches up and
+//! turns the bus back to events ([`Platform::bus_sync`]).
 
 use std::collections::VecDeque;
 
@@ -174,6 +186,13 @@ pub struct Bus {
     pub data_bytes: u64,
     /// Retries since the last reset.
     pub retries: u64,
+    /// The bus runs its retries without events (see the module doc).
+    lazy: bool,
+    /// A lazy bus's state is that of this time.
+    lazy_at: Picos,
+    /// Whether retries may run without events (tests turn it off to check
+    /// that the two ways agree).
+    pub(super) lazy_retries: bool,
 }
 
 impl Bus {
@@ -215,6 +234,9 @@ impl Bus {
             delayed: vec![None; slots],
             data_bytes: 0,
             retries: 0,
+            lazy: false,
+            lazy_at: Picos(0),
+            lazy_retries: true,
         }
     }
 
@@ -268,6 +290,107 @@ impl Bus {
                 self.delayed.iter().any(|d| d.is_none())
             }
             Some(_) => true,
+        }
+    }
+
+    /// Whether the delayed read `op` of master `m` would be answered Retry
+    /// with no other effect (its data not ready, or no slot for it).
+    fn only_retried(&self, m: usize, op: u64) -> bool {
+        match self
+            .delayed
+            .iter()
+            .flatten()
+            .find(|d| d.master == m && d.op == op)
+        {
+            Some(d) => !d.ready,
+            None => self.delayed.iter().all(|d| d.is_some()),
+        }
+    }
+
+    /// Whether nothing but retries can happen on this bus until something
+    /// outside it changes: no transaction but a retry under way, and every
+    /// master with work either only retried or unable to ask.
+    fn retries_only(&self, now: Picos) -> bool {
+        if !self.lazy_retries
+            || !matches!(self.current, None | Some(Tx::Retry { .. }))
+            || self.cfg.read_request == 0
+            || self.cfg.protocol != Protocol::Pci
+        {
+            return false;
+        }
+        (0..self.masters.len()).all(|m| match self.masters[m].queue.front() {
+            None => true,
+            Some(BusItem::PciRead { op, .. }) => self.only_retried(m, *op),
+            Some(BusItem::Write { .. }) | Some(BusItem::Pio { .. }) => {
+                self.masters[m].wait_until <= now && !self.wants(m, now)
+            }
+            Some(_) => false,
+        })
+    }
+
+    /// When the retry on the bus (granted at `started`) ends.
+    fn retry_end(&self) -> Picos {
+        self.started + self.cfg.clocks(self.cfg.read_request)
+    }
+
+    /// Replays the retries of a lazy bus up to and including `now` (see the
+    /// module doc): each retry's end, its master's wait, and each grant to
+    /// the next master in round-robin order whose wait is over, at the
+    /// times events would have made them.
+    pub fn catch_up(&mut self, now: Picos) {
+        if !self.lazy {
+            return;
+        }
+        let n = self.masters.len();
+        loop {
+            let was_idle = self.current.is_none();
+            let t = match self.current {
+                Some(Tx::Retry { m }) => {
+                    let end = self.retry_end();
+                    if end > now {
+                        self.lazy_at = now;
+                        return;
+                    }
+                    self.meter.stop(end);
+                    self.retries += 1;
+                    self.masters[m].wait_until = end + self.bridge.retry_interval;
+                    self.current = None;
+                    end
+                }
+                _ => {
+                    // Idle: the next master whose wait ends (or has ended
+                    // while the bus was busy).
+                    let next = (0..n)
+                        .filter(|&m| {
+                            matches!(self.masters[m].queue.front(), Some(BusItem::PciRead { .. }))
+                        })
+                        .map(|m| self.masters[m].wait_until.max(self.lazy_at))
+                        .min();
+                    match next {
+                        Some(t) if t <= now => t,
+                        _ => {
+                            self.lazy_at = now;
+                            return;
+                        }
+                    }
+                }
+            };
+            self.lazy_at = t;
+            let Some(m) = (0..n)
+                .map(|i| (self.rr + i) % n)
+                .find(|&m| self.wants(m, t))
+            else {
+                if was_idle {
+                    // Cannot happen (a master whose wait is over wants
+                    // the bus); never loop on it.
+                    return;
+                }
+                continue;
+            };
+            self.rr = (m + 1) % n;
+            self.current = Some(Tx::Retry { m });
+            self.started = t;
+            self.meter.start(t);
         }
     }
 }
@@ -340,6 +463,7 @@ impl Tx {
 impl Platform {
     /// Grants the bus of `b` to the next waiting master, if it is idle.
     pub(super) fn bus_arbitrate(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        self.bus_sync(b, s);
         let now = s.now();
         let bus = &self.buses[b];
         if bus.current.is_some() {
@@ -525,6 +649,46 @@ impl Platform {
         s.schedule_at(end.max(now), Ev::BusDone(b, bus.generation));
     }
 
+    /// Turns a lazy bus `b` back to events (see the module doc): replays its
+    /// retries up to now, then schedules the end of the retry under way and
+    /// the wake of every master waiting to retry. Call before changing the
+    /// bus's state.
+    pub(super) fn bus_sync(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        let now = s.now();
+        let bus = &mut self.buses[b];
+        if !bus.lazy {
+            return;
+        }
+        bus.catch_up(now);
+        bus.lazy = false;
+        if let Some(Tx::Retry { .. }) = bus.current {
+            bus.generation += 1;
+            s.schedule_at(bus.retry_end(), Ev::BusDone(b, bus.generation));
+        }
+        for m in &bus.masters {
+            if m.wait_until > now && matches!(m.queue.front(), Some(BusItem::PciRead { .. })) {
+                s.schedule_at(m.wait_until, Ev::BusWake(b));
+            }
+        }
+    }
+
+    /// A retried master of bus `b` may ask again: a lazy bus replays its
+    /// retries, one on events arbitrates.
+    pub(super) fn bus_wake(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        if self.buses[b].lazy {
+            self.buses[b].catch_up(s.now());
+        } else {
+            self.bus_arbitrate(b, s);
+        }
+    }
+
+    /// Queues `item` at master `m` of bus `b` and arbitrates.
+    pub(super) fn bus_enqueue(&mut self, b: usize, m: usize, item: BusItem, s: &mut Scheduler<Ev>) {
+        self.bus_sync(b, s);
+        self.buses[b].masters[m].queue.push_back(item);
+        self.bus_arbitrate(b, s);
+    }
+
     /// Queues a split completion at the bridge of bus `b`.
     pub(super) fn bus_push_completion(
         &mut self,
@@ -535,23 +699,24 @@ impl Platform {
         s: &mut Scheduler<Ev>,
     ) {
         let bm = self.buses[b].completion_master();
-        self.buses[b].masters[bm]
-            .queue
-            .push_back(BusItem::Completion { func, op, bytes });
-        self.bus_arbitrate(b, s);
+        self.bus_enqueue(b, bm, BusItem::Completion { func, op, bytes }, s);
     }
 
     /// Queues a register read by CPU `cpu` at the bridge of bus `b`.
     pub(super) fn bus_push_pio(&mut self, b: usize, cpu: usize, s: &mut Scheduler<Ev>) {
         let bm = self.buses[b].request_master();
-        self.buses[b].masters[bm]
-            .queue
-            .push_back(BusItem::Pio { cpu });
-        self.bus_arbitrate(b, s);
+        self.bus_enqueue(b, bm, BusItem::Pio { cpu }, s);
     }
 
     /// Marks delayed-read slot `slot` of bus `b` ready.
-    pub(super) fn bus_delayed_ready(&mut self, b: usize, slot: usize, op: u64) {
+    pub(super) fn bus_delayed_ready(
+        &mut self,
+        b: usize,
+        slot: usize,
+        op: u64,
+        s: &mut Scheduler<Ev>,
+    ) {
+        self.bus_sync(b, s);
         if let Some(d) = self.buses[b].delayed[slot].as_mut() {
             if d.op == op {
                 d.ready = true;
@@ -598,6 +763,13 @@ impl System {
                 bus.retries += 1;
                 let wake = now + bus.bridge.retry_interval;
                 bus.masters[m].wait_until = wake;
+                if bus.retries_only(now) {
+                    // Nothing but retries until something else changes.
+                    bus.lazy = true;
+                    bus.lazy_at = now;
+                    bus.catch_up(now);
+                    return;
+                }
                 if wake > now {
                     s.schedule_at(wake, Ev::BusWake(b));
                 }

@@ -46,7 +46,7 @@ impl BusCfg {
             // Integer arithmetic for the usual whole number of bytes a clock.
             bytes.div_ceil(whole)
         } else {
-            ((bytes as f64) / self.bytes_per_clock).ceil() as u64
+            crate::units::ceil_u64((bytes as f64) / self.bytes_per_clock)
         }
     }
     /// Duration of `clocks` clocks.

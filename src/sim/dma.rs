@@ -88,13 +88,11 @@ impl Platform {
         let op = self.ports[f].new_op();
         self.ports[f].writes.insert(op, done);
         let pl = self.place[f];
-        self.buses[pl.bus].masters[2 * pl.local]
-            .queue
-            .push_back(BusItem::Write {
-                op,
-                left: bytes.max(1),
-            });
-        self.bus_arbitrate(pl.bus, s);
+        let item = BusItem::Write {
+            op,
+            left: bytes.max(1),
+        };
+        self.bus_enqueue(pl.bus, 2 * pl.local, item, s);
     }
 
     /// Starts a DMA read of `bytes` by function `f`.
@@ -111,10 +109,8 @@ impl Platform {
         let pl = self.place[f];
         match self.buses[pl.bus].cfg.protocol {
             Protocol::Pci => {
-                self.buses[pl.bus].masters[2 * pl.local + 1]
-                    .queue
-                    .push_back(BusItem::PciRead { op, left: bytes });
-                self.bus_arbitrate(pl.bus, s);
+                let item = BusItem::PciRead { op, left: bytes };
+                self.bus_enqueue(pl.bus, 2 * pl.local + 1, item, s);
             }
             Protocol::PciX => {
                 let max = pl.max_read.max(1);
@@ -132,6 +128,7 @@ impl Platform {
     /// Issues queued PCI-X read requests of `f` up to its outstanding limit.
     pub(super) fn dma_issue_reads(&mut self, f: usize, s: &mut Scheduler<Ev>) {
         let pl = self.place[f];
+        self.bus_sync(pl.bus, s);
         let mut any = false;
         while self.ports[f].outstanding < pl.max_outstanding {
             let Some((op, bytes)) = self.ports[f].unissued.pop_front() else {

@@ -59,7 +59,7 @@ impl Model for System {
     fn handle(&mut self, ev: Ev, s: &mut Scheduler<Ev>) {
         match ev {
             Ev::BusDone(b, g) => self.bus_done(b, g, s),
-            Ev::BusWake(b) => self.p.bus_arbitrate(b, s),
+            Ev::BusWake(b) => self.p.bus_wake(b, s),
             Ev::RopeDone(b, d) => self.p.rope_done(b, d, s),
             Ev::MemDone(f) => self.p.mem_done(f, s),
             Ev::CpuDone(c) => self.cpu_done(c, s),
@@ -139,6 +139,7 @@ impl System {
     pub fn reset_measurements(&mut self, now: Picos) {
         let p = &mut self.p;
         for b in &mut p.buses {
+            b.catch_up(now);
             b.meter.reset(now);
             b.data_bytes = 0;
             b.retries = 0;
@@ -342,6 +343,9 @@ pub fn simulate(
             }
         }
     }
+    for b in &mut sys.p.buses {
+        b.catch_up(end);
+    }
     let (functions, buses) = sys.results(end, end - warm);
     Ok(ExperimentResult::new(
         exp.id.clone(),
@@ -407,6 +411,42 @@ mod tests {
         let busy = |c: usize| sys.p.cpus[c].meter.total(end);
         assert!(busy(other) > Picos(0), "the placed CPU did the I/O work");
         assert_eq!(busy(own), Picos(0), "the function's index is not its CPU");
+    }
+
+    #[test]
+    fn retries_without_events_give_what_retry_events_give() {
+        // A PCI-66 bus where delayed reads of FC and GigE are retried.
+        let run = |lazy: bool| {
+            let mut sys = System::new(config_of("hp2g-fig6-fc-write", "fc-wr+gige-bd.pci66.c1"), 1);
+            for b in &mut sys.p.buses {
+                b.lazy_retries = lazy;
+            }
+            let mut s = Scheduler::new();
+            sys.start(&mut s);
+            let (warm, end) = (Picos::from_ns(1e6), Picos::from_ns(4e6));
+            let limits = Limits {
+                max_time: end,
+                max_events: 50_000_000,
+            };
+            run_until(&mut sys, &mut s, warm, limits);
+            sys.reset_measurements(warm);
+            run_until(&mut sys, &mut s, end, limits);
+            for b in &mut sys.p.buses {
+                b.catch_up(end);
+            }
+            let (functions, buses) = sys.results(end, end - warm);
+            (functions, buses, sys.totals(), s.events_processed())
+        };
+        let (f_events, b_events, t_events, n_events) = run(false);
+        let (f_lazy, b_lazy, t_lazy, n_lazy) = run(true);
+        assert!(b_events[0].retries_per_s > 1e6, "the bus retries reads");
+        assert_eq!(f_lazy, f_events);
+        assert_eq!(b_lazy, b_events);
+        assert_eq!(t_lazy, t_events);
+        assert!(
+            2 * n_lazy < n_events,
+            "{n_lazy} events without retry events, {n_events} with"
+        );
     }
 
     #[test]

@@ -181,6 +181,7 @@ impl Platform {
             RopeItem::Write { bytes } => {
                 self.ropes[b].up_bytes += bytes;
                 self.totals.rope_write_bytes += bytes;
+                self.bus_sync(b, s);
                 let bus = &mut self.buses[b];
                 bus.posted_used = bus.posted_used.saturating_sub(bytes);
                 self.bus_arbitrate(b, s);
@@ -196,7 +197,7 @@ impl Platform {
                     FetchKind::Split { func, op } => {
                         self.bus_push_completion(b, func, op, f.bytes, s)
                     }
-                    FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op),
+                    FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op, s),
                 }
             }
             RopeItem::PioReq { cpu } => self.bus_push_pio(b, cpu, s),

@@ -18,7 +18,7 @@
 //! [`packet_cost`]). Left out: delayed-ACK timers, slow start, loss.
 
 use crate::sim::config::CpuCfg;
-use crate::units::Picos;
+use crate::units::{round_u64, Picos};
 
 /// The server sending to the peer.
 #[derive(Debug, Default)]
@@ -51,12 +51,12 @@ pub struct TcpConn {
 
 /// CPU time of one data segment sent: stack cost plus its payload's.
 pub fn segment_sent_cost(c: &CpuCfg, payload: u64) -> Picos {
-    c.per_segment_sent + Picos((c.per_kib_ps * payload as f64 / 1024.0).round() as u64)
+    c.per_segment_sent + Picos(round_u64(c.per_kib_ps * payload as f64 / 1024.0))
 }
 
 /// CPU time of one packet (segment or ACK) received, or of an ACK sent.
 pub fn packet_cost(c: &CpuCfg, payload: u64) -> Picos {
-    c.per_packet + Picos((c.per_kib_ps * payload as f64 / 1024.0).round() as u64)
+    c.per_packet + Picos(round_u64(c.per_kib_ps * payload as f64 / 1024.0))
 }
 
 impl TcpConn {
