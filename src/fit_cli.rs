@@ -71,6 +71,7 @@ impl Setup {
             free: &self.spec.free,
             seed: common.seed,
             threads: common.threads,
+            memo: Default::default(),
         }
     }
 }

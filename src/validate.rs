@@ -126,27 +126,65 @@ pub fn run_scenarios(
     threads: usize,
     precision_pct: Option<f64>,
 ) -> Result<Vec<Vec<ExperimentResult>>> {
-    let jobs: Vec<(&Scenario, &crate::model::Experiment)> = scenarios
+    let mut all = run_scenarios_at(&[reg], scenarios, seed, threads, precision_pct, &|_| 0)?;
+    Ok(all.pop().unwrap_or_default())
+}
+
+/// [`run_scenarios`] for several registries at once (the points of a fit
+/// evaluated together): every experiment of every registry in one pool, the
+/// longest first by `cost` (a guess from the experiment's index among the
+/// scenarios' experiments, e.g. its events in an earlier run; ties in file
+/// order), so that no core idles at the end. Results per registry, then per
+/// scenario in file order; they do not depend on the order or the threads.
+pub fn run_scenarios_at(
+    regs: &[&Registry],
+    scenarios: &[Scenario],
+    seed: u64,
+    threads: usize,
+    precision_pct: Option<f64>,
+    cost: &dyn Fn(usize) -> u64,
+) -> Result<Vec<Vec<Vec<ExperimentResult>>>> {
+    let exps: Vec<(&Scenario, &crate::model::Experiment)> = scenarios
         .iter()
         .flat_map(|sc| sc.experiments.iter().map(move |e| (sc, e)))
         .collect();
-    let flat = run_parallel(jobs.len(), threads, |i| {
-        let (sc, e) = jobs[i];
+    let n = exps.len();
+    // Jobs (registry, experiment), the costliest experiments first.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(cost(i)));
+    let jobs: Vec<(usize, usize)> = order
+        .iter()
+        .flat_map(|&i| (0..regs.len()).map(move |r| (r, i)))
+        .collect();
+    let done = run_parallel(jobs.len(), threads, |j| {
+        let (r, i) = jobs[j];
+        let (sc, e) = exps[i];
         let mut run = sc.run;
         if precision_pct.is_some() {
             run.precision_pct = precision_pct;
         }
         check_deadline()?;
-        let r = simulate(reg, e, &run, experiment_seed(seed, &sc.name, &e.id));
+        let out = simulate(regs[r], e, &run, experiment_seed(seed, &sc.name, &e.id));
         if let Some(hook) = limits().on_done {
             hook();
         }
-        r
+        out
     })?;
-    let mut flat = flat.into_iter();
-    Ok(scenarios
-        .iter()
-        .map(|sc| flat.by_ref().take(sc.experiments.len()).collect())
+    let mut flat: Vec<Vec<Option<ExperimentResult>>> = (0..regs.len())
+        .map(|_| (0..n).map(|_| None).collect())
+        .collect();
+    for (&(r, i), result) in jobs.iter().zip(done) {
+        flat[r][i] = Some(result);
+    }
+    Ok(flat
+        .into_iter()
+        .map(|per_reg| {
+            let mut it = per_reg.into_iter().flatten();
+            scenarios
+                .iter()
+                .map(|sc| it.by_ref().take(sc.experiments.len()).collect())
+                .collect()
+        })
         .collect())
 }
 

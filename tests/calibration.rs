@@ -142,6 +142,7 @@ fn synthetic() -> (Registry, CalibrationSpec, [Scenario; 1]) {
         free: &spec.free,
         seed: 5,
         threads: 2,
+        memo: Default::default(),
     };
     let made: Vec<f64> = pb
         .rows_at(&TRUTH)
@@ -162,6 +163,7 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
         free: &spec.free,
         seed: 5,
         threads: 2,
+        memo: Default::default(),
     };
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let f = fit(
@@ -479,6 +481,7 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
         free: &spec.free,
         seed: 5,
         threads: 2,
+        memo: Default::default(),
     };
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let cv = cross_validate(
@@ -693,4 +696,46 @@ fn the_bundled_fit_leaves_a_user_replaced_model_alone() {
     // A fitted parameter of a model the user did not replace still takes the bundled fit.
     let other = row_of(&text, "server.rp8400-seu.cpu_per_packet,");
     assert!(other.contains("fitted: iosim calibrate"), "{other}");
+}
+
+#[test]
+fn points_evaluated_together_give_what_each_gives_alone() {
+    let (reg, spec, scenarios) = synthetic();
+    let problem = || Problem {
+        reg: &reg,
+        scenarios: &scenarios,
+        free: &spec.free,
+        seed: 5,
+        threads: 2,
+        memo: Default::default(),
+    };
+    let a = TRUTH.to_vec();
+    let b = vec![6.0e3, 300e3];
+    let alone: Vec<Vec<f64>> = [&a, &b]
+        .iter()
+        .map(|x| {
+            problem()
+                .rows_at(x)
+                .expect("runs")
+                .iter()
+                .map(|r| r.predicted)
+                .collect()
+        })
+        .collect();
+    assert_ne!(alone[0], alone[1], "the two points differ");
+    let pb = problem();
+    // Together, one repeated, with the longest-first order learnt from the
+    // first call; then again from the memo.
+    for _ in 0..2 {
+        let together: Vec<Vec<f64>> = pb
+            .rows_at_points(&[a.clone(), b.clone(), a.clone()], None)
+            .expect("runs")
+            .iter()
+            .map(|rows| rows.iter().map(|r| r.predicted).collect())
+            .collect();
+        assert_eq!(
+            together,
+            vec![alone[0].clone(), alone[1].clone(), alone[0].clone()]
+        );
+    }
 }

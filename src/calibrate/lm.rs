@@ -57,6 +57,14 @@ impl Default for LmSettings {
 /// A point already evaluated is not evaluated again, and the search stops
 /// when `budget` evaluations are spent. Returns the point, its residuals and
 /// the evaluations used.
+///
+/// `f` evaluates a batch of points at once (see [`Batch`]): the points of a
+/// scan, the two directions of a compass move, the four signs of a pair move
+/// are independent and are handed over together, so that their simulations
+/// share the cores; the search then takes them in the order a one-at-a-time
+/// search would, so the path does not depend on the batching (a direction a
+/// one-at-a-time search would not have tried is evaluated, and counted, all
+/// the same).
 pub fn compass<F>(
     f: &mut F,
     u0: &[f64],
@@ -64,10 +72,10 @@ pub fn compass<F>(
     budget: u32,
 ) -> Result<(Vec<f64>, Vec<f64>, u32)>
 where
-    F: FnMut(&[f64]) -> Result<Vec<f64>>,
+    F: Batch,
 {
     let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
-    let r = f(&u)?;
+    let r = eval_one(f, &u)?;
     let mut st = Search {
         c: cost(&r),
         seen: HashSet::from([key(&u)]),
@@ -111,6 +119,38 @@ fn key(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
 }
 
+/// Residuals of a batch of points, in their order. Implemented by any
+/// `FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>>`; [`one_at_a_time`] makes one
+/// from a function of one point.
+pub trait Batch {
+    /// The residuals at each of `points`.
+    fn eval(&mut self, points: &[Vec<f64>]) -> Result<Vec<Vec<f64>>>;
+}
+
+impl<F> Batch for F
+where
+    F: FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>>,
+{
+    fn eval(&mut self, points: &[Vec<f64>]) -> Result<Vec<Vec<f64>>> {
+        self(points)
+    }
+}
+
+/// A batch function from a function of one point (evaluated in turn).
+pub fn one_at_a_time<G>(mut g: G) -> impl FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>>
+where
+    G: FnMut(&[f64]) -> Result<Vec<f64>>,
+{
+    move |points: &[Vec<f64>]| points.iter().map(|p| g(p)).collect()
+}
+
+/// The residuals at one point.
+fn eval_one<F: Batch>(f: &mut F, u: &[f64]) -> Result<Vec<f64>> {
+    f.eval(&[u.to_vec()])?
+        .pop()
+        .ok_or_else(|| crate::Error::Internal("a batch evaluation returned nothing".into()))
+}
+
 /// The state of a derivative-free search: the best point so far.
 struct Search {
     u: Vec<f64>,
@@ -133,24 +173,24 @@ impl Search {
         budget: u32,
     ) -> Result<()>
     where
-        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+        F: Batch,
     {
         let mut step = first;
         while step >= 1.0 / 256.0 && self.evals < budget {
             let base = self.u.clone();
             let mut moved = false;
             for p in 0..self.u.len() {
-                for dir in [1.0, -1.0] {
-                    if self.evals >= budget {
-                        break;
-                    }
-                    let mut v = self.u.clone();
-                    let h = step.max(min_step.get(p).copied().unwrap_or(0.0));
-                    v[p] = (v[p] + dir * h).clamp(0.0, 1.0);
-                    if self.try_point(f, v)? {
-                        moved = true;
-                        break;
-                    }
+                let h = step.max(min_step.get(p).copied().unwrap_or(0.0));
+                let points: Vec<Vec<f64>> = [1.0, -1.0]
+                    .iter()
+                    .map(|dir| {
+                        let mut v = self.u.clone();
+                        v[p] = (v[p] + dir * h).clamp(0.0, 1.0);
+                        v
+                    })
+                    .collect();
+                if self.try_points(f, points, budget, true)? {
+                    moved = true;
                 }
             }
             if moved {
@@ -162,9 +202,7 @@ impl Search {
                     .zip(&base)
                     .map(|(a, b)| (2.0 * a - b).clamp(0.0, 1.0))
                     .collect();
-                if self.evals < budget {
-                    self.try_point(f, v)?;
-                }
+                self.try_points(f, vec![v], budget, true)?;
             } else {
                 step /= 2.0;
             }
@@ -177,7 +215,7 @@ impl Search {
     /// can move alone, is left this way. True when it moved.
     fn pair_phase<F>(&mut self, f: &mut F, min_step: &[f64], budget: u32) -> Result<bool>
     where
-        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+        F: Batch,
     {
         let cont: Vec<usize> = (0..self.u.len())
             .filter(|&p| min_step.get(p).copied().unwrap_or(0.0) == 0.0)
@@ -185,16 +223,21 @@ impl Search {
         for step in [1.0 / 16.0, 1.0 / 32.0, 1.0 / 64.0] {
             for (i, &p) in cont.iter().enumerate() {
                 for &q in &cont[i + 1..] {
-                    for (dp, dq) in [(1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0)] {
-                        if self.evals >= budget {
-                            return Ok(false);
-                        }
-                        let mut v = self.u.clone();
-                        v[p] = (v[p] + dp * step).clamp(0.0, 1.0);
-                        v[q] = (v[q] + dq * step).clamp(0.0, 1.0);
-                        if self.try_point(f, v)? {
-                            return Ok(true);
-                        }
+                    if self.evals >= budget {
+                        return Ok(false);
+                    }
+                    let points: Vec<Vec<f64>> =
+                        [(1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0)]
+                            .iter()
+                            .map(|(dp, dq)| {
+                                let mut v = self.u.clone();
+                                v[p] = (v[p] + dp * step).clamp(0.0, 1.0);
+                                v[q] = (v[q] + dq * step).clamp(0.0, 1.0);
+                                v
+                            })
+                            .collect();
+                    if self.try_points(f, points, budget, true)? {
+                        return Ok(true);
                     }
                 }
             }
@@ -206,7 +249,7 @@ impl Search {
     /// true when it moved. Each parameter is scanned at most once per search.
     fn fine_scan<F>(&mut self, f: &mut F, min_step: &[f64], budget: u32) -> Result<bool>
     where
-        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+        F: Batch,
     {
         if self.fine_scanned {
             return Ok(false);
@@ -231,38 +274,63 @@ impl Search {
     /// moving to the best; false when the budget ran out.
     fn scan<F>(&mut self, f: &mut F, p: usize, points: usize, budget: u32) -> Result<bool>
     where
-        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+        F: Batch,
     {
-        for i in 0..=points {
-            if self.evals >= budget {
-                return Ok(false);
-            }
-            let mut v = self.u.clone();
-            v[p] = i as f64 / points as f64;
-            self.try_point(f, v)?;
-        }
-        Ok(true)
+        let grid: Vec<Vec<f64>> = (0..=points)
+            .map(|i| {
+                let mut v = self.u.clone();
+                v[p] = i as f64 / points as f64;
+                v
+            })
+            .collect();
+        self.try_points(f, grid, budget, false)?;
+        Ok(self.evals < budget)
     }
 
-    /// Evaluates `v` unless it was evaluated before, and moves there if it is
-    /// better; true when it moved.
-    fn try_point<F>(&mut self, f: &mut F, v: Vec<f64>) -> Result<bool>
+    /// Evaluates together those of `points` not evaluated before (as many as
+    /// the budget allows), then takes them in order, moving to the first
+    /// that is better than where the search stands and, unless `first_only`,
+    /// on to any later one better still: the moves a one-at-a-time search
+    /// would make (a grid moves to its best point; alternatives stop at the
+    /// first that helps). True when it moved.
+    fn try_points<F>(
+        &mut self,
+        f: &mut F,
+        points: Vec<Vec<f64>>,
+        budget: u32,
+        first_only: bool,
+    ) -> Result<bool>
     where
-        F: FnMut(&[f64]) -> Result<Vec<f64>>,
+        F: Batch,
     {
-        if !self.seen.insert(key(&v)) {
+        let mut fresh = Vec::new();
+        for v in points {
+            if self.evals + fresh.len() as u32 >= budget {
+                break;
+            }
+            if self.seen.insert(key(&v)) {
+                fresh.push(v);
+            }
+        }
+        if fresh.is_empty() {
             return Ok(false);
         }
-        let rv = f(&v)?;
-        self.evals += 1;
-        let cv = cost(&rv);
-        if cv < self.c {
-            self.u = v;
-            self.r = rv;
-            self.c = cv;
-            return Ok(true);
+        let rs = f.eval(&fresh)?;
+        self.evals += fresh.len() as u32;
+        let mut moved = false;
+        for (v, rv) in fresh.into_iter().zip(rs) {
+            let cv = cost(&rv);
+            if cv < self.c {
+                self.u = v;
+                self.r = rv;
+                self.c = cv;
+                moved = true;
+                if first_only {
+                    break;
+                }
+            }
         }
-        Ok(false)
+        Ok(moved)
     }
 }
 
@@ -285,7 +353,8 @@ fn cost(r: &[f64]) -> f64 {
     r.iter().map(|x| x * x).sum()
 }
 
-/// Forward-difference Jacobian at `u` (backward where the box ends). The
+/// Forward-difference Jacobian at `u` (backward where the box ends), its
+/// columns evaluated as one batch. The
 /// columns of discrete parameters (`min_step[p] > 0`) are zero: the
 /// Levenberg-Marquardt polish leaves them where the compass search put them.
 pub fn jacobian<F>(
@@ -297,19 +366,25 @@ pub fn jacobian<F>(
     evals: &mut u32,
 ) -> Result<Vec<Vec<f64>>>
 where
-    F: FnMut(&[f64]) -> Result<Vec<f64>>,
+    F: Batch,
 {
     let k = u.len();
     let mut j = vec![vec![0.0; k]; r0.len()];
-    for p in 0..k {
-        if min_step.get(p).is_some_and(|m| *m > 0.0) {
-            continue;
-        }
-        let mut v = u.to_vec();
-        let h = if u[p] + step <= 1.0 { step } else { -step };
-        v[p] += h;
-        let r = f(&v)?;
-        *evals += 1;
+    let cols: Vec<(usize, f64)> = (0..k)
+        .filter(|&p| !min_step.get(p).is_some_and(|m| *m > 0.0))
+        .map(|p| (p, if u[p] + step <= 1.0 { step } else { -step }))
+        .collect();
+    let points: Vec<Vec<f64>> = cols
+        .iter()
+        .map(|&(p, h)| {
+            let mut v = u.to_vec();
+            v[p] += h;
+            v
+        })
+        .collect();
+    let rs = f.eval(&points)?;
+    *evals += points.len() as u32;
+    for (&(p, h), r) in cols.iter().zip(&rs) {
         for (i, row) in j.iter_mut().enumerate() {
             row[p] = (r[i] - r0[i]) / h;
         }
@@ -328,7 +403,7 @@ pub fn minimise<F, P>(
     mut progress: P,
 ) -> Result<LmOutcome>
 where
-    F: FnMut(&[f64]) -> Result<Vec<f64>>,
+    F: Batch,
     P: FnMut(u32, f64),
 {
     let k = u0.len();
@@ -336,7 +411,7 @@ where
         compass(&mut f, u0, min_step, s.search_evaluations)?
     } else {
         let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
-        let r = f(&u)?;
+        let r = eval_one(&mut f, &u)?;
         (u, r, 1)
     };
     let mut c = cost(&r);
@@ -367,7 +442,7 @@ where
             if un.iter().zip(&u).all(|(a, b)| (a - b).abs() < 1e-9) {
                 break;
             }
-            let rn = f(&un)?;
+            let rn = eval_one(&mut f, &un)?;
             evals += 1;
             let cn = cost(&rn);
             if cn < c {
@@ -420,8 +495,14 @@ mod tests {
                 .map(|x| u[0] * x + u[1] - (0.3 * x + 0.7))
                 .collect())
         };
-        let out = minimise(f, &[0.5, 0.5], &[], LmSettings::default(), |_, _| {})
-            .expect("no model error");
+        let out = minimise(
+            one_at_a_time(f),
+            &[0.5, 0.5],
+            &[],
+            LmSettings::default(),
+            |_, _| {},
+        )
+        .expect("no model error");
         assert!(
             (out.u[0] - 0.3).abs() < 1e-3 && (out.u[1] - 0.7).abs() < 1e-3,
             "{:?}",
@@ -434,7 +515,8 @@ mod tests {
         // A staircase: no useful gradient, a clear minimum near 0.6.
         let mut f =
             |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![((u[0] * 20.0).floor() / 20.0 - 0.6)]) };
-        let (u, r, _) = compass(&mut f, &[0.1], &[], 400).expect("no model error");
+        let (u, r, _) =
+            compass(&mut one_at_a_time(&mut f), &[0.1], &[], 400).expect("no model error");
         assert!(r[0].abs() < 1e-9 && (u[0] - 0.6).abs() < 0.05, "{u:?}");
     }
 
@@ -442,7 +524,8 @@ mod tests {
     fn a_discrete_parameter_moves_a_whole_choice_at_a_time() {
         // Five choices (0, 0.25, ..., 1); the cost is lowest at the fourth.
         let mut f = |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![u[0] - 0.75]) };
-        let (u, r, evals) = compass(&mut f, &[0.0], &[0.25], 400).expect("no model error");
+        let (u, r, evals) =
+            compass(&mut one_at_a_time(&mut f), &[0.0], &[0.25], 400).expect("no model error");
         assert!(r[0].abs() < 1e-12 && (u[0] - 0.75).abs() < 1e-12, "{u:?}");
         assert!(
             evals <= 5,
@@ -463,7 +546,8 @@ mod tests {
                 0.1 + (u[0] - 0.3).abs()
             }])
         };
-        let (u, r, _) = compass(&mut f, &[0.3], &[], 400).expect("no model error");
+        let (u, r, _) =
+            compass(&mut one_at_a_time(&mut f), &[0.3], &[], 400).expect("no model error");
         assert!(
             r[0].abs() < 1e-9 && (u[0] - 13.0 / 16.0).abs() < 1e-9,
             "{u:?} {r:?}"
@@ -480,7 +564,8 @@ mod tests {
                 1.0
             }])
         };
-        let (u, r, _) = compass(&mut f, &[0.1], &[], 400).expect("no model error");
+        let (u, r, _) =
+            compass(&mut one_at_a_time(&mut f), &[0.1], &[], 400).expect("no model error");
         assert!(r[0].abs() < 1e-3 && (u[0] - 0.875).abs() < 1e-3, "{u:?}");
     }
 
@@ -489,7 +574,8 @@ mod tests {
         // Steep across the diagonal u0 = u1, shallow along it to (0.6, 0.6).
         let mut f =
             |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![10.0 * (u[0] - u[1]), u[0] + u[1] - 1.2]) };
-        let (u, _, _) = compass(&mut f, &[0.3, 0.3], &[], 2000).expect("no model error");
+        let (u, _, _) =
+            compass(&mut one_at_a_time(&mut f), &[0.3, 0.3], &[], 2000).expect("no model error");
         assert!(
             (u[0] - 0.6).abs() < 0.01 && (u[1] - 0.6).abs() < 0.01,
             "{u:?}"
@@ -499,8 +585,14 @@ mod tests {
     #[test]
     fn an_optimum_outside_the_box_ends_on_the_bound() {
         let f = |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![u[0] - 1.5]) };
-        let out =
-            minimise(f, &[0.2], &[], LmSettings::default(), |_, _| {}).expect("no model error");
+        let out = minimise(
+            one_at_a_time(f),
+            &[0.2],
+            &[],
+            LmSettings::default(),
+            |_, _| {},
+        )
+        .expect("no model error");
         assert!((out.u[0] - 1.0).abs() < 1e-9, "{:?}", out.u);
     }
 }

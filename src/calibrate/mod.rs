@@ -10,9 +10,11 @@ pub mod budget;
 mod linalg;
 pub mod lm;
 
+use std::collections::HashMap;
+
 use crate::error::Result;
 use crate::model::{FreeParam, Registry, Scenario};
-use crate::validate::{figure_rows, run_scenarios, FigureRow};
+use crate::validate::{figure_rows, run_scenarios_at, FigureRow};
 use lm::{minimise, LmSettings};
 
 pub use budget::check_budget;
@@ -29,6 +31,23 @@ pub struct Problem<'a> {
     pub seed: u64,
     /// Threads per scenario run.
     pub threads: usize,
+    /// What the problem has learnt while running: the rows of every point
+    /// evaluated, and the cost of each experiment.
+    pub memo: Memo,
+}
+
+/// A point (the bits of its base-unit values) and the precision its runs
+/// were measured to.
+type PointKey = (Vec<u64>, Option<u64>);
+
+/// The rows of every point a [`Problem`] has evaluated (a point evaluated
+/// again, by another phase or another cross-validation fold, is not simulated
+/// again: same inputs and seed give the same rows), and each experiment's
+/// events in its last run (the pool runs the longest first).
+#[derive(Debug, Default)]
+pub struct Memo {
+    rows: std::sync::Mutex<HashMap<PointKey, Vec<FigureRow>>>,
+    events: std::sync::Mutex<Vec<u64>>,
 }
 
 impl Problem<'_> {
@@ -108,13 +127,71 @@ impl Problem<'_> {
         x: &[f64],
         precision_pct: Option<f64>,
     ) -> Result<Vec<FigureRow>> {
-        let reg = self.registry_at(x);
-        let results = run_scenarios(&reg, self.scenarios, self.seed, self.threads, precision_pct)?;
-        let mut rows = Vec::new();
-        for (sc, results) in self.scenarios.iter().zip(results) {
-            rows.extend(figure_rows(&reg, sc, &results));
+        let mut all = self.rows_at_points(std::slice::from_ref(&x.to_vec()), precision_pct)?;
+        all.pop()
+            .ok_or_else(|| crate::Error::Internal("no rows for a point".into()))
+    }
+
+    /// [`Problem::rows_at_precision`] at each of `xs`, simulated together in
+    /// one pool (points evaluated before come from the memo).
+    pub fn rows_at_points(
+        &self,
+        xs: &[Vec<f64>],
+        precision_pct: Option<f64>,
+    ) -> Result<Vec<Vec<FigureRow>>> {
+        let key = |x: &[f64]| -> PointKey {
+            (
+                x.iter().map(|v| v.to_bits()).collect::<Vec<u64>>(),
+                precision_pct.map(f64::to_bits),
+            )
+        };
+        let mut todo: Vec<&Vec<f64>> = Vec::new();
+        {
+            let known = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
+            for x in xs {
+                if !known.contains_key(&key(x)) && !todo.iter().any(|t| key(t) == key(x)) {
+                    todo.push(x);
+                }
+            }
         }
-        Ok(rows)
+        if !todo.is_empty() {
+            let regs: Vec<Registry> = todo.iter().map(|x| self.registry_at(x)).collect();
+            let refs: Vec<&Registry> = regs.iter().collect();
+            let costs = self
+                .memo
+                .events
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let results = run_scenarios_at(
+                &refs,
+                self.scenarios,
+                self.seed,
+                self.threads,
+                precision_pct,
+                &|i| costs.get(i).copied().unwrap_or(0),
+            )?;
+            let mut events = Vec::new();
+            let mut memo = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
+            for ((x, reg), per_sc) in todo.iter().zip(&regs).zip(results) {
+                let mut rows = Vec::new();
+                events.clear();
+                for (sc, results) in self.scenarios.iter().zip(per_sc) {
+                    events.extend(results.iter().map(|r| r.events));
+                    rows.extend(figure_rows(reg, sc, &results));
+                }
+                memo.insert(key(x), rows);
+            }
+            *self.memo.events.lock().unwrap_or_else(|e| e.into_inner()) = events;
+        }
+        let memo = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
+        xs.iter()
+            .map(|x| {
+                memo.get(&key(x))
+                    .cloned()
+                    .ok_or_else(|| crate::Error::Internal("a point's rows went missing".into()))
+            })
+            .collect()
     }
 }
 
@@ -260,25 +337,34 @@ where
         .map(|r| r.id.clone())
         .collect();
     let u0 = pb.scale(start);
-    let data_residuals = |u: &[f64]| -> Result<Vec<f64>> {
-        let rows = pb.rows_at_precision(&pb.unscale(u), precision.get())?;
-        Ok(ids
+    // Residuals of the training figures at each point (scaled units), the
+    // points simulated together.
+    let data_residuals = |us: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> {
+        let xs: Vec<Vec<f64>> = us.iter().map(|u| pb.unscale(u)).collect();
+        let all = pb.rows_at_points(&xs, precision.get())?;
+        Ok(all
             .iter()
-            .map(|id| {
-                rows.iter()
-                    .find(|r| &r.id == id)
-                    .map(|r| objective.residual(r.error_pct / 100.0))
-                    .unwrap_or(0.0)
+            .map(|rows| {
+                ids.iter()
+                    .map(|id| {
+                        rows.iter()
+                            .find(|r| &r.id == id)
+                            .map(|r| objective.residual(r.error_pct / 100.0))
+                            .unwrap_or(0.0)
+                    })
+                    .collect()
             })
             .collect())
     };
-    let residuals = |u: &[f64]| -> Result<Vec<f64>> {
-        let mut r = data_residuals(u)?;
+    let residuals = |us: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> {
+        let mut rs = data_residuals(us)?;
         let w = objective.prior_weight;
         if w > 0.0 {
-            r.extend(u.iter().zip(&u0).map(|(a, b)| w * (a - b)));
+            for (r, u) in rs.iter_mut().zip(us) {
+                r.extend(u.iter().zip(&u0).map(|(a, b)| w * (a - b)));
+            }
         }
-        Ok(r)
+        Ok(rs)
     };
     let steps = pb.discrete_steps();
     let mut out = match settings.search_precision_pct {
@@ -305,6 +391,19 @@ where
     // Per discrete parameter, each figure's largest move (in error points)
     // when the parameter takes a neighbouring choice.
     let mut neighbour_moves: Vec<Option<Vec<f64>>> = Vec::new();
+    // Each discrete parameter one choice either way, all simulated together.
+    let mut neighbours: Vec<(usize, Vec<f64>)> = Vec::new();
+    for (p, step) in steps.iter().enumerate() {
+        for dir in [-1.0, 1.0] {
+            let mut v = out.u.clone();
+            v[p] += dir * step;
+            if *step > 0.0 && (-1e-9..=1.0 + 1e-9).contains(&v[p]) {
+                neighbours.push((p, v));
+            }
+        }
+    }
+    let points: Vec<Vec<f64>> = neighbours.iter().map(|(_, v)| v.clone()).collect();
+    let neighbour_residuals = data_residuals(&points)?;
     for (p, step) in steps.iter().enumerate() {
         if *step == 0.0 {
             neighbour_rises.push(None);
@@ -313,16 +412,14 @@ where
         }
         let mut rise = f64::INFINITY;
         let mut moves = vec![0.0_f64; ids.len()];
-        for dir in [-1.0, 1.0] {
-            let mut v = out.u.clone();
-            v[p] += dir * step;
-            if !(-1e-9..=1.0 + 1e-9).contains(&v[p]) {
-                continue;
-            }
-            let rv = data_residuals(&v)?;
+        for (_, rv) in neighbours
+            .iter()
+            .zip(&neighbour_residuals)
+            .filter(|((q, _), _)| *q == p)
+        {
             let c: f64 = rv.iter().map(|r| r * r).sum();
             rise = rise.min((c - ssr_data) / ssr_data.max(1e-300));
-            for ((m, a), b) in moves.iter_mut().zip(&rv).zip(&out.residuals) {
+            for ((m, a), b) in moves.iter_mut().zip(rv).zip(&out.residuals) {
                 let d = 100.0 * (a - b);
                 if d.abs() > m.abs() {
                     *m = d;
