@@ -17,8 +17,8 @@ use iosim::loader::{load_bundled_scenarios, load_registry, load_scenario};
 use iosim::model::Registry;
 use iosim::report::{self, Format, Report};
 use iosim::sections::{
-    self, buses_section, experiments_section, figures_section, functions_section, inputs_section,
-    papers_section,
+    self, buses_section, cpus_section, experiments_section, figures_section, functions_section,
+    inputs_section, papers_section,
 };
 use iosim::validate::{figure_rows, run_scenario, run_scenarios, FigureRow};
 use iosim::Error;
@@ -387,6 +387,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             let pairs = vec![(&sc, results)];
             rep.sections.push(functions_section(&pairs));
             rep.sections.push(buses_section(&pairs));
+            rep.sections.push(cpus_section(&pairs));
             rep.sections.push(experiments_section(&pairs));
             let rows = figure_rows(&reg, &sc, &pairs[0].1);
             if !rows.is_empty() {

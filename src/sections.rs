@@ -196,7 +196,25 @@ pub fn buses_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
     s
 }
 
-/// Each experiment's bottleneck and event count.
+/// Every CPU of the partition: its utilisation and what runs there.
+pub fn cpus_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
+    let mut s = Section::new("cpus", &["experiment", "cpu", "util_pct", "work"]);
+    for (_, results) in all {
+        for r in results {
+            for c in &r.cpu_list {
+                s.rows.push(vec![
+                    Cell::Text(r.id.clone()),
+                    Cell::Int(c.cpu as u64),
+                    Cell::Num(c.util * 100.0, 1),
+                    Cell::Text(c.work.clone()),
+                ]);
+            }
+        }
+    }
+    s
+}
+
+/// Each experiment's bottleneck, whole-machine CPU, and event count.
 pub fn experiments_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
     let mut s = Section::new(
         "experiments",
@@ -204,6 +222,9 @@ pub fn experiments_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Sectio
             "scenario",
             "experiment",
             "bottleneck",
+            "cpus",
+            "cpu_util_pct",
+            "service_demand_us_per_KB",
             "events",
             "measured_ms",
             "throughput_ci95_pct",
@@ -215,6 +236,9 @@ pub fn experiments_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Sectio
                 Cell::Text(sc.name.clone()),
                 Cell::Text(r.id.clone()),
                 Cell::Text(r.bottleneck.clone()),
+                Cell::Int(u64::from(r.cpus)),
+                Cell::Num(r.cpu_util * 100.0, 1),
+                Cell::Num(r.service_demand_us_per_kb, 3),
                 Cell::Int(r.events),
                 Cell::Num(r.measured.secs() * 1e3, 1),
                 Cell::Num(r.ci95_pct, 2),

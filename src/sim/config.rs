@@ -569,25 +569,18 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         }
     }
     let cpus = (cells as u64 * whole(sp.cpus_per_cell)) as u32;
-    // One interrupt CPU per function, and a CPU for each netperf process.
-    let netperfs: u32 = functions
+    if cpus == 0 {
+        return Err(invalid("the partition has no CPU".to_string()));
+    }
+    // The netperf processes each function has: (send, receive).
+    let processes: Vec<[bool; 2]> = functions
         .iter()
         .map(|pf| match &pf.cfg {
-            FunctionCfg::Nic { streams, .. } => {
-                u32::from(streams.0.is_some()) + u32::from(streams.1.is_some())
-            }
-            FunctionCfg::Hba { .. } | FunctionCfg::RawDma(_) => 0,
+            FunctionCfg::Nic { streams, .. } => [streams.0.is_some(), streams.1.is_some()],
+            FunctionCfg::Hba { .. } | FunctionCfg::RawDma(_) => [false, false],
         })
-        .sum();
-    let needed = functions.len() as u32 + netperfs;
-    if needed > cpus {
-        return Err(invalid(format!(
-            "{} adapter functions and {netperfs} netperf processes need {needed} CPUs \
-             (one interrupt CPU per function, one per process); the partition has {cpus}",
-            functions.len()
-        )));
-    }
-    let placement = CpuPlacement::private(functions.len());
+        .collect();
+    let placement = CpuPlacement::os_rule(cpus as usize, &processes);
     Ok(SystemCfg {
         buses,
         functions,

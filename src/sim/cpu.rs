@@ -1,18 +1,28 @@
-//! Host CPUs: one FIFO server per CPU running protocol-stack and driver work.
+//! Host CPUs: the partition's pool of CPUs, each a server running
+//! protocol-stack and driver work, interrupt work first.
 //!
 //! Engines name the role a CPU plays for their function ([`CpuRole`]); the
-//! placement ([`CpuPlacement`]) says which CPU that is. Today each adapter
-//! function has three CPUs of the partition:
-//! - its **interrupt CPU** runs the receive path: the driver, IP and TCP input
-//!   of every frame received (data segment or ACK), and, for an HBA, the
-//!   issue and completion of every I/O;
-//! - its **send CPU** runs the sending application (netperf transmit): the
-//!   socket copy, TCP output and driver transmit of every data segment;
-//! - its **reader CPU** runs the receiving application (netperf receive),
-//!   which sends the window-update ACKs as it drains the socket.
+//! placement ([`CpuPlacement`]) says which CPU of the pool that is, by the
+//! operating system's rules ([`CpuPlacement::os_rule`]):
+//! - each function's **interrupt CPU** runs its receive path: the driver, IP
+//!   and TCP input of every frame received (data segment or ACK), and, for an
+//!   HBA, the issue and completion of every I/O. HP-UX hands out interrupts
+//!   round robin over the CPUs, one function after another, so the functions
+//!   of a partition share its CPUs when they outnumber them;
+//! - the **send process** (netperf transmit: the socket copy, TCP output and
+//!   driver transmit of every data segment) and the **reader process**
+//!   (netperf receive, which sends the window-update ACKs as it drains the
+//!   socket) run where the scheduler puts them: on the CPU with the least
+//!   work placed on it so far (the lowest-numbered on a tie).
+//!
+//! A CPU serves its work one piece at a time, interrupt work before process
+//! work that waits (an interrupt does not preempt work under way: each piece
+//! is short beside a run); work waits when its CPU is busy, so functions that
+//! outnumber the CPUs share them and the partition saturates.
 //!
 //! So a NIC receiving and sending at once shares one CPU between received data
-//! and received ACKs, while its two applications run elsewhere.
+//! and received ACKs, while its two applications run elsewhere when the
+//! partition has CPUs to spare.
 //!
 //! A NIC's receive work ends with the driver's register reads (programmed
 //! I/O, `pio_reads_per_interrupt` per received frame), one at a time: the CPU
@@ -49,11 +59,15 @@ pub enum CpuRole {
     Reader,
 }
 
-/// Which CPU plays each role for each function.
+/// Which CPU of the pool plays each role for each function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuPlacement {
     /// Per function: its interrupt, send and reader CPUs.
     pub per_function: Vec<[usize; 3]>,
+    /// CPUs in the pool.
+    pub count: usize,
+    /// Per function: whether it has a send and a reader process.
+    pub processes: Vec<[bool; 2]>,
 }
 
 impl CpuPlacement {
@@ -62,6 +76,39 @@ impl CpuPlacement {
     pub fn private(n: usize) -> CpuPlacement {
         CpuPlacement {
             per_function: (0..n).map(|f| [f, n + f, 2 * n + f]).collect(),
+            count: 3 * n,
+            processes: vec![[true, true]; n],
+        }
+    }
+
+    /// The operating system's placement on a pool of `cpus` CPUs (see the
+    /// module doc): interrupts round robin over the CPUs in function order,
+    /// then each process (`processes[f]`: whether function `f` has a send
+    /// and a reader process) on the CPU with the least work placed on it so
+    /// far. A role a function does not use is put on its interrupt CPU.
+    pub fn os_rule(cpus: usize, processes: &[[bool; 2]]) -> CpuPlacement {
+        let cpus = cpus.max(1);
+        let mut load = vec![0u32; cpus];
+        let mut per_function: Vec<[usize; 3]> = (0..processes.len())
+            .map(|f| {
+                let c = f % cpus;
+                load[c] += 1;
+                [c; 3]
+            })
+            .collect();
+        for (f, used) in processes.iter().enumerate() {
+            for (role, used) in [CpuRole::Send, CpuRole::Reader].into_iter().zip(used) {
+                if *used {
+                    let c = (0..cpus).min_by_key(|&c| (load[c], c)).unwrap_or(0);
+                    load[c] += 1;
+                    per_function[f][role as usize] = c;
+                }
+            }
+        }
+        CpuPlacement {
+            per_function,
+            count: cpus,
+            processes: processes.to_vec(),
         }
     }
 
@@ -70,13 +117,46 @@ impl CpuPlacement {
         self.per_function[f][role as usize]
     }
 
-    /// CPUs the placement uses (one more than the highest index).
+    /// CPUs in the pool.
     pub fn cpus(&self) -> usize {
-        self.per_function
-            .iter()
-            .flat_map(|c| c.iter())
-            .max()
-            .map_or(0, |m| m + 1)
+        self.count
+    }
+
+    /// What runs on CPU `c`, in words, with `label(f)` naming function `f`:
+    /// e.g. "interrupts of a.gige, a.fc + netperf send of a.gige"; "idle" for
+    /// a CPU with nothing placed on it.
+    pub fn describe(&self, c: usize, label: &dyn Fn(usize) -> String) -> String {
+        let used = &self.processes;
+        let of = |role: CpuRole, what: &str| {
+            let fs: Vec<String> = self
+                .per_function
+                .iter()
+                .enumerate()
+                .filter(|(f, r)| {
+                    r[role as usize] == c
+                        && match role {
+                            CpuRole::Interrupt => true,
+                            CpuRole::Send => used.get(*f).is_some_and(|u| u[0]),
+                            CpuRole::Reader => used.get(*f).is_some_and(|u| u[1]),
+                        }
+                })
+                .map(|(f, _)| label(f))
+                .collect();
+            (!fs.is_empty()).then(|| format!("{what} of {}", fs.join(", ")))
+        };
+        let parts: Vec<String> = [
+            of(CpuRole::Interrupt, "interrupts"),
+            of(CpuRole::Send, "netperf send"),
+            of(CpuRole::Reader, "netperf receive"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if parts.is_empty() {
+            "idle".into()
+        } else {
+            parts.join(" + ")
+        }
     }
 }
 
@@ -96,6 +176,9 @@ pub struct CpuJob {
 /// One CPU.
 #[derive(Debug, Default)]
 pub struct Cpu {
+    /// Interrupt work waiting (served first).
+    interrupts: VecDeque<(Picos, CpuJob)>,
+    /// Process work waiting.
     queue: VecDeque<(Picos, CpuJob)>,
     current: Option<CpuJob>,
     /// Register reads the current work still waits for (the CPU is stalled,
@@ -108,9 +191,22 @@ pub struct Cpu {
 }
 
 impl Platform {
-    /// Queues `job` costing `cost` on CPU `c`.
-    pub(super) fn cpu_submit(&mut self, c: usize, cost: Picos, job: CpuJob, s: &mut Scheduler<Ev>) {
-        self.cpus[c].queue.push_back((cost, job));
+    /// Queues `job` costing `cost` on CPU `c`, as interrupt work (served
+    /// before waiting process work) or process work.
+    pub(super) fn cpu_submit(
+        &mut self,
+        c: usize,
+        cost: Picos,
+        job: CpuJob,
+        interrupt: bool,
+        s: &mut Scheduler<Ev>,
+    ) {
+        let cpu = &mut self.cpus[c];
+        if interrupt {
+            cpu.interrupts.push_back((cost, job));
+        } else {
+            cpu.queue.push_back((cost, job));
+        }
         self.cpu_start(c, s);
     }
 
@@ -119,7 +215,7 @@ impl Platform {
         if cpu.current.is_some() {
             return;
         }
-        let Some((cost, job)) = cpu.queue.pop_front() else {
+        let Some((cost, job)) = cpu.interrupts.pop_front().or_else(|| cpu.queue.pop_front()) else {
             return;
         };
         cpu.current = Some(job);
@@ -183,6 +279,30 @@ impl System {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interrupts_go_round_robin_and_processes_to_the_least_loaded_cpu() {
+        // Two functions (FC, then GigE with both netperfs) on four CPUs:
+        // each role its own CPU.
+        let p = CpuPlacement::os_rule(4, &[[false, false], [true, true]]);
+        assert_eq!(p.per_function, vec![[0, 0, 0], [1, 2, 3]]);
+        // Eight GigE functions sending on four CPUs: interrupts 0,1,2,3,0,..
+        // and the eight send processes spread two per CPU.
+        let p = CpuPlacement::os_rule(4, &[[true, false]; 8]);
+        assert_eq!(p.cpus(), 4);
+        let mut load = [0; 4];
+        for (f, r) in p.per_function.iter().enumerate() {
+            assert_eq!(r[0], f % 4);
+            load[r[0]] += 1;
+            load[r[1]] += 1;
+        }
+        assert_eq!(load, [4, 4, 4, 4]);
+        let label = |f: usize| format!("f{f}");
+        assert_eq!(
+            p.describe(0, &label),
+            "interrupts of f0, f4 + netperf send of f0, f4"
+        );
+    }
 
     #[test]
     fn private_placement_gives_each_function_three_cpus_of_its_own() {

@@ -23,7 +23,7 @@ use crate::units::{BytesPerSec, Picos};
 use config::SystemCfg;
 use engines::{Engine, EngineEv};
 use platform::{Ctx, DmaPlace, Platform};
-pub use result::{BusResult, ExperimentResult, FunctionResult, Totals};
+pub use result::{BusResult, CpuResult, ExperimentResult, FunctionResult, Totals};
 
 /// Every event of the hardware model.
 #[derive(Debug, Clone, Copy)]
@@ -166,11 +166,20 @@ impl System {
     }
 
     /// Measurements over the `window` that ends at `now`.
-    pub fn results(&self, now: Picos, window: Picos) -> (Vec<FunctionResult>, Vec<BusResult>) {
+    pub fn results(
+        &self,
+        now: Picos,
+        window: Picos,
+    ) -> (Vec<FunctionResult>, Vec<BusResult>, Vec<CpuResult>) {
         let secs = window.secs().max(1e-12);
         let util = |m: &meter::BusyMeter| m.total(now).secs() / secs;
         let p = &self.p;
         let cpu_util = |role, f| util(&p.cpus[p.placement.cpu(role, f)].meter);
+        let app_cpu_util = |f: usize| {
+            let [send, reader] = p.placement.processes[f];
+            let u = |used: bool, role| if used { cpu_util(role, f) } else { 0.0 };
+            u(send, cpu::CpuRole::Send).max(u(reader, cpu::CpuRole::Reader))
+        };
         let functions = p
             .cfg
             .functions
@@ -185,8 +194,7 @@ impl System {
                     inn: BytesPerSec(inn as f64 / secs),
                     ceiling: self.engines[i].ceiling(),
                     cpu_util: cpu_util(cpu::CpuRole::Interrupt, i),
-                    app_cpu_util: cpu_util(cpu::CpuRole::Send, i)
-                        .max(cpu_util(cpu::CpuRole::Reader, i)),
+                    app_cpu_util: app_cpu_util(i),
                     register_read: match p.register_reads[i] {
                         (0, _) => Picos(0),
                         (count, total) => Picos(total.0 / count),
@@ -214,7 +222,18 @@ impl System {
                 rope_capacity: pb.path.rope_rate,
             })
             .collect();
-        (functions, buses)
+        let label = |f: usize| p.cfg.functions[f].label.clone();
+        let cpus = p
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(c, cpu)| CpuResult {
+                cpu: c,
+                util: util(&cpu.meter),
+                work: p.placement.describe(c, &label),
+            })
+            .collect();
+        (functions, buses, cpus)
     }
 
     /// Lifetime byte counters (never reset), for conservation checks.
@@ -299,7 +318,6 @@ pub fn simulate(
     seed: u64,
 ) -> Result<ExperimentResult> {
     let cfg = config::assemble(reg, exp)?;
-    let cpus = cfg.cpus;
     let mut sys = System::new(cfg, seed);
     let mut s = Scheduler::new();
     let ms = |v: f64| Picos::from_secs(v / 1e3);
@@ -346,7 +364,7 @@ pub fn simulate(
     for b in &mut sys.p.buses {
         b.catch_up(end);
     }
-    let (functions, buses) = sys.results(end, end - warm);
+    let (functions, buses, cpus) = sys.results(end, end - warm);
     Ok(ExperimentResult::new(
         exp.id.clone(),
         functions,
@@ -434,7 +452,7 @@ mod tests {
             for b in &mut sys.p.buses {
                 b.catch_up(end);
             }
-            let (functions, buses) = sys.results(end, end - warm);
+            let (functions, buses, _) = sys.results(end, end - warm);
             (functions, buses, sys.totals(), s.events_processed())
         };
         let (f_events, b_events, t_events, n_events) = run(false);

@@ -87,7 +87,8 @@ impl<'a> Ctx<'a> {
             done,
             register_reads,
         };
-        self.p.cpu_submit(c, cost, job, self.s);
+        self.p
+            .cpu_submit(c, cost, job, role == CpuRole::Interrupt, self.s);
     }
 
     /// The host's protocol-stack costs.

@@ -15,9 +15,11 @@ pub struct FunctionResult {
     pub inn: BytesPerSec,
     /// Payload ceiling of the link per direction.
     pub ceiling: BytesPerSec,
-    /// Utilisation of the function's interrupt CPU (0..1).
+    /// Utilisation of the function's interrupt CPU (0..1), whatever else
+    /// runs there.
     pub cpu_util: f64,
-    /// Utilisation of the busier of its application CPUs (send, reader).
+    /// Utilisation of the busier of the CPUs its processes (netperf send,
+    /// receive) run on; 0 without a process.
     pub app_cpu_util: f64,
     /// Mean time the interrupt CPU stalls on one of this function's register
     /// reads, from the read leaving the CPU to its value coming back (zero
@@ -61,6 +63,17 @@ pub struct BusResult {
     pub rope_capacity: BytesPerSec,
 }
 
+/// Utilisation of one CPU of the partition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuResult {
+    /// Index in the partition.
+    pub cpu: usize,
+    /// Fraction of time busy (computing or stalled on a register read).
+    pub util: f64,
+    /// What runs there, in words.
+    pub work: String,
+}
+
 /// Lifetime byte counters for conservation checks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Totals {
@@ -88,6 +101,15 @@ pub struct ExperimentResult {
     pub bottleneck: String,
     /// CPUs in the partition.
     pub cpus: u32,
+    /// Per CPU of the partition.
+    pub cpu_list: Vec<CpuResult>,
+    /// Whole-machine CPU utilisation: the mean over every CPU of the
+    /// partition (what netperf reports).
+    pub cpu_util: f64,
+    /// Service demand: CPU time of the whole partition per kilobyte
+    /// (10^3 bytes) of payload the functions moved, in microseconds
+    /// (infinite when nothing moved).
+    pub service_demand_us_per_kb: f64,
     /// Events simulated.
     pub events: u64,
     /// Simulated time measured (after the warm-up).
@@ -106,7 +128,7 @@ impl ExperimentResult {
         id: String,
         functions: Vec<FunctionResult>,
         buses: Vec<BusResult>,
-        cpus: u32,
+        cpu_list: Vec<CpuResult>,
         events: u64,
         totals: Totals,
     ) -> Self {
@@ -115,19 +137,32 @@ impl ExperimentResult {
             cands.push((b.util, format!("bus {} ({})", b.label, b.mode)));
             cands.push((b.rope_util, format!("ropes above {}", b.label)));
         }
+        for c in &cpu_list {
+            cands.push((c.util, format!("CPU {}: {}", c.cpu, c.work)));
+        }
         for f in &functions {
-            cands.push((f.cpu_util, format!("interrupt CPU of {}", f.label)));
-            cands.push((f.app_cpu_util, format!("application CPU of {}", f.label)));
             cands.push((f.wire_out_util, format!("link {} out", f.label)));
             cands.push((f.wire_in_util, format!("link {} in", f.label)));
         }
         let bottleneck = name_bottleneck(cands);
+        let n = cpu_list.len().max(1) as f64;
+        let busy: f64 = cpu_list.iter().map(|c| c.util).sum();
+        let moved: f64 = functions.iter().map(|f| f.total().0).sum();
+        let service_demand_us_per_kb = if moved > 0.0 {
+            // CPU-seconds per second over kilobytes per second.
+            busy * 1e6 / (moved / 1e3)
+        } else {
+            f64::INFINITY
+        };
         ExperimentResult {
             id,
             functions,
             buses,
             bottleneck,
-            cpus,
+            cpus: cpu_list.len() as u32,
+            cpu_util: busy / n,
+            service_demand_us_per_kb,
+            cpu_list,
             events,
             measured: Picos(0),
             ci95_pct: f64::INFINITY,

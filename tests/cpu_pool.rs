@@ -1,0 +1,105 @@
+//! The CPU pool: the functions of a partition share its CPUs. More busy
+//! ports than CPUs run (never an error), the CPUs saturate, whole-machine
+//! utilisation approaches 100%, and each port gets less as ports are added.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+/// A scenario of `n` A9782A cards in internal slots of a one-cell rp8400
+/// (4 CPUs), each GigE port running netperf bidirectional; FC idle.
+fn scenario(n: usize) -> String {
+    let mut s = String::from(
+        r#"[scenario]
+name = "cpu-pool"
+title = "GigE bidirectional on n cards, one cell"
+
+[run]
+warmup_ms = 2
+duration_ms = 8
+
+[[experiment]]
+id = "ports"
+server = "rp8400-seu"
+testbed = "hp-2004-lab"
+cells = 1
+"#,
+    );
+    for i in 1..=n {
+        s += &format!(
+            r#"
+[[experiment.card]]
+name = "g{i}"
+adapter = "a9782a"
+slot = "internal-{i}"
+
+[[experiment.workload]]
+card = "g{i}"
+function = "gige"
+kind = "netperf-tcp-stream"
+direction = "bidirectional"
+socket_kib = 128
+message_kib = 32
+"#
+        );
+    }
+    s
+}
+
+/// (GigE Mbit/s per port, whole-machine CPU %, bottleneck) with `n` ports.
+fn run(n: usize) -> (Vec<f64>, f64, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("pool.toml");
+    std::fs::write(&path, scenario(n)).expect("write scenario");
+    let out = Command::new(env!("CARGO_BIN_EXE_iosim"))
+        .args(["run", "--format", "json"])
+        .arg(&path)
+        .output()
+        .expect("iosim runs");
+    assert!(
+        out.status.success(),
+        "{n} ports: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let section = |name: &str| -> Vec<Value> {
+        v[name]
+            .as_array()
+            .unwrap_or_else(|| panic!("section {name}"))
+            .clone()
+    };
+    let ports: Vec<f64> = section("functions")
+        .iter()
+        .filter(|f| f["function"].as_str().is_some_and(|l| l.ends_with(".gige")))
+        .map(|f| f["total_Mbit_s"].as_f64().expect("Mbit/s"))
+        .collect();
+    let exp = &section("experiments")[0];
+    (
+        ports,
+        exp["cpu_util_pct"].as_f64().expect("cpu"),
+        exp["bottleneck"].as_str().expect("bottleneck").to_string(),
+    )
+}
+
+#[test]
+fn ports_outnumbering_cpus_share_them_and_saturate_the_partition() {
+    let (one, cpu_one, _) = run(1);
+    let (two, _, _) = run(2);
+    let (four, cpu_four, bottleneck) = run(4);
+    assert_eq!((one.len(), two.len(), four.len()), (1, 2, 4));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    // Alone a port uses about half the partition (its interrupt CPU
+    // saturated, the netperf processes partly); four saturate it.
+    assert!(cpu_one < 60.0, "one port: {cpu_one}% of the CPUs");
+    assert!(cpu_four > 95.0, "four ports: {cpu_four}% of the CPUs");
+    assert!(bottleneck.contains("CPU"), "{bottleneck}");
+    assert!(
+        mean(&four) < 0.75 * one[0] && mean(&two) <= 1.02 * one[0],
+        "per-port Mbit/s falls as ports are added: 1 {one:?}, 2 {two:?}, 4 {four:?}"
+    );
+    // The partition's CPU bounds the sum: four ports get less than twice one.
+    assert!(
+        four.iter().sum::<f64>() < 2.0 * one[0],
+        "{four:?} vs {one:?}"
+    );
+}
