@@ -258,6 +258,9 @@ dma_engine_kind! {
             "receive buffers (buffer-to-buffer credit)";
         tx_buffer_frames: Count, 1.0, 256.0,
             "transmit frame buffers";
+        processor_per_io: Time, 0.0, 1e7,
+            "time the card's own processor (its firmware) spends on each I/O, one I/O at a time: what bounds small-block IOPS",
+            absent = "no on-card processor limit: the card handles an I/O as fast as its bus and link let it";
     }
 }
 
@@ -269,7 +272,10 @@ param_kind! {
         peer_cpu_per_segment: Time, 0.0, 1e5,
             "netperf peer's receive processing per data segment (segments are processed one at a time)";
         target_latency: Time, 0.0, 1e8,
-            "disk array service time: read command to first data, last write data to response";
+            "disk array service time besides transfer (with `target_per_kib`): read command to first data, last write data to response";
+        target_per_kib: Time, 0.0, 1e6,
+            "disk array service time per KiB of the I/O, on top of `target_latency` (its transfer inside the array)",
+            absent = "the array's service time does not depend on the I/O size: `target_latency` whatever the block";
         diskbench_outstanding: Count, 1.0, 256.0,
             "diskbench I/Os outstanding per direction";
     }
@@ -346,6 +352,10 @@ mod tests {
             .iter()
             .filter(|r| r.key != "cpu_per_send_call")
             .all(|r| r.absent.is_none()));
+        // Every optional parameter says what its absence means.
+        for rules in [SERVER, HBA, TESTBED] {
+            assert!(rules.iter().all(|r| r.absent.is_none_or(|a| !a.is_empty())));
+        }
     }
 
     #[test]

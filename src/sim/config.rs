@@ -198,6 +198,8 @@ pub struct HbaCfg {
     pub rx_buffers: u32,
     /// Transmit frame buffers.
     pub tx_buffers: u32,
+    /// On-card processor time per I/O (zero: no such limit).
+    pub processor_per_io: Picos,
 }
 
 /// The far ends of the links.
@@ -207,10 +209,22 @@ pub struct TestbedCfg {
     pub peer_turnaround: Picos,
     /// netperf peer receive processing per segment.
     pub peer_per_segment: Picos,
-    /// Disk array command latency.
+    /// Disk array service time besides transfer.
     pub target_latency: Picos,
+    /// Disk array service time per KiB of the I/O, picoseconds.
+    pub target_ps_per_kib: f64,
     /// Default outstanding I/Os per direction.
     pub outstanding: u32,
+}
+
+impl TestbedCfg {
+    /// The disk array's service time for an I/O of `bytes`.
+    pub fn target_service(&self, bytes: u64) -> Picos {
+        self.target_latency
+            + Picos(crate::units::round_u64(
+                self.target_ps_per_kib * bytes as f64 / 1024.0,
+            ))
+    }
 }
 
 pub use super::workloads::diskbench::DiskStreams;
@@ -385,6 +399,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         peer_turnaround: Picos::from_ns(tp.peer_turnaround),
         peer_per_segment: Picos::from_ns(tp.peer_cpu_per_segment),
         target_latency: Picos::from_ns(tp.target_latency),
+        target_ps_per_kib: tp.target_per_kib.unwrap_or(0.0) * 1e3,
         outstanding: whole(tp.diskbench_outstanding).max(1) as u32,
     };
     let bp = BridgeParams::from_set(&server.bridge, &server.at)?;
@@ -529,6 +544,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         completion: whole(fp.completion_bytes),
                         rx_buffers: whole(fp.rx_buffer_frames).max(1) as u32,
                         tx_buffers: whole(fp.tx_buffer_frames).max(1) as u32,
+                        processor_per_io: Picos::from_ns(fp.processor_per_io.unwrap_or(0.0)),
                     };
                     FunctionCfg::Hba { hba, fc, streams }
                 }

@@ -103,7 +103,10 @@ impl System {
             .map(|pb| path::Rope::new(pb.path.clone()))
             .collect();
         let placement = cfg.placement.clone();
-        let cpus = (0..placement.cpus()).map(|_| cpu::Cpu::default()).collect();
+        // The partition's CPUs, then each function's on-card processor.
+        let cpus = (0..placement.cpus() + n)
+            .map(|_| cpu::Cpu::default())
+            .collect();
         System {
             p: Platform {
                 ports: (0..n).map(|_| dma::DmaPort::default()).collect(),
@@ -195,6 +198,7 @@ impl System {
                     ceiling: self.engines[i].ceiling(),
                     cpu_util: cpu_util(cpu::CpuRole::Interrupt, i),
                     app_cpu_util: app_cpu_util(i),
+                    card_cpu_util: util(&p.cpus[p.placement.cpus() + i].meter),
                     register_read: match p.register_reads[i] {
                         (0, _) => Picos(0),
                         (count, total) => Picos(total.0 / count),
@@ -226,6 +230,7 @@ impl System {
         let cpus = p
             .cpus
             .iter()
+            .take(p.placement.cpus())
             .enumerate()
             .map(|(c, cpu)| CpuResult {
                 cpu: c,

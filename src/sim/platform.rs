@@ -91,6 +91,18 @@ impl<'a> Ctx<'a> {
             .cpu_submit(c, cost, job, role == CpuRole::Interrupt, self.s);
     }
 
+    /// Queues work costing `cost` on this function's own on-card processor
+    /// (firmware), one piece at a time; then `done` comes back to the engine.
+    pub fn card_processor(&mut self, cost: Picos, done: EngineEv) {
+        let c = self.p.placement.cpus() + self.f;
+        let job = CpuJob {
+            func: self.f,
+            done,
+            register_reads: 0,
+        };
+        self.p.cpu_submit(c, cost, job, false, self.s);
+    }
+
     /// The host's protocol-stack costs.
     pub fn stack(&self) -> &CpuCfg {
         &self.p.cfg.cpu

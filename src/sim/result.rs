@@ -21,6 +21,8 @@ pub struct FunctionResult {
     /// Utilisation of the busier of the CPUs its processes (netperf send,
     /// receive) run on; 0 without a process.
     pub app_cpu_util: f64,
+    /// Utilisation of the function's own on-card processor (0 without one).
+    pub card_cpu_util: f64,
     /// Mean time the interrupt CPU stalls on one of this function's register
     /// reads, from the read leaving the CPU to its value coming back (zero
     /// when the driver makes none).
@@ -141,6 +143,7 @@ impl ExperimentResult {
             cands.push((c.util, format!("CPU {}: {}", c.cpu, c.work)));
         }
         for f in &functions {
+            cands.push((f.card_cpu_util, format!("processor of {}", f.label)));
             cands.push((f.wire_out_util, format!("link {} out", f.label)));
             cands.push((f.wire_in_util, format!("link {} in", f.label)));
         }

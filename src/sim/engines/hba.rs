@@ -9,9 +9,15 @@
 //!    in flight;
 //! 3. a posted write of the completion entry (`completion_bytes`).
 //!
+//! The card's own processor (firmware), when the adapter has one
+//! (`processor_per_io`), spends that time on each I/O once its control block
+//! is read and before its FCP_CMND leaves, one I/O at a time: a port's IOPS
+//! cannot exceed its inverse.
+//!
 //! On the link: FCP_CMND out; for a write, XFER_RDY in, then data frames out;
 //! for a read, data frames in (one per free receive buffer); FCP_RSP in. The
-//! disk array answers after `target_latency`: from a read's command to its
+//! disk array answers after its service time, `target_latency` plus
+//! `target_per_kib` per KiB of the I/O: from a read's command to its
 //! first data frame, and from a write's last data frame to its response
 //! (XFER_RDY is immediate: the array accepts writes into its cache). The host
 //! spends `cpu_per_io` per I/O, half to issue and half to complete, on the
@@ -33,6 +39,8 @@ use crate::units::Picos;
 pub enum HbaEv {
     /// DMA: the control block of I/O `io` has been read.
     Cmd(usize),
+    /// Card processor: I/O `io` is set up; its command may leave.
+    Processed(usize),
     /// DMA: a frame of write data of I/O `io` (bytes) has been read.
     WriteData(usize, u64),
     /// DMA: a frame of read data of I/O `io` (bytes) has been written.
@@ -186,7 +194,10 @@ impl Hba {
                 self.free.push(io);
                 self.issue(write, cx);
             }
-            HbaEv::Cmd(io) => {
+            HbaEv::Cmd(io) if self.cfg.processor_per_io > Picos(0) => {
+                cx.card_processor(self.cfg.processor_per_io, ev(HbaEv::Processed(io)));
+            }
+            HbaEv::Cmd(io) | HbaEv::Processed(io) => {
                 let frame = self.control(FrameKind::FcCmd(io), FCP_CMND);
                 self.out_frames.push_back(frame);
                 self.kick(Way::Out, cx);
@@ -297,14 +308,13 @@ impl Hba {
 
     /// A frame reached the end of wire `way`.
     pub fn frame_arrived(&mut self, way: Way, frame: Frame, cx: &mut Ctx) {
-        let latency = cx.testbed().target_latency;
         match (way, frame.kind) {
             (Way::Out, FrameKind::FcCmd(io)) => {
                 // A read waits for the array; a write is accepted into its cache at once.
                 let delay = if self.ios[io].write {
                     Picos(0)
                 } else {
-                    latency
+                    cx.testbed().target_service(self.ios[io].bytes)
                 };
                 cx.after(delay, ev(HbaEv::TargetReady(io)));
             }
@@ -313,6 +323,7 @@ impl Hba {
                 self.delivered_out += frame.payload;
                 self.ios[io].arrived += frame.payload;
                 if self.ios[io].arrived >= self.ios[io].bytes {
+                    let latency = cx.testbed().target_service(self.ios[io].bytes);
                     cx.after(latency, ev(HbaEv::TargetDone(io)));
                 }
                 self.fill(cx);
