@@ -2,7 +2,8 @@
 
 use crate::error::Result;
 use crate::model::{Registry, Scenario};
-use crate::sim::{simulate, ExperimentResult};
+use crate::sim::config::{assemble, SystemCfg};
+use crate::sim::{simulate_assembled, ExperimentResult};
 
 /// One published figure beside its prediction.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,6 +157,20 @@ pub fn run_scenarios_at(
         .iter()
         .flat_map(|&i| (0..regs.len()).map(move |r| (r, i)))
         .collect();
+    // Every experiment is assembled (and so checked) before any is
+    // simulated: one that cannot run is refused at once, in file order.
+    let mut cfgs: Vec<Vec<Option<SystemCfg>>> = Vec::with_capacity(regs.len());
+    for reg in regs {
+        let mut per = Vec::with_capacity(n);
+        for (_, e) in &exps {
+            per.push(Some(assemble(reg, e)?));
+        }
+        cfgs.push(per);
+    }
+    let cfgs: Vec<Vec<std::sync::Mutex<Option<SystemCfg>>>> = cfgs
+        .into_iter()
+        .map(|per| per.into_iter().map(std::sync::Mutex::new).collect())
+        .collect();
     let done = run_parallel(jobs.len(), threads, |j| {
         let (r, i) = jobs[j];
         let (sc, e) = exps[i];
@@ -164,7 +179,12 @@ pub fn run_scenarios_at(
             run.precision_pct = precision_pct;
         }
         check_deadline()?;
-        let out = simulate(regs[r], e, &run, experiment_seed(seed, &sc.name, &e.id));
+        let cfg = cfgs[r][i]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| crate::Error::Internal("an experiment ran twice".into()))?;
+        let out = simulate_assembled(cfg, e, &run, experiment_seed(seed, &sc.name, &e.id));
         if let Some(hook) = limits().on_done {
             hook();
         }

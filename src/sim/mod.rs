@@ -322,7 +322,17 @@ pub fn simulate(
     run: &RunSpec,
     seed: u64,
 ) -> Result<ExperimentResult> {
-    let cfg = config::assemble(reg, exp)?;
+    simulate_assembled(config::assemble(reg, exp)?, exp, run, seed)
+}
+
+/// [`simulate`] of an experiment already assembled into `cfg` (see
+/// [`config::assemble`]: a caller running many checks them all first).
+pub fn simulate_assembled(
+    cfg: SystemCfg,
+    exp: &Experiment,
+    run: &RunSpec,
+    seed: u64,
+) -> Result<ExperimentResult> {
     let mut sys = System::new(cfg, seed);
     let mut s = Scheduler::new();
     let ms = |v: f64| Picos::from_secs(v / 1e3);
