@@ -413,11 +413,16 @@ fn add_model(
                         format!("{ropes} ropes is not plausible; expected 1 to 8"),
                     ));
                 }
+                let segment = match &raw.segment {
+                    Some(seg) => Some(check_name(src, &format!("{key}.segment"), seg)?),
+                    None => None,
+                };
                 slots.push(SlotSpec {
                     name: sname,
                     modes,
                     modes_at: modes_at(src, &format!("{key}.modes"), &raw.modes),
                     ropes: ropes as u32,
+                    segment,
                     at: src.at(&format!("{key}.name"), raw.name.span()),
                 });
             }

@@ -58,6 +58,8 @@ pub struct RawSlot {
     pub modes: Spanned<Vec<Spanned<String>>>,
     pub ropes: Spanned<i64>,
     #[serde(default)]
+    pub segment: Option<Spanned<String>>,
+    #[serde(default)]
     #[allow(dead_code)]
     pub note: String,
 }

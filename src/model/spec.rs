@@ -60,6 +60,10 @@ pub struct SlotSpec {
     pub modes_at: Vec<Location>,
     /// Ropes between the slot's bus adapter and the system bus adapter.
     pub ropes: u32,
+    /// The bus segment the slot is on, shared with every slot naming the
+    /// same segment (one bus, one bridge, its ropes); `None`: a segment of
+    /// its own.
+    pub segment: Option<String>,
     /// Where it was defined.
     pub at: Location,
 }

@@ -310,10 +310,11 @@ pub struct PlacedFunction {
     pub cfg: FunctionCfg,
 }
 
-/// One card's bus, bridge and path.
+/// One bus segment (the bus of one card, or of several sharing it), its
+/// bridge and path.
 #[derive(Debug, Clone)]
 pub struct PlacedBus {
-    /// `card@slot` label.
+    /// `card@slot` label (`card@slot+card@slot` for a shared segment).
     pub label: String,
     /// Name of the negotiated bus mode.
     pub mode: String,
@@ -410,17 +411,62 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         retry_interval: Picos::from_ns(bp.retry_interval),
         register_reads_use_delayed_slots: whole(bp.register_reads_use_delayed_slots) > 0,
     };
-    let mut buses = Vec::new();
-    let mut functions = Vec::new();
-    for (ci, (label, adapter_name, slot_name)) in exp.cards.iter().enumerate() {
+    // The bus segments the cards are on, in order of first appearance: a
+    // slot naming a segment shares it with every other slot naming it.
+    let mut seg_keys: Vec<String> = Vec::new();
+    let mut seg_cards: Vec<Vec<usize>> = Vec::new();
+    let mut card_seg = Vec::new();
+    let mut card_slot = Vec::new();
+    for (ci, (_, adapter_name, slot_name)) in exp.cards.iter().enumerate() {
         let adapter = &reg.adapters[adapter_name];
         let slot = server
             .slots
             .iter()
             .find(|s| &s.name == slot_name)
             .ok_or_else(|| invalid(format!("unknown slot `{slot_name}`")))?;
-        let mode = negotiate_mode(adapter, slot)
+        negotiate_mode(adapter, slot)
             .ok_or_else(|| invalid(format!("`{adapter_name}` cannot run in slot `{slot_name}`")))?;
+        let key = match &slot.segment {
+            Some(seg) => format!("segment {seg}"),
+            None => format!("slot {}", slot.name),
+        };
+        let seg = match seg_keys.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                seg_keys.push(key);
+                seg_cards.push(Vec::new());
+                seg_keys.len() - 1
+            }
+        };
+        seg_cards[seg].push(ci);
+        card_seg.push(seg);
+        card_slot.push(slot);
+    }
+    let mut buses = Vec::new();
+    for cards in &seg_cards {
+        // The segment runs the fastest mode every card on it and every slot
+        // of it can run: one conventional PCI card slows them all.
+        let first = &reg.adapters[&exp.cards[cards[0]].1];
+        let mode = first
+            .modes
+            .iter()
+            .find(|m| {
+                cards.iter().all(|&c| {
+                    reg.adapters[&exp.cards[c].1].modes.contains(m)
+                        && card_slot[c].modes.contains(m)
+                })
+            })
+            .cloned()
+            .ok_or_else(|| {
+                let on: Vec<String> = cards
+                    .iter()
+                    .map(|&c| format!("`{}` in `{}`", exp.cards[c].1, exp.cards[c].2))
+                    .collect();
+                invalid(format!(
+                    "the cards on one bus segment share no bus mode: {}",
+                    on.join(", ")
+                ))
+            })?;
         let b = &reg.buses[&mode];
         let p = BusParams::from_set(&b.params, &b.at)?;
         let bus = BusCfg {
@@ -433,18 +479,28 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             latency_timer: whole(p.latency_timer_clocks),
             max_burst: whole(p.max_burst),
         };
+        // One bus adapter (bridge) serves the segment, with the ropes of
+        // its first slot.
         let path = PathCfg {
-            rope_rate: BytesPerSec(sp.rope_bandwidth * slot.ropes as f64),
+            rope_rate: BytesPerSec(sp.rope_bandwidth * card_slot[cards[0]].ropes as f64),
             rope_overhead: whole(sp.rope_packet_overhead),
             io_read_latency: Picos::from_ns(sp.io_read_latency),
         };
+        let label: Vec<String> = cards
+            .iter()
+            .map(|&c| format!("{}@{}", exp.cards[c].0, exp.cards[c].2))
+            .collect();
         buses.push(PlacedBus {
-            label: format!("{label}@{slot_name}"),
-            mode: mode.clone(),
+            label: label.join("+"),
+            mode,
             bus,
             bridge: bridge.clone(),
             path,
         });
+    }
+    let mut functions = Vec::new();
+    for (ci, (label, adapter_name, _)) in exp.cards.iter().enumerate() {
+        let adapter = &reg.adapters[adapter_name];
         for (fi, f) in adapter.functions.iter().enumerate() {
             let empty = ParamSet::default();
             let link_set = match &f.link {
@@ -579,7 +635,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             functions.push(PlacedFunction {
                 label: format!("{label}.{}", f.name),
                 link: f.link.clone().unwrap_or_else(|| "none".into()),
-                bus: ci,
+                bus: card_seg[ci],
                 cfg,
             });
         }

@@ -1,0 +1,182 @@
+//! Shared bus segments: slots naming the same `segment` share one bus, its
+//! bridge and its ropes. Cards on one segment arbitrate for it, and the
+//! segment runs at the mode of its slowest card.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+
+/// Two conventional PCI-66 slots on one segment, two PCI-X 133 slots on
+/// another, and one PCI-X 133 slot alone; eight ropes each, so that the
+/// ropes never limit and the bus does.
+const SLOTS: &str = r#"[[slot]]
+name = "a1"
+modes = ["pci66", "pci33-64"]
+ropes = 8
+segment = "pci66-pair"
+
+[[slot]]
+name = "a2"
+modes = ["pci66", "pci33-64"]
+ropes = 8
+segment = "pci66-pair"
+
+[[slot]]
+name = "x1"
+modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
+ropes = 8
+segment = "pcix-pair"
+
+[[slot]]
+name = "x2"
+modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
+ropes = 8
+segment = "pcix-pair"
+"#;
+
+/// A conventional (PCI-only) copy of the bundled DMA exerciser.
+fn pci_only_exerciser() -> String {
+    include_str!("../models/adapters/dma-exerciser.toml")
+        .replacen("name = \"dma-exerciser\"", "name = \"pci-exerciser\"", 1)
+        .replacen(
+            "modes = [\"pcix133\", \"pcix100\", \"pcix66\", \"pci66\", \"pci33-64\"]",
+            "modes = [\"pci66\", \"pci33-64\"]",
+            1,
+        )
+}
+
+/// A card: (name, adapter, slot, DMA-read workload or idle).
+type Card<'a> = (&'a str, &'a str, &'a str, bool);
+
+/// Runs one experiment with `cards`; returns (per busy card its DMA MB/s,
+/// per bus (label, mode, data MB/s, peak MB/s)).
+#[allow(clippy::type_complexity)]
+fn run(dir: &Path, cards: &[Card]) -> (Vec<f64>, Vec<(String, String, f64, f64)>) {
+    let mut s = String::from(
+        "[scenario]\nname = \"segments\"\ntitle = \"shared segments\"\n\n[run]\nwarmup_ms = 1\nduration_ms = 4\n\n[[experiment]]\nid = \"e\"\nserver = \"seg-server\"\ntestbed = \"hp-2004-lab\"\ncells = 1\n",
+    );
+    for (name, adapter, slot, busy) in cards {
+        s += &format!(
+            "\n[[experiment.card]]\nname = \"{name}\"\nadapter = \"{adapter}\"\nslot = \"{slot}\"\n"
+        );
+        if *busy {
+            s += &format!(
+                "\n[[experiment.workload]]\ncard = \"{name}\"\nfunction = \"dma\"\nkind = \"dma\"\ndirection = \"read\"\nblock_kib = 4\noutstanding = 4\n"
+            );
+        }
+    }
+    let sc = dir.join("s.toml");
+    std::fs::write(&sc, s).expect("scenario");
+    let out = Command::new(env!("CARGO_BIN_EXE_iosim"))
+        .args(["run", "--format", "json", "--models"])
+        .arg(dir.join("models"))
+        .arg(&sc)
+        .output()
+        .expect("iosim runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let busy: Vec<f64> = cards
+        .iter()
+        .filter(|c| c.3)
+        .map(|(name, ..)| {
+            v["functions"]
+                .as_array()
+                .expect("functions")
+                .iter()
+                .find(|f| f["function"] == format!("{name}.dma"))
+                .expect("the card's function")["total_MB_s"]
+                .as_f64()
+                .expect("MB/s")
+        })
+        .collect();
+    let buses = v["buses"]
+        .as_array()
+        .expect("buses")
+        .iter()
+        .map(|b| {
+            (
+                b["bus"].as_str().expect("label").to_string(),
+                b["mode"].as_str().expect("mode").to_string(),
+                b["data_MB_s"].as_f64().expect("data"),
+                b["peak_MB_s"].as_f64().expect("peak"),
+            )
+        })
+        .collect();
+    (busy, buses)
+}
+
+/// The test server, its bridge with four delayed-read slots (with one, the
+/// two cards' delayed reads also contend for the slot, and together they get
+/// less than one alone: 176 against 260 MB/s), and the PCI-only exerciser.
+fn models() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).expect("models dir");
+    std::fs::write(
+        models.join("server.toml"),
+        common::server_toml(
+            "seg-server",
+            &[("delayed_read_slots", "value = 4, unit = \"count\"")],
+            SLOTS,
+        ),
+    )
+    .expect("server");
+    std::fs::write(models.join("pci-exerciser.toml"), pci_only_exerciser()).expect("adapter");
+    dir
+}
+
+#[test]
+fn two_saturating_cards_on_one_segment_share_its_bus() {
+    let dir = models();
+    let (alone, buses_alone) = run(dir.path(), &[("e1", "dma-exerciser", "a1", true)]);
+    let (both, buses) = run(
+        dir.path(),
+        &[
+            ("e1", "dma-exerciser", "a1", true),
+            ("e2", "dma-exerciser", "a2", true),
+        ],
+    );
+    assert_eq!(buses_alone.len(), 1);
+    assert_eq!(buses.len(), 1, "one bus for the two cards: {buses:?}");
+    let (label, mode, data, peak) = &buses[0];
+    assert_eq!(label, "e1@a1+e2@a2");
+    assert_eq!(mode, "pci66");
+    let sum: f64 = both.iter().sum();
+    assert!(
+        sum <= *peak && (sum - data).abs() < 0.01 * data,
+        "{both:?} on {buses:?}"
+    );
+    for each in &both {
+        assert!(
+            (each / alone[0] - 0.5).abs() < 0.12,
+            "each card gets about half of what one gets alone: {both:?} against {alone:?}"
+        );
+    }
+}
+
+#[test]
+fn a_conventional_pci_card_slows_a_pcix_segment_to_pci() {
+    let dir = models();
+    let (alone, buses_alone) = run(dir.path(), &[("e1", "dma-exerciser", "x1", true)]);
+    // The PCI-only card sits idle in the other slot of the segment.
+    let (with_pci, buses) = run(
+        dir.path(),
+        &[
+            ("e1", "dma-exerciser", "x1", true),
+            ("p", "pci-exerciser", "x2", false),
+        ],
+    );
+    assert_eq!(buses_alone[0].1, "pcix133");
+    assert_eq!(buses[0].1, "pci66", "{buses:?}");
+    assert!(
+        with_pci[0] < 0.8 * alone[0],
+        "the PCI-X card slows down: {alone:?} alone, {with_pci:?} beside a PCI card"
+    );
+}
