@@ -174,6 +174,8 @@ pub fn buses_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
             "rope_up_MB_s",
             "rope_down_MB_s",
             "rope_util_pct",
+            "io_controller",
+            "io_controller_util_pct",
         ],
     );
     for (_, results) in all {
@@ -191,6 +193,12 @@ pub fn buses_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section {
                     Cell::Num(b.rope_up.mb_s(), 1),
                     Cell::Num(b.rope_down.mb_s(), 1),
                     Cell::Num(b.rope_util * 100.0, 1),
+                    Cell::Text(
+                        b.controller
+                            .as_ref()
+                            .map_or_else(|| "none".to_string(), |c| c.0.clone()),
+                    ),
+                    Cell::Num(b.controller.as_ref().map_or(0.0, |c| c.1 * 100.0), 1),
                 ]);
             }
         }

@@ -1,6 +1,8 @@
-//! Shared bus segments: slots naming the same `segment` share one bus, its
-//! bridge and its ropes. Cards on one segment arbitrate for it, and the
-//! segment runs at the mode of its slowest card.
+//! Shared nodes of a server's I/O tree. Bus segments: slots naming the same
+//! `segment` share one bus, its bridge and its ropes; cards on one segment
+//! arbitrate for it, and the segment runs at the mode of its slowest card.
+//! I/O controllers: the slots naming one `controller` share its link to
+//! memory.
 
 use std::path::Path;
 use std::process::Command;
@@ -35,6 +37,31 @@ name = "x2"
 modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
 ropes = 8
 segment = "pcix-pair"
+
+[[slot]]
+name = "c1"
+modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
+ropes = 8
+controller = "sba"
+
+[[slot]]
+name = "c2"
+modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
+ropes = 8
+controller = "sba"
+
+[[slot]]
+name = "c3"
+modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
+ropes = 8
+controller = "sba"
+
+[[io_controller]]
+name = "sba"
+
+[io_controller.param]
+bandwidth = { value = 600, unit = "MB/s", source = "test" }
+packet_overhead = { value = 8, unit = "bytes", source = "test" }
 "#;
 
 /// A conventional (PCI-only) copy of the bundled DMA exerciser.
@@ -178,5 +205,33 @@ fn a_conventional_pci_card_slows_a_pcix_segment_to_pci() {
     assert!(
         with_pci[0] < 0.8 * alone[0],
         "the PCI-X card slows down: {alone:?} alone, {with_pci:?} beside a PCI card"
+    );
+}
+
+#[test]
+fn slots_under_one_io_controller_share_its_link_to_memory() {
+    let dir = models();
+    let (alone, buses_alone) = run(dir.path(), &[("e1", "dma-exerciser", "c1", true)]);
+    let (three, buses) = run(
+        dir.path(),
+        &[
+            ("e1", "dma-exerciser", "c1", true),
+            ("e2", "dma-exerciser", "c2", true),
+            ("e3", "dma-exerciser", "c3", true),
+        ],
+    );
+    assert_eq!(buses_alone.len(), 1);
+    assert_eq!(buses.len(), 3, "three buses, one controller: {buses:?}");
+    let sum: f64 = three.iter().sum();
+    // Read data crosses the controller's link with 8 bytes of header per
+    // packet, so the payload stays under 600 MB/s.
+    assert!(
+        sum <= 600.0,
+        "{three:?}: {sum} MB/s through a 600 MB/s link"
+    );
+    assert!(sum > 0.8 * 600.0, "three cards fill the link: {three:?}");
+    assert!(
+        sum < 0.9 * 3.0 * alone[0],
+        "three cards get less than three times one: {three:?} against {alone:?}"
     );
 }

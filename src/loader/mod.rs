@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{line_of, Error, Location, Result};
 use crate::model::{
-    AdapterSpec, BusSpec, EngineKind, Framing, FunctionSpec, LinkSpec, Protocol, Registry,
-    ServerSpec, SlotSpec, TestbedSpec,
+    AdapterSpec, BusSpec, EngineKind, Framing, FunctionSpec, IoControllerSpec, LinkSpec, Protocol,
+    Registry, ServerSpec, SlotSpec, TestbedSpec,
 };
 pub use calibration::{
     apply_bundled_fitted, apply_fitted, apply_fitted_text, fitted_file_text,
@@ -386,6 +386,29 @@ fn add_model(
             let name = check_name(src, "name", &s.name)?;
             let params = convert_params(src, "param", &s.param, schema::SERVER)?;
             let bridge = convert_params(src, "bridge", &s.bridge, schema::BRIDGE)?;
+            let mut io_controllers: Vec<IoControllerSpec> = Vec::new();
+            for (i, raw) in s.io_controller.iter().enumerate() {
+                let key = format!("io_controller[{i}]");
+                let cname = check_name(src, &format!("{key}.name"), &raw.name)?;
+                if io_controllers.iter().any(|c| c.name == cname) {
+                    return Err(src.invalid(
+                        &format!("{key}.name"),
+                        raw.name.span(),
+                        format!("I/O controller `{cname}` is defined twice"),
+                    ));
+                }
+                let params = convert_params(
+                    src,
+                    &format!("{key}.param"),
+                    &raw.param,
+                    schema::IO_CONTROLLER,
+                )?;
+                io_controllers.push(IoControllerSpec {
+                    name: cname,
+                    params,
+                    at: src.at(&format!("{key}.name"), raw.name.span()),
+                });
+            }
             if s.slot.get_ref().is_empty() {
                 return Err(src.invalid(
                     "slot",
@@ -417,12 +440,35 @@ fn add_model(
                     Some(seg) => Some(check_name(src, &format!("{key}.segment"), seg)?),
                     None => None,
                 };
+                let controller = match &raw.controller {
+                    Some(c) => {
+                        let cname = check_name(src, &format!("{key}.controller"), c)?;
+                        let known: Vec<&str> =
+                            io_controllers.iter().map(|c| c.name.as_str()).collect();
+                        Some(known.iter().position(|k| *k == cname).ok_or_else(|| {
+                            src.invalid(
+                                &format!("{key}.controller"),
+                                c.span(),
+                                format!(
+                                    "unknown I/O controller `{cname}`; the server defines: {}",
+                                    if known.is_empty() {
+                                        "none".to_string()
+                                    } else {
+                                        known.join(", ")
+                                    }
+                                ),
+                            )
+                        })?)
+                    }
+                    None => None,
+                };
                 slots.push(SlotSpec {
                     name: sname,
                     modes,
                     modes_at: modes_at(src, &format!("{key}.modes"), &raw.modes),
                     ropes: ropes as u32,
                     segment,
+                    controller,
                     at: src.at(&format!("{key}.name"), raw.name.span()),
                 });
             }
@@ -434,6 +480,7 @@ fn add_model(
                     name,
                     params,
                     bridge,
+                    io_controllers,
                     slots,
                     at,
                 },

@@ -60,6 +60,8 @@ pub struct RawSlot {
     #[serde(default)]
     pub segment: Option<Spanned<String>>,
     #[serde(default)]
+    pub controller: Option<Spanned<String>>,
+    #[serde(default)]
     #[allow(dead_code)]
     pub note: String,
 }
@@ -75,7 +77,19 @@ pub struct RawServer {
     pub description: String,
     pub param: Spanned<RawParams>,
     pub bridge: Spanned<RawParams>,
+    #[serde(default)]
+    pub io_controller: Vec<RawIoController>,
     pub slot: Spanned<Vec<RawSlot>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIoController {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub note: String,
+    pub param: Spanned<RawParams>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -281,6 +281,17 @@ param_kind! {
     }
 }
 
+param_kind! {
+    /// Parameters of an I/O controller (a system bus adapter): the link
+    /// between the ropes of the slots under it and memory, shared by them.
+    IO_CONTROLLER, IoControllerParams {
+        bandwidth: Rate, 5e7, 1e11,
+            "bytes per second each way on the controller's link to memory, shared by every slot under it";
+        packet_overhead: Size, 0.0, 256.0,
+            "header bytes per packet on that link";
+    }
+}
+
 /// The rules of the model kind of the parameter set at dotted `prefix` in
 /// the registry (`bus.pcix133`, `server.rp8400-seu.bridge`,
 /// `adapter.a9782a.gige`, ...), found by its kind and, for links and adapter
@@ -295,7 +306,14 @@ pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRu
         }),
         "server" => match rest.strip_suffix(".bridge") {
             Some(name) if reg.servers.contains_key(name) => Some(BRIDGE),
-            _ => reg.servers.contains_key(rest).then_some(SERVER),
+            _ => match rest.split_once(".controller.") {
+                Some((server, c)) => reg
+                    .servers
+                    .get(server)
+                    .filter(|s| s.io_controllers.iter().any(|x| x.name == c))
+                    .map(|_| IO_CONTROLLER),
+                None => reg.servers.contains_key(rest).then_some(SERVER),
+            },
         },
         "adapter" => reg.adapters.values().find_map(|a| {
             let f = rest.strip_prefix(a.name.as_str())?.strip_prefix('.')?;

@@ -64,6 +64,22 @@ pub struct SlotSpec {
     /// same segment (one bus, one bridge, its ropes); `None`: a segment of
     /// its own.
     pub segment: Option<String>,
+    /// The I/O controller the slot's ropes end at (an index into the
+    /// server's `io_controllers`); `None`: straight to memory, shared with
+    /// no other slot.
+    pub controller: Option<usize>,
+    /// Where it was defined.
+    pub at: Location,
+}
+
+/// An I/O controller (system bus adapter): the link from the ropes of the
+/// slots under it to memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoControllerSpec {
+    /// Name, unique in the server.
+    pub name: String,
+    /// Its link's parameters.
+    pub params: ParamSet,
     /// Where it was defined.
     pub at: Location,
 }
@@ -77,6 +93,9 @@ pub struct ServerSpec {
     pub params: ParamSet,
     /// Parameters of the bus adapter (bridge) above each slot.
     pub bridge: ParamSet,
+    /// The I/O controllers the slots' ropes end at (none: each slot's
+    /// ropes go straight to memory).
+    pub io_controllers: Vec<IoControllerSpec>,
     /// The slots.
     pub slots: Vec<SlotSpec>,
     /// Where it was defined.
@@ -184,6 +203,9 @@ impl Registry {
         for (n, s) in self.servers.iter_mut() {
             v.push((format!("server.{n}"), &mut s.params));
             v.push((format!("server.{n}.bridge"), &mut s.bridge));
+            for c in s.io_controllers.iter_mut() {
+                v.push((format!("server.{n}.controller.{}", c.name), &mut c.params));
+            }
         }
         for (n, a) in self.adapters.iter_mut() {
             for f in a.functions.iter_mut() {

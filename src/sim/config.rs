@@ -6,8 +6,8 @@ use super::engines::raw_dma::RawDmaTest;
 use crate::error::{Error, Result};
 use crate::model::negotiate_mode;
 use crate::model::schema::{
-    BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams, NicParams,
-    RawDmaParams, ServerParams, TestbedParams,
+    BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams, IoControllerParams,
+    NicParams, RawDmaParams, ServerParams, TestbedParams,
 };
 use crate::model::{EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
 use crate::units::{BytesPerSec, Picos};
@@ -324,13 +324,29 @@ pub struct PlacedBus {
     pub bridge: BridgeCfg,
     /// The path above it.
     pub path: PathCfg,
+    /// The I/O controller its ropes end at (index into
+    /// `SystemCfg::controllers`), if the server has one there.
+    pub controller: Option<usize>,
+}
+
+/// An I/O controller's link to memory, shared by the slots under it.
+#[derive(Debug, Clone)]
+pub struct ControllerCfg {
+    /// `server/controller` label.
+    pub label: String,
+    /// Bytes per second each way.
+    pub rate: BytesPerSec,
+    /// Header bytes per packet.
+    pub overhead: u64,
 }
 
 /// Everything one experiment runs with.
 #[derive(Debug, Clone)]
 pub struct SystemCfg {
-    /// Buses, one per card.
+    /// Buses, one per segment.
     pub buses: Vec<PlacedBus>,
+    /// The I/O controllers the buses' ropes end at.
+    pub controllers: Vec<ControllerCfg>,
     /// Functions, in card then function order.
     pub functions: Vec<PlacedFunction>,
     /// Memory.
@@ -443,6 +459,8 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         card_slot.push(slot);
     }
     let mut buses = Vec::new();
+    let mut controllers: Vec<ControllerCfg> = Vec::new();
+    let mut controller_of: Vec<(usize, usize)> = Vec::new();
     for cards in &seg_cards {
         // The segment runs the fastest mode every card on it and every slot
         // of it can run: one conventional PCI card slows them all.
@@ -490,12 +508,30 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             .iter()
             .map(|&c| format!("{}@{}", exp.cards[c].0, exp.cards[c].2))
             .collect();
+        let controller = match card_slot[cards[0]].controller {
+            Some(sc) => Some(match controller_of.iter().find(|(s, _)| *s == sc) {
+                Some(&(_, local)) => local,
+                None => {
+                    let spec = &server.io_controllers[sc];
+                    let cp = IoControllerParams::from_set(&spec.params, &spec.at)?;
+                    controllers.push(ControllerCfg {
+                        label: format!("{}/{}", server.name, spec.name),
+                        rate: BytesPerSec(cp.bandwidth),
+                        overhead: whole(cp.packet_overhead),
+                    });
+                    controller_of.push((sc, controllers.len() - 1));
+                    controllers.len() - 1
+                }
+            }),
+            None => None,
+        };
         buses.push(PlacedBus {
             label: label.join("+"),
             mode,
             bus,
             bridge: bridge.clone(),
             path,
+            controller,
         });
     }
     let mut functions = Vec::new();
@@ -655,6 +691,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let placement = CpuPlacement::os_rule(cpus as usize, &processes);
     Ok(SystemCfg {
         buses,
+        controllers,
         functions,
         memory,
         cpu,

@@ -35,6 +35,8 @@ pub enum Ev {
     BusWake(usize),
     /// The packet on direction (0 up, 1 down) of the ropes above bus `b` has crossed.
     RopeDone(usize, usize),
+    /// The packet on direction (0 up, 1 down) of I/O controller `c` has crossed.
+    CtrlDone(usize, usize),
     /// Memory has answered a fetch.
     MemDone(path::Fetch),
     /// CPU `c` finished its work.
@@ -61,6 +63,7 @@ impl Model for System {
             Ev::BusDone(b, g) => self.bus_done(b, g, s),
             Ev::BusWake(b) => self.p.bus_wake(b, s),
             Ev::RopeDone(b, d) => self.p.rope_done(b, d, s),
+            Ev::CtrlDone(c, d) => self.p.ctrl_done(c, d, s),
             Ev::MemDone(f) => self.p.mem_done(f, s),
             Ev::CpuDone(c) => self.cpu_done(c, s),
             Ev::PioDone(c) => self.cpu_pio_done(c, s),
@@ -102,6 +105,11 @@ impl System {
             .iter()
             .map(|pb| path::Rope::new(pb.path.clone()))
             .collect();
+        let ctrls = cfg
+            .controllers
+            .iter()
+            .map(|c| path::Controller::new(c.clone()))
+            .collect();
         let placement = cfg.placement.clone();
         // The partition's CPUs, then each function's on-card processor.
         let cpus = (0..placement.cpus() + n)
@@ -113,6 +121,7 @@ impl System {
                 cfg,
                 buses,
                 ropes,
+                ctrls,
                 cpus,
                 placement,
                 wires,
@@ -152,6 +161,10 @@ impl System {
             r.dirs[1].meter.reset(now);
             r.up_bytes = 0;
             r.down_bytes = 0;
+        }
+        for c in &mut p.ctrls {
+            c.dirs[0].meter.reset(now);
+            c.dirs[1].meter.reset(now);
         }
         for c in &mut p.cpus {
             c.meter.reset(now);
@@ -221,6 +234,13 @@ impl System {
                 data: BytesPerSec(p.buses[i].data_bytes as f64 / secs),
                 retries_per_s: p.buses[i].retries as f64 / secs,
                 rope_util: util(&p.ropes[i].dirs[0].meter).max(util(&p.ropes[i].dirs[1].meter)),
+                controller: pb.controller.map(|c| {
+                    let ctrl = &p.ctrls[c];
+                    (
+                        ctrl.cfg.label.clone(),
+                        util(&ctrl.dirs[0].meter).max(util(&ctrl.dirs[1].meter)),
+                    )
+                }),
                 rope_up: BytesPerSec(p.ropes[i].up_bytes as f64 / secs),
                 rope_down: BytesPerSec(p.ropes[i].down_bytes as f64 / secs),
                 rope_capacity: pb.path.rope_rate,

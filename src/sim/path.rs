@@ -1,6 +1,11 @@
 //! The path above a slot: the ropes from the bus adapter to the system bus
-//! adapter (a FIFO byte server per direction per slot), the
-//! fixed I/O read latency, and memory interleaved over the partition's cells.
+//! adapter (a FIFO byte server per direction per slot), the I/O controller's
+//! link to memory where the server has one (a FIFO byte server per
+//! direction, shared by every slot under the controller: what goes up
+//! crosses the ropes and then the controller, what comes down the controller
+//! and then the ropes; a posted write frees its bridge's buffer once it is
+//! through both), the fixed I/O read latency, and memory interleaved over
+//! the partition's cells.
 //!
 //! A DMA read crosses the ropes as a request packet, waits `io_read_latency`
 //! plus the memory time of its lines, and returns across the ropes with its
@@ -109,7 +114,47 @@ impl Rope {
     }
 }
 
+/// An I/O controller's link to memory: a FIFO byte server per direction
+/// (0 up, 1 down), shared by the buses under it; each packet remembers its
+/// bus.
+#[derive(Debug)]
+pub struct Controller {
+    /// Rate and header.
+    pub cfg: super::config::ControllerCfg,
+    /// Per direction: waiting packets, the one crossing, busy time.
+    pub dirs: [CtrlDir; 2],
+}
+
+/// One direction of an I/O controller's link.
+#[derive(Debug, Default)]
+pub struct CtrlDir {
+    queue: VecDeque<(usize, RopeItem)>,
+    current: Option<(usize, RopeItem)>,
+    /// Busy time.
+    pub meter: BusyMeter,
+}
+
+impl Controller {
+    /// An idle link.
+    pub fn new(cfg: super::config::ControllerCfg) -> Controller {
+        Controller {
+            cfg,
+            dirs: [CtrlDir::default(), CtrlDir::default()],
+        }
+    }
+}
+
 impl RopeItem {
+    /// Payload bytes of the packet.
+    fn payload(&self) -> u64 {
+        match self {
+            RopeItem::Write { bytes } => *bytes,
+            RopeItem::ReadReq(_) | RopeItem::PioReq { .. } => 0,
+            RopeItem::ReadData(f) => f.bytes,
+            RopeItem::PioData { .. } => PIO_BYTES,
+        }
+    }
+
     fn dir(&self) -> usize {
         match self {
             RopeItem::Write { .. } | RopeItem::ReadReq(_) | RopeItem::PioData { .. } => 0,
@@ -159,27 +204,85 @@ impl Platform {
         let Some(item) = dir.queue.pop_front() else {
             return;
         };
-        let payload = match item {
-            RopeItem::Write { bytes } => bytes,
-            RopeItem::ReadReq(_) | RopeItem::PioReq { .. } => 0,
-            RopeItem::ReadData(f) => f.bytes,
-            RopeItem::PioData { .. } => PIO_BYTES,
-        };
+        let payload = item.payload();
         dir.current = Some(item);
         dir.meter.start(s.now());
         let t = Picos::to_move(payload + overhead, rate);
         s.schedule_in(t, Ev::RopeDone(b, d));
     }
 
-    /// The packet on direction `d` of the ropes above bus `b` has crossed.
+    /// The packet on direction `d` of the ropes above bus `b` has crossed:
+    /// going up, on to the I/O controller if the bus has one, else it has
+    /// arrived; going down, it reaches the bus.
     pub(super) fn rope_done(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
         let Some(item) = self.ropes[b].dirs[d].current.take() else {
             return;
         };
         self.ropes[b].dirs[d].meter.stop(s.now());
         match item {
+            RopeItem::Write { bytes } => self.ropes[b].up_bytes += bytes,
+            RopeItem::ReadData(f) => self.ropes[b].down_bytes += f.bytes,
+            _ => {}
+        }
+        match self.cfg.buses[b].controller {
+            Some(c) if d == 0 => self.ctrl_push(c, b, item, s),
+            _ => self.path_arrived(b, item, s),
+        }
+        self.rope_start(b, d, s);
+    }
+
+    /// Queues a packet going down towards bus `b`: through its I/O
+    /// controller, if any, then its ropes.
+    pub(super) fn down_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+        match self.cfg.buses[b].controller {
+            Some(c) => self.ctrl_push(c, b, item, s),
+            None => self.rope_push(b, item, s),
+        }
+    }
+
+    fn ctrl_push(&mut self, c: usize, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+        let d = item.dir();
+        self.ctrls[c].dirs[d].queue.push_back((b, item));
+        self.ctrl_start(c, d, s);
+    }
+
+    fn ctrl_start(&mut self, c: usize, d: usize, s: &mut Scheduler<Ev>) {
+        let ctrl = &mut self.ctrls[c];
+        let (rate, overhead) = (ctrl.cfg.rate, ctrl.cfg.overhead);
+        let dir = &mut ctrl.dirs[d];
+        if dir.current.is_some() {
+            return;
+        }
+        let Some((b, item)) = dir.queue.pop_front() else {
+            return;
+        };
+        dir.current = Some((b, item));
+        dir.meter.start(s.now());
+        let t = Picos::to_move(item.payload() + overhead, rate);
+        s.schedule_in(t, Ev::CtrlDone(c, d));
+    }
+
+    /// The packet on direction `d` of I/O controller `c` has crossed: going
+    /// up it has arrived, going down it goes on to its bus's ropes.
+    pub(super) fn ctrl_done(&mut self, c: usize, d: usize, s: &mut Scheduler<Ev>) {
+        let Some((b, item)) = self.ctrls[c].dirs[d].current.take() else {
+            return;
+        };
+        self.ctrls[c].dirs[d].meter.stop(s.now());
+        if d == 0 {
+            self.path_arrived(b, item, s);
+        } else {
+            self.rope_push(b, item, s);
+        }
+        self.ctrl_start(c, d, s);
+    }
+
+    /// A packet of bus `b` has crossed the whole path: a posted write frees
+    /// its bridge's buffer, a read request goes to memory, read data and a
+    /// register read reach the bus, a register's value heads for its CPU.
+    fn path_arrived(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+        match item {
             RopeItem::Write { bytes } => {
-                self.ropes[b].up_bytes += bytes;
                 self.totals.rope_write_bytes += bytes;
                 self.bus_sync(b, s);
                 let bus = &mut self.buses[b];
@@ -191,15 +294,10 @@ impl Platform {
                     + memory_time(&self.cfg.memory, f.bytes, &mut self.rng);
                 s.schedule_in(t, Ev::MemDone(f));
             }
-            RopeItem::ReadData(f) => {
-                self.ropes[b].down_bytes += f.bytes;
-                match f.kind {
-                    FetchKind::Split { func, op } => {
-                        self.bus_push_completion(b, func, op, f.bytes, s)
-                    }
-                    FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op, s),
-                }
-            }
+            RopeItem::ReadData(f) => match f.kind {
+                FetchKind::Split { func, op } => self.bus_push_completion(b, func, op, f.bytes, s),
+                FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op, s),
+            },
             RopeItem::PioReq { cpu } => self.bus_push_pio(b, cpu, s),
             RopeItem::PioData { cpu } => {
                 // The fixed part of the round trip (bus adapters and cell
@@ -207,12 +305,11 @@ impl Platform {
                 s.schedule_in(self.ropes[b].cfg.io_read_latency, Ev::PioDone(cpu));
             }
         }
-        self.rope_start(b, d, s);
     }
 
     /// Memory has answered fetch `f`: its data goes down the ropes.
     pub(super) fn mem_done(&mut self, f: Fetch, s: &mut Scheduler<Ev>) {
-        self.rope_push(f.bus, RopeItem::ReadData(f), s);
+        self.down_push(f.bus, RopeItem::ReadData(f), s);
     }
 }
 

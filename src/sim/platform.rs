@@ -34,6 +34,8 @@ pub struct Platform {
     pub(super) cfg: SystemCfg,
     pub(super) buses: Vec<bus::Bus>,
     pub(super) ropes: Vec<path::Rope>,
+    /// The I/O controllers' links to memory.
+    pub(super) ctrls: Vec<path::Controller>,
     pub(super) cpus: Vec<Cpu>,
     pub(super) placement: CpuPlacement,
     pub(super) wires: Vec<[Wire; 2]>,

@@ -63,6 +63,10 @@ pub struct BusResult {
     pub rope_down: BytesPerSec,
     /// Rope capacity per direction.
     pub rope_capacity: BytesPerSec,
+    /// The I/O controller its ropes end at, and the utilisation of the
+    /// busier direction of its link to memory (shared with the other buses
+    /// under it).
+    pub controller: Option<(String, f64)>,
 }
 
 /// Utilisation of one CPU of the partition.
@@ -138,6 +142,12 @@ impl ExperimentResult {
         for b in &buses {
             cands.push((b.util, format!("bus {} ({})", b.label, b.mode)));
             cands.push((b.rope_util, format!("ropes above {}", b.label)));
+            if let Some((label, util)) = &b.controller {
+                let name = format!("I/O controller {label}");
+                if !cands.iter().any(|(_, n)| *n == name) {
+                    cands.push((*util, name));
+                }
+            }
         }
         for c in &cpu_list {
             cands.push((c.util, format!("CPU {}: {}", c.cpu, c.work)));
