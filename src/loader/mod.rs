@@ -221,11 +221,12 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
     Ok(reg)
 }
 
-/// The bundled models and, after them, one model file's `text` as if it
-/// were alone in a `--models` directory; `file` is used in messages. What
-/// the fuzzer drives: the same checks as [`load_registry`], no file read.
-pub fn parse_model(file: PathBuf, text: &str) -> Result<Registry> {
-    let mut reg = bundled_registry()?;
+/// The models of `base` (the bundled ones: `load_registry(&[])`) and,
+/// after them, one model file's `text` as if it were alone in a `--models`
+/// directory; `file` is used in messages. The same checks as
+/// [`load_registry`], with no file read (what the fuzzer drives).
+pub fn parse_model(file: PathBuf, text: &str, base: &Registry) -> Result<Registry> {
+    let mut reg = base.clone();
     add_user_models(&mut reg, &[(file, text)])?;
     check_registry(&reg)?;
     Ok(reg)
@@ -877,9 +878,10 @@ mod tests {
     fn a_model_text_is_parsed_as_a_lone_models_file() {
         let (path, text) = bundled_files("models/buses/pcix66.toml")[0];
         let renamed = text.replacen("name = \"pcix66\"", "name = \"fuzz-bus\"", 1);
-        let reg = parse_model(PathBuf::from(path), &renamed).expect("a valid model");
+        let base = load_registry(&[]).expect("bundled models");
+        let reg = parse_model(PathBuf::from(path), &renamed, &base).expect("a valid model");
         assert!(reg.buses.contains_key("fuzz-bus") && reg.buses.contains_key("pcix66"));
-        let err = parse_model(PathBuf::from("x.toml"), "kind = \"bus\"\nname = 1\n")
+        let err = parse_model(PathBuf::from("x.toml"), "kind = \"bus\"\nname = 1\n", &base)
             .expect_err("not a bus");
         assert!(err.to_string().starts_with("x.toml:2:"), "{err}");
     }
