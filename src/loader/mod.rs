@@ -643,20 +643,30 @@ fn add_model(
     Ok(Some(added))
 }
 
+/// The valid name at `key.name` of a `what` (slot, function), if it is
+/// none of the names `taken` before it; `None` with its error kept.
+fn unique_name<'a>(
+    src: &Source,
+    key: &str,
+    name: &toml::Spanned<String>,
+    mut taken: impl Iterator<Item = &'a str>,
+    what: &str,
+    errs: &mut Errors,
+) -> Option<String> {
+    let key = format!("{key}.name");
+    let n = errs.take(check_name(src, &key, name))?;
+    if taken.any(|t| t == n) {
+        errs.push(src.invalid(&key, name.span(), format!("{what} `{n}` is defined twice")));
+    }
+    Some(n)
+}
+
 /// Slot `i` of a server, checked; `earlier` are the slots before it.
 fn slot_spec(src: &Source, i: usize, raw: &raw::RawSlot, earlier: &[SlotSpec]) -> Result<SlotSpec> {
     let key = format!("slot[{i}]");
     let mut errs = Errors::default();
-    let sname = errs.take(check_name(src, &format!("{key}.name"), &raw.name));
-    if let Some(n) = &sname {
-        if earlier.iter().any(|x| &x.name == n) {
-            errs.push(src.invalid(
-                &format!("{key}.name"),
-                raw.name.span(),
-                format!("slot `{n}` is defined twice"),
-            ));
-        }
-    }
+    let taken = earlier.iter().map(|x| x.name.as_str());
+    let sname = unique_name(src, &key, &raw.name, taken, "slot", &mut errs);
     let modes = errs.take(spanned_list(src, &format!("{key}.modes"), &raw.modes));
     let rkey = format!("{key}.ropes");
     let ropes = errs.take(
@@ -697,16 +707,8 @@ fn function_spec(
 ) -> Result<FunctionSpec> {
     let key = format!("function[{i}]");
     let mut errs = Errors::default();
-    let fname = errs.take(check_name(src, &format!("{key}.name"), &f.name));
-    if let Some(n) = &fname {
-        if earlier.iter().any(|x| &x.name == n) {
-            errs.push(src.invalid(
-                &format!("{key}.name"),
-                f.name.span(),
-                format!("function `{n}` is defined twice"),
-            ));
-        }
-    }
+    let taken = earlier.iter().map(|x| x.name.as_str());
+    let fname = unique_name(src, &key, &f.name, taken, "function", &mut errs);
     let engine = match f.engine.get_ref().as_str() {
         "nic" => Some((EngineKind::Nic, schema::NIC)),
         "hba" => Some((EngineKind::Hba, schema::HBA)),

@@ -558,25 +558,29 @@ fn workload(
                 }
             })
         }
-        ("diskbench", Some(EngineKind::Hba)) => {
-            let block = size(src, &wk("block_kib"), &w.block_kib, 128.0, &mut errs);
-            let outstanding = in_flight(src, &wk("outstanding"), w, "outstanding I/Os", &mut errs);
-            block
-                .zip(outstanding)
-                .map(|(block_bytes, outstanding)| WorkloadKind::Diskbench {
-                    block_bytes,
-                    outstanding,
-                })
-        }
-        ("dma", Some(EngineKind::RawDma)) => {
-            let block = size(src, &wk("block_kib"), &w.block_kib, 4.0, &mut errs);
-            let outstanding = in_flight(src, &wk("outstanding"), w, "blocks in flight", &mut errs);
-            block
-                .zip(outstanding)
-                .map(|(block_bytes, outstanding)| WorkloadKind::RawDma {
-                    block_bytes,
-                    outstanding: outstanding.unwrap_or(1),
-                })
+        ("diskbench", Some(EngineKind::Hba)) | ("dma", Some(EngineKind::RawDma)) => {
+            // Disk I/Os of 128 KiB by default, DMA blocks of 4 KiB.
+            let disk = engine == Some(EngineKind::Hba);
+            let (default_kib, what) = if disk {
+                (128.0, "outstanding I/Os")
+            } else {
+                (4.0, "blocks in flight")
+            };
+            let block = size(src, &wk("block_kib"), &w.block_kib, default_kib, &mut errs);
+            let outstanding = in_flight(src, &wk("outstanding"), w, what, &mut errs);
+            block.zip(outstanding).map(|(block_bytes, outstanding)| {
+                if disk {
+                    WorkloadKind::Diskbench {
+                        block_bytes,
+                        outstanding,
+                    }
+                } else {
+                    WorkloadKind::RawDma {
+                        block_bytes,
+                        outstanding: outstanding.unwrap_or(1),
+                    }
+                }
+            })
         }
         ("netperf-tcp-stream" | "diskbench" | "dma", Some(engine)) => {
             errs.push(src.invalid(
