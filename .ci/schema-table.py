@@ -28,6 +28,7 @@ TABLES = {
     "HBA": "adapter `[function.param]`, engine = \"hba\"",
     "RAW_DMA": "adapter `[function.param]`, engine = \"dma\"",
     "TESTBED": "testbed `[param]`",
+    "IO_CONTROLLER": "server `[[io_controller]]` `[io_controller.param]`",
 }
 
 # Dimension -> (name, unit the range is shown in, factor from the base unit).
@@ -40,8 +41,8 @@ DIMS = {
     "Count": ("count", "", 1.0),
 }
 
-# One rule inside param_kind! / dma_engine_kind!: key: Dim, min, max, "meaning" [, absent = "..."];
-RULE = re.compile(r'(\w+)\s*:\s*(\w+)\s*,\s*([-0-9.eE_]+)\s*,\s*([-0-9.eE_]+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*(?:,\s*absent\s*=\s*"((?:[^"\\]|\\.)*)"\s*)?;', re.S)
+# One rule inside param_kind! / dma_engine_kind!: key: Dim [whole], min, max, "meaning" [, absent = "..."];
+RULE = re.compile(r'(\w+)\s*:\s*(\w+)(?:\s+(whole))?\s*,\s*([-0-9.eE_]+)\s*,\s*([-0-9.eE_]+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*(?:,\s*absent\s*=\s*"((?:[^"\\]|\\.)*)"\s*)?;', re.S)
 # A kind: param_kind! { /// doc  NAME, Type { rules } }
 KIND = re.compile(r"^(param_kind|dma_engine_kind)! \{\n(?:\s*///[^\n]*\n)*\s*(\w+), \w+ \{\n(.*?)\n    \}\n\}", re.S | re.M)
 # The rules dma_engine_kind! splices in front of a kind's own.
@@ -69,8 +70,10 @@ def table() -> str:
         rules = RULE.findall(body)
         if len(rules) != len(re.findall(r"\"\s*;", body)):
             sys.exit(f"schema-table: could not read every rule of {name} in {SCHEMA}")
-        for key, dim, lo, hi, meaning, absent in rules:
+        for key, dim, whole, lo, hi, meaning, absent in rules:
             dname, unit, k = DIMS[dim]
+            if whole:
+                dname += ", whole"
             lo_v, hi_v = float(lo.replace("_", "")) * k, float(hi.replace("_", "")) * k
             rng = num(lo_v) if lo_v == hi_v else f"{num(lo_v)} to {num(hi_v)}"
             rng += f" {unit}" if unit else ""

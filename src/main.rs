@@ -239,7 +239,16 @@ fn main() -> ExitCode {
     match result.and_then(|text| emit(&text)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            diag(&format!("error: {e}"));
+            // Several input errors: one line each, then how many.
+            for one in e.list() {
+                diag(&format!("error: {one}"));
+            }
+            if let Error::Many { errors, omitted } = &e {
+                if *omitted > 0 {
+                    diag(&iosim::error::omitted_text(*omitted));
+                }
+                diag(&format!("{} errors", errors.len() + omitted));
+            }
             ExitCode::from(match e {
                 Error::EventLimit { .. } => 3,
                 Error::Usage(_) => 2,

@@ -7,8 +7,11 @@
 //! ```
 //!
 //! The run must exit with `exit`, print nothing on standard output, not
-//! panic, finish within 20 s, and say `FILE:LINE: key `KEY``, FILE being the
-//! path iosim was given, followed by every `contains` text. The directory
+//! panic, finish within 20 s, and say `FILE:LINE:COLUMN: key `KEY``, FILE
+//! being the path iosim was given, followed by every `contains` text. A
+//! header may give `col=` (the column must be that one) and `errors=` (a
+//! file with several mistakes: iosim must say `N errors` and report each on
+//! its own `error:` line, the first 20 of them). The directory
 //! decides the command: `models/` (alone in a `--models` directory, `iosim
 //! params`), `scenarios/` (`iosim run FILE`), `calibration/` (`iosim calibrate
 //! --calibration FILE`) and `fitted/` (`iosim params --params FILE`). Special
@@ -29,8 +32,10 @@ const LIMIT: Duration = Duration::from_secs(20);
 struct Expect {
     exit: i32,
     line: Option<usize>,
+    col: Option<usize>,
     key: Option<String>,
     contains: Vec<String>,
+    errors: Option<usize>,
 }
 
 /// Parses `# expect: exit=1 line=3 key="k" contains="a" contains="b"`.
@@ -59,6 +64,8 @@ fn parse_expect(path: &Path, text: &str) -> Expect {
         match name.trim() {
             "exit" => e.exit = value.parse().expect("exit code"),
             "line" => e.line = Some(value.parse().expect("line number")),
+            "col" => e.col = Some(value.parse().expect("column number")),
+            "errors" => e.errors = Some(value.parse().expect("error count")),
             "key" => e.key = Some(value.to_string()),
             "contains" => e.contains.push(value.to_string()),
             other => panic!("{}: unknown header field `{other}`", path.display()),
@@ -127,15 +134,15 @@ fn check(label: &str, out: &Output, named: &Path, e: &Expect) -> Option<String> 
     if !out.stdout.is_empty() {
         why.push("printed on standard output".into());
     }
-    let mut at = named.display().to_string();
-    if let Some(l) = e.line {
-        at.push_str(&format!(":{l}:"));
-    }
-    if let Some(k) = &e.key {
-        at.push_str(&format!(" key `{k}`"));
-    }
-    if !err.contains(&at) {
+    let at = location(named, e);
+    if !says_at(&err, named, e) {
         why.push(format!("does not say `{at}`"));
+    }
+    if let Some(n) = e.errors {
+        let lines = err.lines().filter(|l| l.starts_with("error: ")).count();
+        if lines != n.min(20) || !err.contains(&format!("\n{n} errors")) {
+            why.push(format!("reports {lines} errors, expected {n}"));
+        }
     }
     for c in &e.contains {
         if !err.contains(c.as_str()) {
@@ -151,6 +158,48 @@ fn check(label: &str, out: &Output, named: &Path, e: &Expect) -> Option<String> 
             err.trim()
         ))
     }
+}
+
+/// `FILE:LINE:COL: key `KEY`` as expected, `COL` shown as `COL` when any.
+fn location(named: &Path, e: &Expect) -> String {
+    let mut at = named.display().to_string();
+    if let Some(l) = e.line {
+        at.push_str(&format!(":{l}:"));
+        match e.col {
+            Some(c) => at.push_str(&format!("{c}:")),
+            None if e.key.is_some() => at.push_str("COL:"),
+            None => {}
+        }
+    }
+    if let Some(k) = &e.key {
+        at.push_str(&format!(" key `{k}`"));
+    }
+    at
+}
+
+/// Whether `err` says `FILE:LINE:COL: key `KEY`` (any column unless the
+/// header gives one; a key with no line is `FILE: key `KEY``).
+fn says_at(err: &str, named: &Path, e: &Expect) -> bool {
+    let file = named.display().to_string();
+    let key = e.key.as_ref().map(|k| format!(" key `{k}`"));
+    let Some(l) = e.line else {
+        let at = format!("{file}{}", key.unwrap_or_default());
+        return err.contains(&at);
+    };
+    let head = format!("{file}:{l}:");
+    err.match_indices(&head).any(|(i, _)| {
+        let rest = &err[i + head.len()..];
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        let (col, rest) = match rest[digits..].strip_prefix(':') {
+            Some(r) if digits > 0 => (rest[..digits].parse().ok(), r),
+            _ => (None, rest),
+        };
+        let col_ok = match e.col {
+            Some(c) => col == Some(c),
+            None => true,
+        };
+        col_ok && key.as_ref().is_none_or(|k| rest.starts_with(k.as_str()))
+    })
 }
 
 #[test]

@@ -339,6 +339,8 @@ fn malformed_calibration_toml_is_located() {
 #[test]
 fn too_many_free_parameters_for_the_figures_are_refused() {
     let dir = tempfile::TempDir::new().expect("temp dir");
+    // Eleven continuous parameters (one that counts whole things could be
+    // free only with `choices`).
     let keys = [
         "io_read_latency",
         "memory_remote_latency",
@@ -346,7 +348,7 @@ fn too_many_free_parameters_for_the_figures_are_refused() {
         "cpu_per_segment_sent",
         "cpu_misses_per_packet",
         "cpu_per_io",
-        "rope_packet_overhead",
+        "bridge.retry_interval",
         "cpu_per_kb",
         "memory_local_latency",
         "cpu_remote_memory_latency",

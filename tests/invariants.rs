@@ -1,7 +1,14 @@
-//! Physical invariants of the simulation, checked on random experiments with
-//! the bundled rp8400-seu server and A9782A card: no function beats its link,
-//! no bus its peak, no rope its capacity; utilisations are fractions; posted
-//! write bytes are conserved; a seed fixes the result.
+//! Physical invariants of the simulation, checked on generated experiments:
+//! one to four A9782A cards (GigE and 2 Gb FC) in slots of the bundled
+//! rp8400-seu, each slot running one of the bus modes the card can use,
+//! with netperf TCP and diskbench workloads in either or both directions.
+//! No function beats its link or its bus's peak, no bus, rope or CPU is
+//! busier than all the time; posted write bytes are conserved; a seed fixes
+//! the result whatever the number of threads; throughput does not fall when
+//! a link or a bus gets faster.
+//!
+//! Runs are short (1 ms warm-up, 3 to 5 ms measured) so that the file runs
+//! in CI in a few minutes on two cores.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -9,8 +16,9 @@ use std::sync::OnceLock;
 use iosim::loader::{load_registry, parse_scenario};
 use iosim::model::{Registry, RunSpec, Scenario};
 use iosim::sim::{simulate, ExperimentResult};
+use iosim::validate::run_scenario;
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+use proptest::test_runner::{Config, RngSeed};
 
 const GIGE: [Option<&str>; 4] = [
     None,
@@ -20,6 +28,10 @@ const GIGE: [Option<&str>; 4] = [
 ];
 const FC: [Option<&str>; 4] = [None, Some("read"), Some("write"), Some("bidirectional")];
 const SLOTS: [&str; 2] = ["seu-1", "internal-1"];
+/// Bus modes of the bundled models that the A9782A can run in.
+const MODES: [&str; 5] = ["pcix133", "pcix100", "pcix66", "pci66", "pci33-64"];
+/// CPUs per cell of the bundled rp8400-seu.
+const CPUS_PER_CELL: u32 = 4;
 
 const WARMUP_MS: f64 = 1.0;
 const DURATION_MS: f64 = 5.0;
@@ -29,97 +41,255 @@ fn registry() -> &'static Registry {
     REG.get_or_init(|| load_registry(&[]).expect("the bundled models load"))
 }
 
-/// One experiment on the bundled hardware, as scenario TOML.
+/// One A9782A card: its slot, the bus mode forced on that slot (`None`: the
+/// slot's own modes), and the workload of each function.
 #[derive(Debug, Clone)]
-struct Exp {
-    cells: u32,
-    slot: &'static str,
+struct Card {
+    slot: String,
+    mode: Option<&'static str>,
     gige: Option<&'static str>,
     fc: Option<&'static str>,
 }
 
+/// One experiment on the bundled hardware, as scenario TOML.
+#[derive(Debug, Clone)]
+struct Exp {
+    cells: u32,
+    cards: Vec<Card>,
+    /// Measured window, ms.
+    duration_ms: f64,
+}
+
 impl Exp {
-    fn toml(&self) -> String {
+    /// One card in `slot`, as the configuration sweep runs it.
+    fn one(cells: u32, slot: &str, gige: Option<&'static str>, fc: Option<&'static str>) -> Exp {
+        Exp {
+            cells,
+            cards: vec![Card {
+                slot: slot.to_string(),
+                mode: None,
+                gige,
+                fc,
+            }],
+            duration_ms: DURATION_MS,
+        }
+    }
+
+    /// CPUs the experiment needs: an interrupt CPU per function, one per
+    /// netperf process (see `sim::config`).
+    fn cpus_needed(&self) -> u32 {
+        self.cards
+            .iter()
+            .map(|c| {
+                2 + match c.gige {
+                    Some("bidirectional") => 2,
+                    Some(_) => 1,
+                    None => 0,
+                }
+            })
+            .sum()
+    }
+
+    fn experiment_toml(&self, id: &str) -> String {
         let mut t = format!(
-            r#"[scenario]
-name = "prop"
-
-[run]
-warmup_ms = {WARMUP_MS}
-duration_ms = {DURATION_MS}
-
-[[experiment]]
-id = "prop"
-server = "rp8400-seu"
-testbed = "hp-2004-lab"
-cells = {}
-
-[[experiment.card]]
-adapter = "a9782a"
-slot = "{}"
-"#,
-            self.cells, self.slot
+            "\n[[experiment]]\nid = \"{id}\"\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = {}\n",
+            self.cells
         );
-        if let Some(d) = self.gige {
+        for (i, c) in self.cards.iter().enumerate() {
             t.push_str(&format!(
-                "\n[[experiment.workload]]\ncard = \"a9782a\"\nfunction = \"gige\"\nkind = \"netperf-tcp-stream\"\ndirection = \"{d}\"\nsocket_kib = 128\nmessage_kib = 32\n"
+                "\n[[experiment.card]]\nname = \"card{i}\"\nadapter = \"a9782a\"\nslot = \"{}\"\n",
+                c.slot
             ));
         }
-        if let Some(d) = self.fc {
-            t.push_str(&format!(
-                "\n[[experiment.workload]]\ncard = \"a9782a\"\nfunction = \"fc\"\nkind = \"diskbench\"\ndirection = \"{d}\"\nblock_kib = 128\n"
-            ));
+        for (i, c) in self.cards.iter().enumerate() {
+            if let Some(d) = c.gige {
+                t.push_str(&format!(
+                    "\n[[experiment.workload]]\ncard = \"card{i}\"\nfunction = \"gige\"\nkind = \"netperf-tcp-stream\"\ndirection = \"{d}\"\nsocket_kib = 128\nmessage_kib = 32\n"
+                ));
+            }
+            if let Some(d) = c.fc {
+                t.push_str(&format!(
+                    "\n[[experiment.workload]]\ncard = \"card{i}\"\nfunction = \"fc\"\nkind = \"diskbench\"\ndirection = \"{d}\"\nblock_kib = 128\n"
+                ));
+            }
         }
         t
     }
 
-    fn scenario(&self) -> Scenario {
-        let text = self.toml();
-        parse_scenario(PathBuf::from("prop.toml"), &text, registry())
+    /// A scenario holding `exps`, each an experiment of its own.
+    fn scenario_of(exps: &[Exp], reg: &Registry) -> Scenario {
+        let mut text = format!(
+            "[scenario]\nname = \"prop\"\n\n[run]\nwarmup_ms = {WARMUP_MS}\nduration_ms = {}\n",
+            exps[0].duration_ms
+        );
+        for (i, e) in exps.iter().enumerate() {
+            text.push_str(&e.experiment_toml(&format!("prop{i}")));
+        }
+        parse_scenario(PathBuf::from("prop.toml"), &text, reg)
             .unwrap_or_else(|e| panic!("generated scenario does not load: {e}\n{text}"))
+    }
+
+    fn scenario(&self) -> Scenario {
+        Exp::scenario_of(
+            std::slice::from_ref(self),
+            &self.registry(&Speeds::default()),
+        )
+    }
+
+    /// The bundled registry with each card's slot offering only its forced
+    /// mode, and the speeds of `s` applied.
+    fn registry(&self, s: &Speeds) -> Registry {
+        let mut reg = registry().clone();
+        let server = reg
+            .servers
+            .get_mut("rp8400-seu")
+            .expect("the bundled server");
+        for c in &self.cards {
+            if let Some(mode) = c.mode {
+                let slot = server
+                    .slots
+                    .iter_mut()
+                    .find(|x| x.name == c.slot)
+                    .expect("a bundled slot");
+                slot.modes = vec![mode.to_string()];
+                slot.modes_at.truncate(1);
+            }
+        }
+        for (path, factor) in [("link.gige.line_rate", s.gige), ("link.fc-2g.baud", s.fc)] {
+            scale(&mut reg, path, factor);
+        }
+        for mode in MODES {
+            scale(&mut reg, &format!("bus.{mode}.clock"), s.bus);
+        }
+        reg
     }
 }
 
-fn run(exp: &Exp, seed: u64) -> ExperimentResult {
-    let sc = exp.scenario();
-    assert_eq!(sc.experiments.len(), 1);
-    simulate(registry(), &sc.experiments[0], &sc.run, seed)
-        .unwrap_or_else(|e| panic!("{exp:?} seed {seed}: {e}"))
+/// Factors on the bundled link rates and bus clocks.
+#[derive(Debug, Clone, Copy)]
+struct Speeds {
+    gige: f64,
+    fc: f64,
+    bus: f64,
 }
 
+impl Default for Speeds {
+    fn default() -> Self {
+        Speeds {
+            gige: 1.0,
+            fc: 1.0,
+            bus: 1.0,
+        }
+    }
+}
+
+/// Multiplies the parameter at `path` by `factor`.
+fn scale(reg: &mut Registry, path: &str, factor: f64) {
+    if factor == 1.0 {
+        return;
+    }
+    let base = reg
+        .param(path)
+        .unwrap_or_else(|| panic!("no `{path}`"))
+        .base;
+    assert!(reg.set_param(path, base * factor), "{path}");
+}
+
+fn run(exp: &Exp, seed: u64) -> ExperimentResult {
+    run_at(exp, &Speeds::default(), seed)
+}
+
+fn run_at(exp: &Exp, speeds: &Speeds, seed: u64) -> ExperimentResult {
+    let reg = exp.registry(speeds);
+    let sc = Exp::scenario_of(std::slice::from_ref(exp), &reg);
+    assert_eq!(sc.experiments.len(), 1);
+    simulate(&reg, &sc.experiments[0], &sc.run, seed)
+        .unwrap_or_else(|e| panic!("{exp:?} {speeds:?} seed {seed}: {e}"))
+}
+
+fn arb_card() -> impl Strategy<Value = (Option<&'static str>, usize, usize)> {
+    (
+        prop_oneof![Just(None), (0..MODES.len()).prop_map(|m| Some(MODES[m]))],
+        0usize..4,
+        0usize..4,
+    )
+        .prop_filter("a workload on the card", |(_, g, f)| *g != 0 || *f != 0)
+        .prop_map(|(m, g, f)| (m, g, f))
+}
+
+/// One to four cards in distinct slots (SEU or internal), each slot's bus
+/// mode any the card can run, as many cells as the CPUs need or more.
 fn arb_exp() -> impl Strategy<Value = Exp> {
-    (1u32..=4, 0usize..2, 0usize..4, 0usize..4)
-        .prop_filter("at least one workload", |(_, _, g, f)| *g != 0 || *f != 0)
-        .prop_map(|(cells, slot, g, f)| Exp {
-            cells,
-            slot: SLOTS[slot],
-            gige: GIGE[g],
-            fc: FC[f],
+    (
+        prop::collection::vec(arb_card(), 1..=4),
+        prop::sample::subsequence((1..=16).collect::<Vec<u32>>(), 4),
+        prop::collection::vec(any::<bool>(), 4),
+        0u32..4,
+        3u32..=5,
+    )
+        .prop_map(|(cards, numbers, seu, extra_cells, ms)| {
+            let cards: Vec<Card> = cards
+                .into_iter()
+                .zip(numbers.iter().zip(&seu))
+                .map(|((mode, g, f), (n, seu))| Card {
+                    slot: format!("{}-{n}", if *seu { "seu" } else { "internal" }),
+                    mode,
+                    gige: GIGE[g],
+                    fc: FC[f],
+                })
+                .collect();
+            let mut e = Exp {
+                cells: 1,
+                cards,
+                duration_ms: f64::from(ms),
+            };
+            let need = e.cpus_needed().div_ceil(CPUS_PER_CELL);
+            e.cells = (need + extra_cells).min(4);
+            e
         })
 }
 
-fn config() -> Config {
+fn config(cases: u32) -> Config {
     Config {
-        cases: 12,
+        cases,
         // Never write regression files into the repository.
         failure_persistence: None,
         ..Config::default()
     }
 }
 
-fn in_unit(x: f64) -> bool {
-    (0.0..=1.0 + 1e-12).contains(&x)
+/// The same cases on every run: a property with a noise tolerance must not
+/// turn a CI run red by the luck of the draw.
+fn fixed(cases: u32) -> Config {
+    Config {
+        rng_seed: RngSeed::Fixed(19),
+        ..config(cases)
+    }
 }
 
-/// Every invariant except conservation (checked separately).
+/// Utilisations are fractions of the time; the smallest float error allowed.
+fn in_unit(x: f64) -> bool {
+    (0.0..=1.0 + 1e-9).contains(&x)
+}
+
+/// Payload a function may deliver inside the window beyond its link's
+/// ceiling, in bytes per second: what its card held when the window opened
+/// (the NIC's 16 KiB receive FIFO; the HBA's 8 receive buffers of 2 KiB) is
+/// delivered at bus speed, inside the window, without crossing the wire in it.
+fn edge(exp: &Exp) -> f64 {
+    16384.0 / (exp.duration_ms / 1e3)
+}
+
+/// Every bound: each function within its link and its bus's peak, each
+/// bus, rope, wire and CPU busy at most all the time.
 fn check_bounds(exp: &Exp, r: &ExperimentResult) -> Result<(), TestCaseError> {
     prop_assert_eq!(
         r.functions.len(),
-        2,
-        "the A9782A has two functions: {:?}",
+        2 * exp.cards.len(),
+        "each A9782A has two functions: {:?}",
         r
     );
-    prop_assert_eq!(r.buses.len(), 1, "one card, one bus: {:?}", r);
+    prop_assert_eq!(r.buses.len(), exp.cards.len(), "a bus per card: {:?}", r);
     for f in &r.functions {
         prop_assert!(f.ceiling.0 > 0.0, "{:?}: {} has no ceiling", exp, f.label);
         prop_assert!(
@@ -129,7 +299,7 @@ fn check_bounds(exp: &Exp, r: &ExperimentResult) -> Result<(), TestCaseError> {
             f
         );
         prop_assert!(
-            f.out.0 <= f.ceiling.0 * 1.005,
+            f.out.0 <= f.ceiling.0 + edge(exp),
             "{:?}: {} sends {:.2} MB/s, above its link ceiling {:.2} MB/s",
             exp,
             f.label,
@@ -137,7 +307,7 @@ fn check_bounds(exp: &Exp, r: &ExperimentResult) -> Result<(), TestCaseError> {
             f.ceiling.mb_s()
         );
         prop_assert!(
-            f.inn.0 <= f.ceiling.0 * 1.005,
+            f.inn.0 <= f.ceiling.0 + edge(exp),
             "{:?}: {} receives {:.2} MB/s, above its link ceiling {:.2} MB/s",
             exp,
             f.label,
@@ -167,6 +337,22 @@ fn check_bounds(exp: &Exp, r: &ExperimentResult) -> Result<(), TestCaseError> {
             exp,
             b.label,
             b.data.mb_s(),
+            b.peak.mb_s()
+        );
+        // The payload of the card's functions crosses this bus.
+        let card = b.label.split('@').next().unwrap_or_default();
+        let payload: f64 = r
+            .functions
+            .iter()
+            .filter(|f| f.label.split('.').next() == Some(card))
+            .map(|f| f.total().0)
+            .sum();
+        prop_assert!(
+            payload < b.peak.0,
+            "{:?}: the functions of {} move {:.2} MB/s, not below their bus's peak {:.2} MB/s",
+            exp,
+            card,
+            payload / 1e6,
             b.peak.mb_s()
         );
         prop_assert!(
@@ -202,53 +388,198 @@ fn check_bounds(exp: &Exp, r: &ExperimentResult) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Posted bytes are never lost or invented: every byte written on a bus has
+/// crossed the ropes or waits in its bridge.
+fn check_conservation(exp: &Exp, r: &ExperimentResult) -> Result<(), TestCaseError> {
+    let t = r.totals;
+    prop_assert_eq!(
+        t.bus_write_bytes,
+        t.rope_write_bytes + t.posted_in_bridges,
+        "{:?}: {:?}",
+        exp,
+        t
+    );
+    // Every workload posts writes (received data, status, completions).
+    prop_assert!(
+        t.bus_write_bytes > 0,
+        "{:?}: no posted writes at all: {:?}",
+        exp,
+        t
+    );
+    Ok(())
+}
+
+/// How much a throughput may fall when a link or bus gets faster, in bytes
+/// per second: the generated runs use one cell, so they draw no random
+/// numbers and the only noise is where the window cuts the stream (at most
+/// two frames per direction at each edge: 2 x 2 x 2 KiB, FC's largest
+/// payload, over the window) plus 2% for the changed phase of the
+/// TCP window and the disk I/Os against the window's edges.
+fn tolerance(before: f64, window_ms: f64) -> f64 {
+    8.0 * 2048.0 / (window_ms / 1e3) + 0.02 * before
+}
+
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(config(96))]
 
     #[test]
     fn throughputs_and_utilisations_stay_within_physical_bounds(exp in arb_exp(), seed in any::<u64>()) {
         let r = run(&exp, seed);
         check_bounds(&exp, &r)?;
+        check_conservation(&exp, &r)?;
     }
 
-    #[test]
-    fn the_same_seed_gives_the_same_result(exp in arb_exp(), seed in any::<u64>()) {
-        let a = format!("{:?}", run(&exp, seed));
-        let b = format!("{:?}", run(&exp, seed));
-        prop_assert_eq!(a, b);
-    }
+}
+
+proptest! {
+    #![proptest_config(config(24))]
 
     #[test]
-    fn posted_write_bytes_are_conserved(exp in arb_exp(), seed in any::<u64>()) {
-        let t = run(&exp, seed).totals;
-        prop_assert_eq!(
-            t.bus_write_bytes,
-            t.rope_write_bytes + t.posted_in_bridges,
-            "{:?}: {:?}", exp, t
+    fn the_same_seed_gives_the_same_results_on_one_thread_or_two(
+        exps in prop::collection::vec(arb_exp(), 2..=3),
+        seed in any::<u64>(),
+    ) {
+        // One scenario holds every experiment; the forced modes are merged
+        // (a slot is forced by the first experiment that uses it).
+        let mut exps = exps;
+        let window = exps[0].duration_ms;
+        let mut forced: std::collections::HashMap<String, Option<&str>> = Default::default();
+        for e in &mut exps {
+            e.duration_ms = window;
+            for c in &mut e.cards {
+                c.mode = *forced.entry(c.slot.clone()).or_insert(c.mode);
+            }
+        }
+        let all = Exp {
+            cells: 1,
+            cards: exps.iter().flat_map(|e| e.cards.clone()).collect(),
+            duration_ms: window,
+        };
+        let reg = all.registry(&Speeds::default());
+        let sc = Exp::scenario_of(&exps, &reg);
+        let one = run_scenario(&reg, &sc, seed, 1).expect("runs on one thread");
+        let two = run_scenario(&reg, &sc, seed, 2).expect("runs on two threads");
+        prop_assert_eq!(one.len(), exps.len());
+        prop_assert_eq!(format!("{one:?}"), format!("{two:?}"));
+    }
+}
+
+/// One card, one cell (no random draws), any mode and workload.
+fn arb_one_card() -> impl Strategy<Value = Exp> {
+    (arb_card(), any::<bool>(), 3u32..=5).prop_map(|((mode, g, f), seu, ms)| Exp {
+        cells: 1,
+        cards: vec![Card {
+            slot: if seu { "seu-1" } else { "internal-1" }.to_string(),
+            mode,
+            gige: GIGE[g],
+            fc: FC[f],
+        }],
+        duration_ms: f64::from(ms),
+    })
+}
+
+/// One busy function (GigE or FC) on a PCI-X bus.
+fn arb_one_function_on_pcix() -> impl Strategy<Value = Exp> {
+    arb_one_card().prop_filter("one busy function on PCI-X", |e| {
+        let c = &e.cards[0];
+        let pcix = match c.mode {
+            Some(m) => m.starts_with("pcix"),
+            // An SEU slot runs the card at PCI-X 66.
+            None => c.slot.starts_with("seu"),
+        };
+        pcix && (c.gige.is_none() || c.fc.is_none())
+    })
+}
+
+proptest! {
+    #![proptest_config(fixed(128))]
+
+    /// A faster link never slows the function that drives it, when it is
+    /// the card's one busy function on a PCI-X bus. Not beyond: see
+    /// `a_faster_link_can_slow_gige_transmit_on_pci_or_beside_fc`.
+    #[test]
+    fn a_function_is_not_slower_on_a_faster_link(
+        exp in arb_one_function_on_pcix(),
+        fc in any::<bool>(),
+        factor in 1.1f64..3.0,
+        seed in any::<u64>(),
+    ) {
+        let base = run_at(&exp, &Speeds::default(), seed);
+        let (faster, function) = if fc {
+            (Speeds { fc: factor, ..Speeds::default() }, "card0.fc")
+        } else {
+            (Speeds { gige: factor, ..Speeds::default() }, "card0.gige")
+        };
+        let fast = run_at(&exp, &faster, seed);
+        let moved = |r: &ExperimentResult| {
+            r.functions.iter().find(|f| f.label == function).map(|f| f.total().0)
+        };
+        let (Some(x), Some(y)) = (moved(&base), moved(&fast)) else {
+            return Err(TestCaseError::fail(format!("no {function} in {base:?}")));
+        };
+        prop_assert!(
+            y >= x - tolerance(x, exp.duration_ms),
+            "{:?}: {} moves {:.2} MB/s, {:.2} MB/s with its link {:.2} times faster",
+            exp, function, x / 1e6, y / 1e6, factor
         );
     }
 
-    /// What holds today: posted bytes are never lost or invented; the books
-    /// are off by at most the one write transaction on the bus at the horizon.
+    /// A faster bus clock never lowers what the card moves in all.
     #[test]
-    fn posted_write_bytes_are_conserved_but_for_one_transaction_in_flight(exp in arb_exp(), seed in any::<u64>()) {
-        let t = run(&exp, seed).totals;
-        prop_assert!(t.bus_write_bytes > 0, "{:?}: no posted writes at all: {:?}", exp, t);
-        let accounted = t.rope_write_bytes + t.posted_in_bridges;
-        prop_assert!(accounted >= t.bus_write_bytes, "{:?}: posted bytes lost: {:?}", exp, t);
-        // The largest write transaction is a max_burst of 4096 bytes.
-        prop_assert!(accounted - t.bus_write_bytes <= 4096, "{:?}: more than one transaction unaccounted: {:?}", exp, t);
+    fn a_card_moves_no_less_on_a_faster_bus(
+        exp in arb_one_card(),
+        factor in 1.1f64..2.0,
+        seed in any::<u64>(),
+    ) {
+        let base = run_at(&exp, &Speeds::default(), seed);
+        let fast = run_at(&exp, &Speeds { gige: 1.0, fc: 1.0, bus: factor }, seed);
+        let total = |r: &ExperimentResult| r.functions.iter().map(|f| f.total().0).sum::<f64>();
+        let (x, y) = (total(&base), total(&fast));
+        prop_assert!(
+            y >= x - tolerance(x, exp.duration_ms),
+            "{:?}: the card moves {:.2} MB/s, {:.2} MB/s with its bus clock {:.2} times faster",
+            exp, x / 1e6, y / 1e6, factor
+        );
     }
+}
+
+/// Found by `a_function_is_not_slower_on_a_faster_link` when it drew any
+/// card: GigE transmit, bus-bound, is not monotone in its line rate. Alone
+/// on PCI 33 MHz/64 bit it moves 92 MB/s at 1 Gbit/s, 103 at 1.2, 87 at
+/// 1.69 and 103 at 3 (the same at 5, 20 and 60 ms: no noise); beside FC
+/// read on PCI-X 66 it falls from 102 to 96 MB/s at 1.57 Gbit/s. Left to
+/// the owner of `src/sim` to judge (a timing resonance of delayed reads or
+/// split completions with the wire, or a defect); ignored until then.
+#[test]
+#[ignore = "model finding: GigE transmit is not monotone in its line rate on a busy bus (see the doc comment)"]
+fn a_faster_link_can_slow_gige_transmit_on_pci_or_beside_fc() {
+    let mut alone = Exp::one(1, "internal-1", Some("transmit"), None);
+    alone.cards[0].mode = Some("pci33-64");
+    let beside = Exp::one(1, "seu-1", Some("transmit"), Some("read"));
+    let mut falls = Vec::new();
+    for (exp, factor) in [(&alone, 1.69), (&beside, 1.57)] {
+        let gige = |s: &Speeds| run_at(exp, s, 7).functions[1].total().0;
+        let (x, y) = (
+            gige(&Speeds::default()),
+            gige(&Speeds {
+                gige: factor,
+                ..Speeds::default()
+            }),
+        );
+        if y < x - tolerance(x, exp.duration_ms) {
+            falls.push(format!(
+                "{exp:?}: {:.2} MB/s, {:.2} MB/s with the link {factor} times faster",
+                x / 1e6,
+                y / 1e6
+            ));
+        }
+    }
+    assert!(falls.is_empty(), "{}", falls.join("\n"));
 }
 
 #[test]
 fn generated_scenarios_carry_the_short_run_length() {
-    let exp = Exp {
-        cells: 2,
-        slot: "seu-1",
-        gige: Some("receive"),
-        fc: Some("write"),
-    };
+    let exp = Exp::one(2, "seu-1", Some("receive"), Some("write"));
     let sc = exp.scenario();
     assert_eq!(
         sc.run,
@@ -262,8 +593,39 @@ fn generated_scenarios_carry_the_short_run_length() {
     assert_eq!(sc.experiments[0].cells, 2);
 }
 
-/// Each of the 120 configurations once (fixed seed): the bounds hold everywhere,
-/// not just on the cases proptest happens to draw.
+#[test]
+fn a_forced_mode_is_the_mode_the_card_runs_in() {
+    let mut exp = Exp::one(1, "seu-1", Some("receive"), None);
+    for mode in MODES {
+        exp.cards[0].mode = Some(mode);
+        let r = run(&exp, 1);
+        assert_eq!(r.buses[0].mode, mode, "{exp:?}");
+    }
+}
+
+#[test]
+fn the_speed_factors_reach_the_model() {
+    let exp = Exp::one(1, "seu-1", Some("receive"), None);
+    let reg = exp.registry(&Speeds {
+        gige: 2.0,
+        fc: 3.0,
+        bus: 1.5,
+    });
+    let base = registry();
+    for (path, factor) in [
+        ("link.gige.line_rate", 2.0),
+        ("link.fc-2g.baud", 3.0),
+        ("bus.pcix66.clock", 1.5),
+        ("bus.pci33-64.clock", 1.5),
+    ] {
+        let was = base.clone().param(path).expect(path).base;
+        let now = reg.clone().param(path).expect(path).base;
+        assert!((now / was - factor).abs() < 1e-12, "{path}: {was} -> {now}");
+    }
+}
+
+/// Each of the 120 single-card configurations once (fixed seed): the bounds
+/// hold everywhere, not just on the cases proptest happens to draw.
 #[test]
 fn every_configuration_stays_within_physical_bounds() {
     for cells in 1..=4 {
@@ -273,14 +635,9 @@ fn every_configuration_stays_within_physical_bounds() {
                     if gige.is_none() && fc.is_none() {
                         continue;
                     }
-                    let exp = Exp {
-                        cells,
-                        slot,
-                        gige,
-                        fc,
-                    };
+                    let exp = Exp::one(cells, slot, gige, fc);
                     let r = run(&exp, 1);
-                    if let Err(e) = check_bounds(&exp, &r) {
+                    if let Err(e) = check_bounds(&exp, &r).and(check_conservation(&exp, &r)) {
                         panic!("{e}");
                     }
                 }

@@ -498,6 +498,7 @@ fn an_unknown_bus_mode_is_located_at_its_entry_in_modes() {
         1,
     );
     let line = card.lines().position(|l| l.contains("pcix999")).unwrap() + 1;
+    let col = col_of(&card, line, "\"pcix999\"");
     let file = models.join("card.toml");
     std::fs::write(&file, &card).unwrap();
     let out = iosim_within(
@@ -505,12 +506,13 @@ fn an_unknown_bus_mode_is_located_at_its_entry_in_modes() {
         &["params", "--models", models.to_str().unwrap()],
         15,
     );
-    let at = format!("{}:{line}: key `modes[1]`", file.display());
+    let at = format!("{}:{line}:{col}: key `modes[1]`", file.display());
     expect_fail(&out, &[&at, "pcix999"]);
 
     let server = std::fs::read_to_string(root.join("models/servers/rp8400-seu.toml")).unwrap();
     let server = server.replacen(r#"modes = ["pci66""#, r#"modes = ["pci666""#, 1);
     let line = server.lines().position(|l| l.contains("pci666")).unwrap() + 1;
+    let col = col_of(&server, line, "\"pci666\"");
     std::fs::remove_file(&file).unwrap();
     let file = models.join("server.toml");
     std::fs::write(&file, &server).unwrap();
@@ -519,8 +521,13 @@ fn an_unknown_bus_mode_is_located_at_its_entry_in_modes() {
         &["params", "--models", models.to_str().unwrap()],
         15,
     );
-    let at = format!("{}:{line}: key `slot[0].modes[0]`", file.display());
+    let at = format!("{}:{line}:{col}: key `slot[0].modes[0]`", file.display());
     expect_fail(&out, &[&at, "pci666"]);
+}
+
+/// The 1-based column of `needle` on 1-based `line` of `text`.
+fn col_of(text: &str, line: usize, needle: &str) -> usize {
+    text.lines().nth(line - 1).unwrap().find(needle).unwrap() + 1
 }
 
 /// A valid scenario on the bundled models.
@@ -539,11 +546,12 @@ fn a_figure_id_given_twice_is_refused_not_counted_twice() {
     let text = format!("{sc}\n{fig}");
     let line = text.rfind("id = \"corpus.e1\"").unwrap();
     let line = text[..line].lines().count() + 1;
+    let col = col_of(&text, line, "\"corpus.e1\"");
     let file = tmp.path().join("twice.toml");
     std::fs::write(&file, &text).unwrap();
     let out = iosim_within(tmp.path(), &["run", file.to_str().unwrap()], 20);
     let at = format!(
-        "{}:{line}: key `experiment[0].figure[1].id`",
+        "{}:{line}:{col}: key `experiment[0].figure[1].id`",
         file.display()
     );
     expect_fail(&out, &[&at, "corpus.e1", "twice"]);
@@ -561,11 +569,12 @@ fn a_size_in_kib_that_is_no_whole_number_of_bytes_is_refused_not_rounded() {
         .position(|l| l.starts_with("socket_kib"))
         .unwrap()
         + 1;
+    let col = col_of(&text, line, "64.0001");
     let file = tmp.path().join("frac.toml");
     std::fs::write(&file, &text).unwrap();
     let out = iosim_within(tmp.path(), &["run", file.to_str().unwrap()], 20);
     let at = format!(
-        "{}:{line}: key `experiment[0].workload[0].socket_kib`",
+        "{}:{line}:{col}: key `experiment[0].workload[0].socket_kib`",
         file.display()
     );
     expect_fail(&out, &[&at, "whole number of bytes"]);

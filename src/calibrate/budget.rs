@@ -28,6 +28,7 @@ pub fn check_budget(spec: &CalibrationSpec, scenarios: &[Scenario]) -> Result<()
             file: spec.file.clone(),
             key: "calibration.not_refit".into(),
             line: 0,
+            column: 0,
         });
     Err(Error::Invalid {
         at,

@@ -5,8 +5,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::params::{check_value, whole_number};
+use super::raw::Shape::{self, Any, Table, Tables};
 use super::{read, Source};
-use crate::error::{Error, Result};
+use crate::error::{Error, Errors, Result};
+use crate::model::schema::rule_of;
 use crate::model::{CalibrationSpec, FittedValue, FreeParam, Registry};
 use crate::units::{range_text, readable, to_base};
 
@@ -24,9 +27,9 @@ struct RawCalibration {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSettings {
-    max_iterations: Option<Spanned<u32>>,
+    max_iterations: Option<Spanned<f64>>,
     difference_step: Option<Spanned<f64>>,
-    search_evaluations: Option<Spanned<u32>>,
+    search_evaluations: Option<Spanned<f64>>,
     search_precision_pct: Option<Spanned<f64>>,
     prior_weight: Option<Spanned<f64>>,
     robust_above_pct: Option<Spanned<f64>>,
@@ -48,6 +51,55 @@ struct RawFree {
     initial: Spanned<f64>,
     meaning: Spanned<String>,
 }
+
+/// The keys of [`RawCalibration`] (see [`Shape`]).
+const CALIBRATION: Shape = Table(&[
+    ("kind", Any),
+    ("description", Any),
+    (
+        "calibration",
+        Table(&[
+            ("max_iterations", Any),
+            ("difference_step", Any),
+            ("search_evaluations", Any),
+            ("search_precision_pct", Any),
+            ("prior_weight", Any),
+            ("robust_above_pct", Any),
+            ("not_refit", Any),
+        ]),
+    ),
+    (
+        "free",
+        Tables(&Table(&[
+            ("param", Any),
+            ("also", Any),
+            ("unit", Any),
+            ("min", Any),
+            ("max", Any),
+            ("choices", Any),
+            ("scale", Any),
+            ("initial", Any),
+            ("meaning", Any),
+        ])),
+    ),
+]);
+
+/// The keys of [`RawFitted`] (see [`Shape`]).
+const FITTED: Shape = Table(&[
+    ("kind", Any),
+    ("note", Any),
+    (
+        "param",
+        Tables(&Table(&[
+            ("path", Any),
+            ("value", Any),
+            ("unit", Any),
+            ("ci95_low", Any),
+            ("ci95_high", Any),
+            ("note", Any),
+        ])),
+    ),
+]);
 
 /// A fitted-parameter file: what `iosim calibrate` writes ([`fitted_file_text`])
 /// and `--params` reads, one struct for both.
@@ -167,24 +219,27 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         file: path.to_path_buf(),
         text,
     };
-    let raw: RawCalibration = src.parse()?;
+    let raw: RawCalibration = src.parse(&CALIBRATION)?;
+    let mut errs = Errors::default();
     if raw.kind.get_ref() != "calibration" {
-        return Err(src.invalid("kind", raw.kind.span(), "expected kind = \"calibration\""));
+        errs.push(src.invalid("kind", raw.kind.span(), "expected kind = \"calibration\""));
     }
     let absent = RawSettings::default();
     let c = raw.calibration.as_ref().unwrap_or(&absent);
-    let max_iterations = setting(&src, c.max_iterations.as_ref(), &MAX_ITERATIONS)? as u32;
-    let difference_step = setting(&src, c.difference_step.as_ref(), &DIFFERENCE_STEP)?;
-    let search_evaluations =
-        setting(&src, c.search_evaluations.as_ref(), &SEARCH_EVALUATIONS)? as u32;
-    let search_precision_pct = match &c.search_precision_pct {
-        None => None,
-        Some(p) => Some(setting(&src, Some(p), &SEARCH_PRECISION_PCT)?),
+    let mut setting = |v: Option<&Spanned<f64>>, rule: &SettingRule| {
+        errs.take(setting(&src, v, rule)).unwrap_or(rule.default)
     };
-    let prior_weight = setting(&src, c.prior_weight.as_ref(), &PRIOR_WEIGHT)?;
-    let robust_above_pct = setting(&src, c.robust_above_pct.as_ref(), &ROBUST_ABOVE_PCT)?;
+    let max_iterations = setting(c.max_iterations.as_ref(), &MAX_ITERATIONS) as u32;
+    let difference_step = setting(c.difference_step.as_ref(), &DIFFERENCE_STEP);
+    let search_evaluations = setting(c.search_evaluations.as_ref(), &SEARCH_EVALUATIONS) as u32;
+    let search_precision_pct = c
+        .search_precision_pct
+        .as_ref()
+        .map(|p| setting(Some(p), &SEARCH_PRECISION_PCT));
+    let prior_weight = setting(c.prior_weight.as_ref(), &PRIOR_WEIGHT);
+    let robust_above_pct = setting(c.robust_above_pct.as_ref(), &ROBUST_ABOVE_PCT);
     if raw.free.get_ref().is_empty() {
-        return Err(src.invalid(
+        errs.push(src.invalid(
             "free",
             raw.free.span(),
             "a calibration needs at least one [[free]] parameter",
@@ -192,199 +247,11 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
     }
     let mut free: Vec<FreeParam> = Vec::new();
     for (i, f) in raw.free.get_ref().iter().enumerate() {
-        let k = |s: &str| format!("free[{i}].{s}");
-        let pth = f.param.get_ref().clone();
-        let Some(target) = reg.param(&pth) else {
-            return Err(src.invalid(
-                &k("param"),
-                f.param.span(),
-                format!("no model parameter `{pth}` (see `iosim params`)"),
-            ));
-        };
-        if free.iter().any(|x| x.paths().any(|q| q == pth)) {
-            return Err(src.invalid(
-                &k("param"),
-                f.param.span(),
-                format!("`{pth}` is declared free twice"),
-            ));
+        if let Some(p) = errs.take(free_param(&src, reg, i, f, &free)) {
+            free.push(p);
         }
-        let mut also = Vec::new();
-        for a in &f.also {
-            let ap = a.get_ref();
-            let Some(other) = reg.param(ap) else {
-                return Err(src.invalid(
-                    &k("also"),
-                    a.span(),
-                    format!("no model parameter `{ap}` (see `iosim params`)"),
-                ));
-            };
-            let declared = free.iter().any(|x: &FreeParam| x.paths().any(|q| q == ap));
-            if ap == &pth || also.contains(ap) || declared {
-                return Err(src.invalid(
-                    &k("also"),
-                    a.span(),
-                    format!("`{ap}` is declared free twice"),
-                ));
-            }
-            if to_base(1.0, &other.unit).map(|d| d.0) != to_base(1.0, &target.unit).map(|d| d.0) {
-                return Err(src.invalid(
-                    &k("also"),
-                    a.span(),
-                    format!("`{ap}` has another dimension than `{pth}`"),
-                ));
-            }
-            also.push(ap.clone());
-        }
-        let unit = f.unit.get_ref();
-        let (Some((dim, scale)), Some((tdim, _))) =
-            (to_base(1.0, unit), to_base(1.0, &target.unit))
-        else {
-            return Err(src.invalid(&k("unit"), f.unit.span(), format!("unknown unit `{unit}`")));
-        };
-        if dim != tdim {
-            return Err(src.invalid(
-                &k("unit"),
-                f.unit.span(),
-                format!("unit `{unit}` is not {tdim}, the dimension of `{pth}`"),
-            ));
-        }
-        let init = *f.initial.get_ref() * scale;
-        let mut choices: Vec<f64> = Vec::new();
-        let (lo, hi) = match (&f.choices, &f.min, &f.max) {
-            (Some(c), None, None) => {
-                let list = c.get_ref();
-                let ascending = list.windows(2).all(|w| w[0] < w[1]);
-                if list.len() < 2 || !ascending || list.iter().any(|v| !v.is_finite()) {
-                    return Err(src.invalid(
-                        &k("choices"),
-                        c.span(),
-                        "choices must be at least two finite numbers in ascending order",
-                    ));
-                }
-                choices = list.iter().map(|v| v * scale).collect();
-                (choices[0], choices[choices.len() - 1])
-            }
-            (None, Some(mn), Some(mx)) => (*mn.get_ref() * scale, *mx.get_ref() * scale),
-            (Some(c), _, _) => {
-                return Err(src.invalid(
-                    &k("choices"),
-                    c.span(),
-                    "give either `choices` (a discrete parameter) or `min` and `max`, not both",
-                ));
-            }
-            _ => {
-                return Err(src.invalid(
-                    &k("param"),
-                    f.param.span(),
-                    "a free parameter needs `min` and `max`, or `choices`",
-                ));
-            }
-        };
-        if !(lo.is_finite() && hi.is_finite() && init.is_finite()) || lo >= hi {
-            let span = f.min.as_ref().map_or(f.param.span(), |m| m.span());
-            return Err(src.invalid(
-                &k("min"),
-                span,
-                "bounds must be finite numbers with min < max",
-            ));
-        }
-        if let Some((rmin, rmax)) = crate::model::schema::range_of(reg, &pth) {
-            let tol = 1e-9 * rmax.abs().max(1.0);
-            if lo < rmin - tol || hi > rmax + tol {
-                let span = f
-                    .max
-                    .as_ref()
-                    .map(|m| m.span())
-                    .or(f.choices.as_ref().map(|c| c.span()))
-                    .unwrap_or(f.param.span());
-                return Err(src.invalid(
-                    &k(if choices.is_empty() { "max" } else { "choices" }),
-                    span,
-                    format!(
-                        "bounds {} leave the plausible range {} of `{pth}`",
-                        range_text(lo, hi, dim),
-                        range_text(rmin, rmax, dim)
-                    ),
-                ));
-            }
-        }
-        if init < lo || init > hi {
-            return Err(src.invalid(
-                &k("initial"),
-                f.initial.span(),
-                "the initial value lies outside min to max",
-            ));
-        }
-        let log_scale = match f.scale.as_ref() {
-            None => false,
-            Some(sc) => match sc.get_ref().as_str() {
-                "linear" => false,
-                "log" if choices.is_empty() && lo > 0.0 => true,
-                "log" => {
-                    return Err(src.invalid(
-                        &k("scale"),
-                        sc.span(),
-                        "a log scale needs a continuous parameter with min > 0",
-                    ));
-                }
-                other => {
-                    return Err(src.invalid(
-                        &k("scale"),
-                        sc.span(),
-                        format!("unknown scale `{other}` (linear or log)"),
-                    ));
-                }
-            },
-        };
-        if !choices.is_empty()
-            && !choices
-                .iter()
-                .any(|c| (c - init).abs() <= 1e-9 * c.abs().max(1.0))
-        {
-            return Err(src.invalid(
-                &k("initial"),
-                f.initial.span(),
-                "the initial value of a discrete parameter must be one of its choices",
-            ));
-        }
-        if f.meaning.get_ref().trim().is_empty() {
-            return Err(src.invalid(
-                &k("meaning"),
-                f.meaning.span(),
-                "say what the parameter means physically",
-            ));
-        }
-        for ap in &also {
-            if let Some((rmin, rmax)) = crate::model::schema::range_of(reg, ap) {
-                let tol = 1e-9 * rmax.abs().max(1.0);
-                if lo < rmin - tol || hi > rmax + tol {
-                    return Err(src.invalid(
-                        &k("also"),
-                        f.param.span(),
-                        format!(
-                            "bounds {} leave the plausible range {} of `{ap}`",
-                            range_text(lo, hi, dim),
-                            range_text(rmin, rmax, dim)
-                        ),
-                    ));
-                }
-            }
-        }
-        free.push(FreeParam {
-            path: pth,
-            also,
-            unit: unit.clone(),
-            unit_scale: scale,
-            min: lo,
-            max: hi,
-            initial: init,
-            meaning: f.meaning.get_ref().clone(),
-            choices,
-            log_scale,
-            at: src.at(&k("param"), f.param.span()),
-        });
     }
-    Ok(CalibrationSpec {
+    errs.finish(CalibrationSpec {
         file: path.to_path_buf(),
         free,
         max_iterations,
@@ -397,14 +264,235 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
     })
 }
 
-/// A number of the `[calibration]` table: `default` when absent, else
-/// checked against `range`.
-/// A `[calibration]` setting: its key, allowed range, default and a hint for
-/// the message when it is out of range.
+/// Free parameter `i` of a calibration file, checked against the registry
+/// and the free parameters before it.
+fn free_param(
+    src: &Source,
+    reg: &mut Registry,
+    i: usize,
+    f: &RawFree,
+    free: &[FreeParam],
+) -> Result<FreeParam> {
+    let k = |s: &str| format!("free[{i}].{s}");
+    let pth = f.param.get_ref().clone();
+    let Some(target) = reg.param(&pth) else {
+        return Err(src.invalid(
+            &k("param"),
+            f.param.span(),
+            format!("no model parameter `{pth}` (see `iosim params`)"),
+        ));
+    };
+    if free.iter().any(|x| x.paths().any(|q| q == pth)) {
+        return Err(src.invalid(
+            &k("param"),
+            f.param.span(),
+            format!("`{pth}` is declared free twice"),
+        ));
+    }
+    let mut also = Vec::new();
+    for a in &f.also {
+        let ap = a.get_ref();
+        let Some(other) = reg.param(ap) else {
+            return Err(src.invalid(
+                &k("also"),
+                a.span(),
+                format!("no model parameter `{ap}` (see `iosim params`)"),
+            ));
+        };
+        let declared = free.iter().any(|x: &FreeParam| x.paths().any(|q| q == ap));
+        if ap == &pth || also.contains(ap) || declared {
+            return Err(src.invalid(
+                &k("also"),
+                a.span(),
+                format!("`{ap}` is declared free twice"),
+            ));
+        }
+        if to_base(1.0, &other.unit).map(|d| d.0) != to_base(1.0, &target.unit).map(|d| d.0) {
+            return Err(src.invalid(
+                &k("also"),
+                a.span(),
+                format!("`{ap}` has another dimension than `{pth}`"),
+            ));
+        }
+        also.push(ap.clone());
+    }
+    let unit = f.unit.get_ref();
+    let (Some((dim, scale)), Some((tdim, _))) = (to_base(1.0, unit), to_base(1.0, &target.unit))
+    else {
+        return Err(src.invalid(&k("unit"), f.unit.span(), format!("unknown unit `{unit}`")));
+    };
+    if dim != tdim {
+        return Err(src.invalid(
+            &k("unit"),
+            f.unit.span(),
+            format!("unit `{unit}` is not {tdim}, the dimension of `{pth}`"),
+        ));
+    }
+    let init = *f.initial.get_ref() * scale;
+    let mut choices: Vec<f64> = Vec::new();
+    let (lo, hi) = match (&f.choices, &f.min, &f.max) {
+        (Some(c), None, None) => {
+            let list = c.get_ref();
+            let ascending = list.windows(2).all(|w| w[0] < w[1]);
+            if list.len() < 2 || !ascending || list.iter().any(|v| !v.is_finite()) {
+                return Err(src.invalid(
+                    &k("choices"),
+                    c.span(),
+                    "choices must be at least two finite numbers in ascending order",
+                ));
+            }
+            choices = list.iter().map(|v| v * scale).collect();
+            (choices[0], choices[choices.len() - 1])
+        }
+        (None, Some(mn), Some(mx)) => (*mn.get_ref() * scale, *mx.get_ref() * scale),
+        (Some(c), _, _) => {
+            return Err(src.invalid(
+                &k("choices"),
+                c.span(),
+                "give either `choices` (a discrete parameter) or `min` and `max`, not both",
+            ));
+        }
+        _ => {
+            return Err(src.invalid(
+                &k("param"),
+                f.param.span(),
+                "a free parameter needs `min` and `max`, or `choices`",
+            ));
+        }
+    };
+    if !(lo.is_finite() && hi.is_finite() && init.is_finite()) || lo >= hi {
+        let span = f.min.as_ref().map_or(f.param.span(), |m| m.span());
+        return Err(src.invalid(
+            &k("min"),
+            span,
+            "bounds must be finite numbers with min < max",
+        ));
+    }
+    // A parameter that counts whole things moves only between whole choices:
+    // a fit never sets a fraction of a slot.
+    for p in std::iter::once(&pth).chain(&also) {
+        let Some(rule) = rule_of(reg, p) else {
+            continue;
+        };
+        if !rule.whole {
+            continue;
+        }
+        if choices.is_empty() {
+            return Err(src.invalid(
+                &k("param"),
+                f.param.span(),
+                format!("`{p}` counts whole things: give it `choices` of whole values, not `min` and `max`"),
+            ));
+        }
+        if let Some(bad) = choices.iter().find(|&&c| check_value(rule, c).is_err()) {
+            let span = f.choices.as_ref().map_or(f.param.span(), |c| c.span());
+            return Err(src.invalid(
+                &k("choices"),
+                span,
+                format!(
+                    "{} {unit} {}",
+                    readable(bad / scale),
+                    check_value(rule, *bad).err().unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    for p in std::iter::once(&pth).chain(&also) {
+        let Some((rmin, rmax)) = crate::model::schema::range_of(reg, p) else {
+            continue;
+        };
+        let tol = 1e-9 * rmax.abs().max(1.0);
+        if lo < rmin - tol || hi > rmax + tol {
+            let (key, span) = if p != &pth {
+                ("also", f.param.span())
+            } else if choices.is_empty() {
+                ("max", f.max.as_ref().map_or(f.param.span(), |m| m.span()))
+            } else {
+                (
+                    "choices",
+                    f.choices.as_ref().map_or(f.param.span(), |c| c.span()),
+                )
+            };
+            return Err(src.invalid(
+                &k(key),
+                span,
+                format!(
+                    "bounds {} leave the plausible range {} of `{p}`",
+                    range_text(lo, hi, dim),
+                    range_text(rmin, rmax, dim)
+                ),
+            ));
+        }
+        if p == &pth && (init < lo || init > hi) {
+            return Err(src.invalid(
+                &k("initial"),
+                f.initial.span(),
+                "the initial value lies outside min to max",
+            ));
+        }
+    }
+    let log_scale = match f.scale.as_ref() {
+        None => false,
+        Some(sc) => match sc.get_ref().as_str() {
+            "linear" => false,
+            "log" if choices.is_empty() && lo > 0.0 => true,
+            "log" => {
+                return Err(src.invalid(
+                    &k("scale"),
+                    sc.span(),
+                    "a log scale needs a continuous parameter with min > 0",
+                ));
+            }
+            other => {
+                return Err(src.invalid(
+                    &k("scale"),
+                    sc.span(),
+                    format!("unknown scale `{other}` (linear or log)"),
+                ));
+            }
+        },
+    };
+    if !choices.is_empty()
+        && !choices
+            .iter()
+            .any(|c| (c - init).abs() <= 1e-9 * c.abs().max(1.0))
+    {
+        return Err(src.invalid(
+            &k("initial"),
+            f.initial.span(),
+            "the initial value of a discrete parameter must be one of its choices",
+        ));
+    }
+    if f.meaning.get_ref().trim().is_empty() {
+        return Err(src.invalid(
+            &k("meaning"),
+            f.meaning.span(),
+            "say what the parameter means physically",
+        ));
+    }
+    Ok(FreeParam {
+        path: pth,
+        also,
+        unit: unit.clone(),
+        unit_scale: scale,
+        min: lo,
+        max: hi,
+        initial: init,
+        meaning: f.meaning.get_ref().clone(),
+        choices,
+        log_scale,
+        at: src.at(&k("param"), f.param.span()),
+    })
+}
+
+/// A `[calibration]` setting: its key, allowed range, default, what it
+/// counts if it counts whole things, and a hint for the message when it is
+/// out of range.
 struct SettingRule {
     key: &'static str,
     range: (f64, f64),
     default: f64,
+    counts: Option<&'static str>,
     hint: &'static str,
 }
 
@@ -419,11 +507,32 @@ const fn rule(
         key,
         range: (lo, hi),
         default,
+        counts: None,
         hint,
     }
 }
 
-const MAX_ITERATIONS: SettingRule = rule("calibration.max_iterations", 1.0, 1000.0, 30.0, "");
+/// A setting that counts whole things (iterations, evaluations).
+const fn count(
+    key: &'static str,
+    lo: f64,
+    hi: f64,
+    default: f64,
+    counts: &'static str,
+) -> SettingRule {
+    SettingRule {
+        counts: Some(counts),
+        ..rule(key, lo, hi, default, "")
+    }
+}
+
+const MAX_ITERATIONS: SettingRule = count(
+    "calibration.max_iterations",
+    1.0,
+    1000.0,
+    30.0,
+    "iterations",
+);
 const DIFFERENCE_STEP: SettingRule = rule(
     "calibration.difference_step",
     0.001,
@@ -431,8 +540,13 @@ const DIFFERENCE_STEP: SettingRule = rule(
     0.02,
     " (a fraction of each parameter's range)",
 );
-const SEARCH_EVALUATIONS: SettingRule =
-    rule("calibration.search_evaluations", 0.0, 100_000.0, 400.0, "");
+const SEARCH_EVALUATIONS: SettingRule = count(
+    "calibration.search_evaluations",
+    0.0,
+    100_000.0,
+    400.0,
+    "evaluations",
+);
 const SEARCH_PRECISION_PCT: SettingRule = rule(
     "calibration.search_precision_pct",
     0.01,
@@ -455,22 +569,22 @@ const ROBUST_ABOVE_PCT: SettingRule = rule(
     " (percent; 0 for plain least squares)",
 );
 
-/// The value of setting `rule`, its default when absent, checked against its range.
-fn setting<T: Copy + Into<f64>>(
-    src: &Source,
-    value: Option<&Spanned<T>>,
-    rule: &SettingRule,
-) -> Result<f64> {
+/// The value of setting `rule`, its default when absent, checked against
+/// its range (and, for a count, to be a whole number).
+fn setting(src: &Source, value: Option<&Spanned<f64>>, rule: &SettingRule) -> Result<f64> {
     let Some(v) = value else {
         return Ok(rule.default);
     };
-    let x: f64 = (*v.get_ref()).into();
+    let x = match rule.counts {
+        Some(what) => whole_number(src, rule.key, v, what)?,
+        None => *v.get_ref(),
+    };
     let (lo, hi) = rule.range;
     if !(x.is_finite() && (lo..=hi).contains(&x)) {
         return Err(src.invalid(
             rule.key,
             v.span(),
-            format!("{x} is outside {lo} to {hi}{}", rule.hint),
+            format!("{} is outside {lo} to {hi}{}", readable(x), rule.hint),
         ));
     }
     Ok(x)
@@ -544,7 +658,7 @@ fn apply_fitted_inner(
         file: path.to_path_buf(),
         text,
     };
-    let raw: RawFitted = src.parse()?;
+    let raw: RawFitted = src.parse(&FITTED)?;
     if raw.kind.get_ref() != "fitted" {
         return Err(src.invalid(
             "kind",
@@ -552,46 +666,13 @@ fn apply_fitted_inner(
             "expected kind = \"fitted\" (a file written by `iosim calibrate`)",
         ));
     }
+    let mut errs = Errors::default();
     let mut out = Vec::new();
     for (i, p) in raw.param.iter().enumerate() {
+        let Some((target, base)) = errs.take(fitted_value(&src, reg, i, p)) else {
+            continue;
+        };
         let k = |s: &str| format!("param[{i}].{s}");
-        let Some(target) = reg.param(p.path.get_ref()) else {
-            return Err(Error::Invalid {
-                at: src.at(&k("path"), p.path.span()),
-                message: format!("no model parameter `{}`", p.path.get_ref()),
-            });
-        };
-        let (Some((dim, base)), Some((tdim, _))) = (
-            to_base(*p.value.get_ref(), p.unit.get_ref()),
-            to_base(1.0, &target.unit),
-        ) else {
-            return Err(src.invalid(
-                &k("unit"),
-                p.unit.span(),
-                format!("unknown unit `{}`", p.unit.get_ref()),
-            ));
-        };
-        if dim != tdim {
-            return Err(src.invalid(
-                &k("unit"),
-                p.unit.span(),
-                format!("unit `{}` is not {tdim}", p.unit.get_ref()),
-            ));
-        }
-        if let Some((rmin, rmax)) = crate::model::schema::range_of(reg, p.path.get_ref()) {
-            if !base.is_finite() || base < rmin || base > rmax {
-                return Err(src.invalid(
-                    &k("value"),
-                    p.value.span(),
-                    format!(
-                        "{} {} is outside the plausible range {}",
-                        readable(base),
-                        dim.base_unit(),
-                        range_text(rmin, rmax, dim)
-                    ),
-                ));
-            }
-        }
         let at = src.at(&k("value"), p.value.span());
         if let Some(kept) = only_bundled.as_deref_mut() {
             if !target.at.file.starts_with("<bundled>") {
@@ -605,7 +686,7 @@ fn apply_fitted_inner(
         }
         if !target.is_fitted() {
             // A value fitted once must not outlive the decision to fix it.
-            return Err(Error::Invalid {
+            errs.push(Error::Invalid {
                 at: src.at(&k("path"), p.path.span()),
                 message: format!(
                     "`{}` is not a fitted parameter (its model file gives its source as \"{}\"): a fitted file sets only parameters whose source says \"fitted\"",
@@ -613,6 +694,7 @@ fn apply_fitted_inner(
                     target.source
                 ),
             });
+            continue;
         }
         reg.set_param_from(
             p.path.get_ref(),
@@ -626,7 +708,56 @@ fn apply_fitted_inner(
             at,
         });
     }
-    Ok(out)
+    errs.finish(out)
+}
+
+/// Entry `i` of a fitted-parameter file: the parameter it sets and its new
+/// value in the base unit, checked for unit, range and, for a parameter
+/// that counts whole things, a whole value.
+fn fitted_value(
+    src: &Source,
+    reg: &mut Registry,
+    i: usize,
+    p: &RawFittedParam,
+) -> Result<(crate::model::ParamValue, f64)> {
+    let k = |s: &str| format!("param[{i}].{s}");
+    let Some(target) = reg.param(p.path.get_ref()) else {
+        return Err(Error::Invalid {
+            at: src.at(&k("path"), p.path.span()),
+            message: format!("no model parameter `{}`", p.path.get_ref()),
+        });
+    };
+    let (Some((dim, base)), Some((tdim, _))) = (
+        to_base(*p.value.get_ref(), p.unit.get_ref()),
+        to_base(1.0, &target.unit),
+    ) else {
+        return Err(src.invalid(
+            &k("unit"),
+            p.unit.span(),
+            format!("unknown unit `{}`", p.unit.get_ref()),
+        ));
+    };
+    if dim != tdim {
+        return Err(src.invalid(
+            &k("unit"),
+            p.unit.span(),
+            format!("unit `{}` is not {tdim}", p.unit.get_ref()),
+        ));
+    }
+    if let Some(rule) = rule_of(reg, p.path.get_ref()) {
+        if let Err(why) = check_value(rule, base) {
+            return Err(src.invalid(
+                &k("value"),
+                p.value.span(),
+                format!(
+                    "{} {} {why}",
+                    readable(*p.value.get_ref()),
+                    p.unit.get_ref()
+                ),
+            ));
+        }
+    }
+    Ok((target, base))
 }
 
 #[cfg(test)]

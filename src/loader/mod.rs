@@ -14,16 +14,18 @@ pub use crate::model::schema;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::error::{line_of, Error, Location, Result};
+use crate::error::{column_of, line_of, Error, Errors, Location, Result};
 use crate::model::{
     AdapterSpec, BusSpec, EngineKind, Framing, FunctionSpec, IoControllerSpec, LinkSpec, Protocol,
     Registry, ServerSpec, SlotSpec, TestbedSpec,
 };
+use crate::units::readable;
 pub use calibration::{
     apply_bundled_fitted, apply_fitted, apply_fitted_text, fitted_file_text,
     load_bundled_calibration, load_calibration, parse_calibration, BundledFit, FittedEntry,
 };
-use params::{check_name, convert_params, spanned_list};
+use params::{check_name, convert_params, spanned_list, whole_number};
+use raw::Shape;
 pub use scenario::{load_bundled_scenarios, load_scenario, parse_scenario};
 
 mod bundled {
@@ -43,6 +45,7 @@ impl Source<'_> {
             file: self.file.clone(),
             key: key.to_string(),
             line: line_of(self.text, span.start),
+            column: column_of(self.text, span.start),
         }
     }
 
@@ -54,10 +57,17 @@ impl Source<'_> {
         }
     }
 
-    /// Parses the whole text as `T`, turning serde errors into located errors.
-    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+    /// Parses the whole text as `T`, turning serde errors into located
+    /// errors. Every key that `shape` does not allow is reported first, all
+    /// of them at once and in file order (serde stops at the first, and
+    /// meets a table's keys in alphabetical order).
+    pub fn parse<T: serde::de::DeserializeOwned>(&self, shape: &Shape) -> Result<T> {
+        self.unknown_keys(shape)?;
         toml::from_str::<T>(self.text).map_err(|e| {
-            let line = e.span().map(|s| line_of(self.text, s.start)).unwrap_or(0);
+            let (line, column) = e
+                .span()
+                .map(|s| (line_of(self.text, s.start), column_of(self.text, s.start)))
+                .unwrap_or((0, 0));
             let message = e.message().trim().to_string();
             let key = key_near(self.text, line);
             Error::Syntax {
@@ -65,10 +75,93 @@ impl Source<'_> {
                     file: self.file.clone(),
                     key,
                     line,
+                    column,
                 },
                 message,
             }
         })
+    }
+
+    /// Every key of the text that `shape` does not allow, in file order.
+    /// Text that is not TOML passes: the parse that follows reports it.
+    fn unknown_keys(&self, shape: &Shape) -> Result<()> {
+        let Ok(doc) = toml::de::DeTable::parse(self.text) else {
+            return Ok(());
+        };
+        let mut found = Vec::new();
+        self.walk_table(shape, "", doc.get_ref(), &mut found);
+        found.sort_by_key(|(pos, _)| *pos);
+        match Error::from_list(found.into_iter().map(|(_, e)| e).collect()) {
+            None => Ok(()),
+            Some(e) => Err(e),
+        }
+    }
+
+    fn walk_table(
+        &self,
+        shape: &Shape,
+        path: &str,
+        table: &toml::de::DeTable,
+        found: &mut Vec<(usize, Error)>,
+    ) {
+        let join = |k: &str| {
+            if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            }
+        };
+        for (k, v) in table.iter() {
+            let key = join(k.get_ref());
+            let inner = match shape {
+                Shape::Table(keys) => match keys.iter().find(|(name, _)| *name == k.get_ref()) {
+                    Some((_, inner)) => inner,
+                    None => {
+                        let names: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
+                        found.push((
+                            k.span().start,
+                            self.invalid(
+                                &key,
+                                k.span(),
+                                format!(
+                                    "unknown key `{}`; expected one of: {}",
+                                    k.get_ref(),
+                                    names.join(", ")
+                                ),
+                            ),
+                        ));
+                        continue;
+                    }
+                },
+                Shape::Map(inner) => inner,
+                Shape::Any | Shape::Tables(_) => return,
+            };
+            self.walk_value(inner, &key, v.get_ref(), found);
+        }
+    }
+
+    fn walk_value(
+        &self,
+        shape: &Shape,
+        path: &str,
+        value: &toml::de::DeValue,
+        found: &mut Vec<(usize, Error)>,
+    ) {
+        use toml::de::DeValue;
+        match (shape, value) {
+            (Shape::Table(_) | Shape::Map(_), DeValue::Table(t)) => {
+                self.walk_table(shape, path, t, found)
+            }
+            (Shape::Tables(inner), DeValue::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    if let DeValue::Table(t) = item.get_ref() {
+                        self.walk_table(inner, &format!("{path}[{i}]"), t, found);
+                    }
+                }
+            }
+            // A value of the wrong type: the parse that follows says so.
+            _ => {}
+        }
     }
 }
 
@@ -98,7 +191,49 @@ pub fn bundled_files(prefix: &str) -> Vec<(&'static str, &'static str)> {
 
 /// Loads the bundled models, then every `*.toml` under each of `dirs`
 /// (a model there replaces a bundled one of the same kind and name).
+/// Every error of every file is reported (up to [`crate::error::MAX_ERRORS`]),
+/// not just the first.
 pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
+    let mut reg = bundled_registry()?;
+    let mut errs = Errors::default();
+    for dir in dirs {
+        if !dir.is_dir() {
+            return Err(Error::Io {
+                path: dir.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
+            });
+        }
+        let mut files = Vec::new();
+        for f in collect_toml(dir)? {
+            match read(&f) {
+                Ok(text) => files.push((f, text)),
+                Err(e) => errs.push(e),
+            }
+        }
+        let texts: Vec<(PathBuf, &str)> =
+            files.iter().map(|(f, t)| (f.clone(), t.as_str())).collect();
+        if let Err(e) = add_user_models(&mut reg, &texts) {
+            errs.push(e);
+        }
+    }
+    errs.finish(())?;
+    check_registry(&reg)?;
+    Ok(reg)
+}
+
+/// The models of `base` (the bundled ones: `load_registry(&[])`) and,
+/// after them, one model file's `text` as if it were alone in a `--models`
+/// directory; `file` is used in messages. The same checks as
+/// [`load_registry`], with no file read (what the fuzzer drives).
+pub fn parse_model(file: PathBuf, text: &str, base: &Registry) -> Result<Registry> {
+    let mut reg = base.clone();
+    add_user_models(&mut reg, &[(file, text)])?;
+    check_registry(&reg)?;
+    Ok(reg)
+}
+
+/// The bundled models alone, unchecked across files.
+fn bundled_registry() -> Result<Registry> {
     let mut reg = Registry::default();
     for (path, text) in bundled_files("models/") {
         let src = Source {
@@ -107,26 +242,25 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
         };
         add_model(&mut reg, &src, false)?;
     }
-    for dir in dirs {
-        if !dir.is_dir() {
-            return Err(Error::Io {
-                path: dir.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
-            });
-        }
-        // Within one directory, two files may not define the same model:
-        // which one won would depend on the file names alone.
-        let mut seen: std::collections::HashMap<(&'static str, String), Location> =
-            Default::default();
-        for f in collect_toml(dir)? {
-            let text = read(&f)?;
-            let src = Source {
-                file: f,
-                text: &text,
-            };
-            if let Some((kind, name, at)) = add_model(&mut reg, &src, true)? {
+    Ok(reg)
+}
+
+/// Adds the model files of one `--models` directory (path and text, in
+/// path order) to `reg`, keeping every file's errors.
+fn add_user_models(reg: &mut Registry, files: &[(PathBuf, &str)]) -> Result<()> {
+    let mut errs = Errors::default();
+    // Within one directory, two files may not define the same model:
+    // which one won would depend on the file names alone.
+    let mut seen: std::collections::HashMap<(&'static str, String), Location> = Default::default();
+    for (f, text) in files {
+        let src = Source {
+            file: f.clone(),
+            text,
+        };
+        match add_model(reg, &src, true) {
+            Ok(Some((kind, name, at))) => {
                 if let Some(first) = seen.get(&(kind, name.clone())) {
-                    return Err(Error::Invalid {
+                    errs.push(Error::Invalid {
                         at,
                         message: format!(
                             "{kind} `{name}` is also defined in {}:{}; two files under one --models directory may not define the same {kind}",
@@ -134,13 +268,15 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
                             first.line
                         ),
                     });
+                    continue;
                 }
                 seen.insert((kind, name), at);
             }
+            Ok(None) => {}
+            Err(e) => errs.push(e),
         }
     }
-    check_registry(&reg)?;
-    Ok(reg)
+    errs.finish(())
 }
 
 /// The largest input file iosim reads (4 MiB); the bundled files are a few KiB.
@@ -312,105 +448,112 @@ fn add_model(
     src: &Source,
     user: bool,
 ) -> Result<Option<(&'static str, String, Location)>> {
-    let head: raw::RawKind = src.parse()?;
+    let head: raw::RawKind = src.parse(&raw::KIND)?;
     let Some(kind) = head.kind else {
         return Err(Error::Invalid {
             at: Location {
                 file: src.file.clone(),
                 key: "kind".into(),
                 line: 1,
+                column: 1,
             },
             message: "missing `kind` (one of bus, link, server, adapter, testbed)".into(),
         });
     };
-    let mut added = None;
-    match kind.get_ref().as_str() {
+    // Every error of the file is kept; the model is added only if none.
+    let mut errs = Errors::default();
+    let added = match kind.get_ref().as_str() {
         "bus" => {
-            let b: raw::RawBus = src.parse()?;
-            let name = check_name(src, "name", &b.name)?;
+            let b: raw::RawBus = src.parse(&raw::BUS)?;
+            let name = errs.take(check_name(src, "name", &b.name));
             let protocol = match b.protocol.get_ref().as_str() {
-                "pci" => Protocol::Pci,
-                "pcix" => Protocol::PciX,
+                "pci" => Some(Protocol::Pci),
+                "pcix" => Some(Protocol::PciX),
                 other => {
-                    return Err(src.invalid(
+                    errs.push(src.invalid(
                         "protocol",
                         b.protocol.span(),
                         format!("unknown protocol `{other}`; expected `pci` or `pcix`"),
-                    ))
+                    ));
+                    None
                 }
             };
-            let params = convert_params(src, "param", &b.param, schema::BUS)?;
+            let params = errs.take(convert_params(src, "param", &b.param, schema::BUS));
+            let (Some(name), Some(protocol), Some(params)) = (name, protocol, params) else {
+                return Err(errs.into_error());
+            };
             let at = src.at("name", b.name.span());
-            added = Some(("bus", name.clone(), at.clone()));
             reg.buses.insert(
                 name.clone(),
                 BusSpec {
-                    name,
+                    name: name.clone(),
                     protocol,
                     params,
-                    at,
+                    at: at.clone(),
                 },
             );
+            ("bus", name, at)
         }
         "link" => {
-            let l: raw::RawLink = src.parse()?;
-            let name = check_name(src, "name", &l.name)?;
-            let (framing, rules) = match l.framing.get_ref().as_str() {
-                "ethernet" => (Framing::Ethernet, schema::ETHERNET),
-                "fibre-channel" => (Framing::FibreChannel, schema::FIBRE_CHANNEL),
+            let l: raw::RawLink = src.parse(&raw::LINK)?;
+            let name = errs.take(check_name(src, "name", &l.name));
+            let framing = match l.framing.get_ref().as_str() {
+                "ethernet" => Some((Framing::Ethernet, schema::ETHERNET)),
+                "fibre-channel" => Some((Framing::FibreChannel, schema::FIBRE_CHANNEL)),
                 other => {
-                    return Err(src.invalid(
+                    errs.push(src.invalid(
                         "framing",
                         l.framing.span(),
                         format!(
                             "unknown framing `{other}`; expected `ethernet` or `fibre-channel`"
                         ),
-                    ))
+                    ));
+                    None
                 }
             };
-            let params = convert_params(src, "param", &l.param, rules)?;
+            let params = framing
+                .and_then(|(_, rules)| errs.take(convert_params(src, "param", &l.param, rules)));
+            let (Some(name), Some((framing, _)), Some(params)) = (name, framing, params) else {
+                return Err(errs.into_error());
+            };
             let at = src.at("name", l.name.span());
-            added = Some(("link", name.clone(), at.clone()));
             reg.links.insert(
                 name.clone(),
                 LinkSpec {
-                    name,
+                    name: name.clone(),
                     framing,
                     params,
-                    at,
+                    at: at.clone(),
                 },
             );
+            ("link", name, at)
         }
         "server" => {
-            let s: raw::RawServer = src.parse()?;
-            let name = check_name(src, "name", &s.name)?;
-            let params = convert_params(src, "param", &s.param, schema::SERVER)?;
-            let bridge = convert_params(src, "bridge", &s.bridge, schema::BRIDGE)?;
+            let s: raw::RawServer = src.parse(&raw::SERVER)?;
+            let name = errs.take(check_name(src, "name", &s.name));
+            let params = errs.take(convert_params(src, "param", &s.param, schema::SERVER));
+            let bridge = errs.take(convert_params(src, "bridge", &s.bridge, schema::BRIDGE));
             let mut io_controllers: Vec<IoControllerSpec> = Vec::new();
             for (i, raw) in s.io_controller.iter().enumerate() {
                 let key = format!("io_controller[{i}]");
-                let cname = check_name(src, &format!("{key}.name"), &raw.name)?;
-                if io_controllers.iter().any(|c| c.name == cname) {
-                    return Err(src.invalid(
-                        &format!("{key}.name"),
-                        raw.name.span(),
-                        format!("I/O controller `{cname}` is defined twice"),
-                    ));
-                }
-                let params = convert_params(
+                let taken = io_controllers.iter().map(|c| c.name.as_str());
+                let cname = unique_name(src, &key, &raw.name, taken, "I/O controller", &mut errs);
+                let params = errs.take(convert_params(
                     src,
                     &format!("{key}.param"),
                     &raw.param,
                     schema::IO_CONTROLLER,
-                )?;
-                io_controllers.push(IoControllerSpec {
-                    name: cname,
-                    params,
-                    at: src.at(&format!("{key}.name"), raw.name.span()),
-                });
+                ));
+                if let (Some(name), Some(params)) = (cname, params) {
+                    io_controllers.push(IoControllerSpec {
+                        name,
+                        params,
+                        at: src.at(&format!("{key}.name"), raw.name.span()),
+                    });
+                }
             }
             if s.slot.get_ref().is_empty() {
-                return Err(src.invalid(
+                errs.push(src.invalid(
                     "slot",
                     s.slot.span(),
                     "a server needs at least one [[slot]]",
@@ -418,80 +561,35 @@ fn add_model(
             }
             let mut slots: Vec<SlotSpec> = Vec::new();
             for (i, raw) in s.slot.get_ref().iter().enumerate() {
-                let key = format!("slot[{i}]");
-                let sname = check_name(src, &format!("{key}.name"), &raw.name)?;
-                if slots.iter().any(|x| x.name == sname) {
-                    return Err(src.invalid(
-                        &format!("{key}.name"),
-                        raw.name.span(),
-                        format!("slot `{sname}` is defined twice"),
-                    ));
+                if let Some(slot) = errs.take(slot_spec(src, i, raw, &slots, &io_controllers)) {
+                    slots.push(slot);
                 }
-                let modes = spanned_list(src, &format!("{key}.modes"), &raw.modes)?;
-                let ropes = *raw.ropes.get_ref();
-                if !(1..=8).contains(&ropes) {
-                    return Err(src.invalid(
-                        &format!("{key}.ropes"),
-                        raw.ropes.span(),
-                        format!("{ropes} ropes is not plausible; expected 1 to 8"),
-                    ));
-                }
-                let segment = match &raw.segment {
-                    Some(seg) => Some(check_name(src, &format!("{key}.segment"), seg)?),
-                    None => None,
-                };
-                let controller = match &raw.controller {
-                    Some(c) => {
-                        let cname = check_name(src, &format!("{key}.controller"), c)?;
-                        let known: Vec<&str> =
-                            io_controllers.iter().map(|c| c.name.as_str()).collect();
-                        Some(known.iter().position(|k| *k == cname).ok_or_else(|| {
-                            src.invalid(
-                                &format!("{key}.controller"),
-                                c.span(),
-                                format!(
-                                    "unknown I/O controller `{cname}`; the server defines: {}",
-                                    if known.is_empty() {
-                                        "none".to_string()
-                                    } else {
-                                        known.join(", ")
-                                    }
-                                ),
-                            )
-                        })?)
-                    }
-                    None => None,
-                };
-                slots.push(SlotSpec {
-                    name: sname,
-                    modes,
-                    modes_at: modes_at(src, &format!("{key}.modes"), &raw.modes),
-                    ropes: ropes as u32,
-                    segment,
-                    controller,
-                    at: src.at(&format!("{key}.name"), raw.name.span()),
-                });
             }
+            let (Some(name), Some(params), Some(bridge), true) =
+                (name, params, bridge, errs.is_empty())
+            else {
+                return Err(errs.into_error());
+            };
             let at = src.at("name", s.name.span());
-            added = Some(("server", name.clone(), at.clone()));
             reg.servers.insert(
                 name.clone(),
                 ServerSpec {
-                    name,
+                    name: name.clone(),
                     params,
                     bridge,
                     io_controllers,
                     slots,
-                    at,
+                    at: at.clone(),
                 },
             );
+            ("server", name, at)
         }
         "adapter" => {
-            let a: raw::RawAdapter = src.parse()?;
-            let name = check_name(src, "name", &a.name)?;
-            let modes = spanned_list(src, "modes", &a.modes)?;
+            let a: raw::RawAdapter = src.parse(&raw::ADAPTER)?;
+            let name = errs.take(check_name(src, "name", &a.name));
+            let modes = errs.take(spanned_list(src, "modes", &a.modes));
             if a.function.get_ref().is_empty() {
-                return Err(src.invalid(
+                errs.push(src.invalid(
                     "function",
                     a.function.span(),
                     "an adapter needs at least one [[function]]",
@@ -499,86 +597,47 @@ fn add_model(
             }
             let mut functions: Vec<FunctionSpec> = Vec::new();
             for (i, f) in a.function.get_ref().iter().enumerate() {
-                let key = format!("function[{i}]");
-                let fname = check_name(src, &format!("{key}.name"), &f.name)?;
-                if functions.iter().any(|x| x.name == fname) {
-                    return Err(src.invalid(
-                        &format!("{key}.name"),
-                        f.name.span(),
-                        format!("function `{fname}` is defined twice"),
-                    ));
+                if let Some(f) = errs.take(function_spec(src, i, f, &functions)) {
+                    functions.push(f);
                 }
-                let (engine, rules) = match f.engine.get_ref().as_str() {
-                    "nic" => (EngineKind::Nic, schema::NIC),
-                    "hba" => (EngineKind::Hba, schema::HBA),
-                    "dma" => (EngineKind::RawDma, schema::RAW_DMA),
-                    other => {
-                        return Err(src.invalid(
-                            &format!("{key}.engine"),
-                            f.engine.span(),
-                            format!("unknown engine `{other}`; expected `nic`, `hba` or `dma`"),
-                        ))
-                    }
-                };
-                let link = match (&f.link, engine) {
-                    (None, EngineKind::RawDma) => None,
-                    (Some(l), EngineKind::RawDma) => {
-                        return Err(src.invalid(
-                            &format!("{key}.link"),
-                            l.span(),
-                            "a `dma` function drives no link: remove `link`",
-                        ))
-                    }
-                    (Some(l), _) => Some(l.clone()),
-                    (None, _) => {
-                        return Err(src.invalid(
-                            &format!("{key}.engine"),
-                            f.engine.span(),
-                            format!(
-                                "missing `link`: a `{}` function drives a link",
-                                engine.name()
-                            ),
-                        ))
-                    }
-                };
-                let params = convert_params(src, &format!("{key}.param"), &f.param, rules)?;
-                let at = match &link {
-                    Some(l) => src.at(&format!("{key}.link"), l.span()),
-                    None => src.at(&format!("{key}.engine"), f.engine.span()),
-                };
-                functions.push(FunctionSpec {
-                    name: fname,
-                    engine,
-                    link: link.map(|l| l.get_ref().clone()),
-                    params,
-                    at,
-                });
             }
+            let (Some(name), Some(modes), true) = (name, modes, errs.is_empty()) else {
+                return Err(errs.into_error());
+            };
             let at = src.at("name", a.name.span());
-            added = Some(("adapter", name.clone(), at.clone()));
             reg.adapters.insert(
                 name.clone(),
                 AdapterSpec {
-                    name,
+                    name: name.clone(),
                     modes,
                     modes_at: modes_at(src, "modes", &a.modes),
                     functions,
-                    at,
+                    at: at.clone(),
                 },
             );
+            ("adapter", name, at)
         }
         "testbed" => {
-            let t: raw::RawTestbed = src.parse()?;
-            let name = check_name(src, "name", &t.name)?;
-            let params = convert_params(src, "param", &t.param, schema::TESTBED)?;
+            let t: raw::RawTestbed = src.parse(&raw::TESTBED)?;
+            let name = errs.take(check_name(src, "name", &t.name));
+            let params = errs.take(convert_params(src, "param", &t.param, schema::TESTBED));
+            let (Some(name), Some(params)) = (name, params) else {
+                return Err(errs.into_error());
+            };
             let at = src.at("name", t.name.span());
-            added = Some(("testbed", name.clone(), at.clone()));
-            reg.testbeds
-                .insert(name.clone(), TestbedSpec { name, params, at });
+            reg.testbeds.insert(
+                name.clone(),
+                TestbedSpec {
+                    name: name.clone(),
+                    params,
+                    at: at.clone(),
+                },
+            );
+            ("testbed", name, at)
         }
         // The bundled calibration and fitted-parameter files live beside the
         // models; they have loaders of their own.
-        "calibration" | "fitted" if !user => {}
+        "calibration" | "fitted" if !user => return Ok(None),
         k @ ("calibration" | "fitted") => {
             let flag = if k == "fitted" {
                 "--params"
@@ -600,8 +659,172 @@ fn add_model(
                 ),
             ))
         }
+    };
+    Ok(Some(added))
+}
+
+/// The valid name at `key.name` of a `what` (slot, function), if it is
+/// none of the names `taken` before it; `None` with its error kept.
+fn unique_name<'a>(
+    src: &Source,
+    key: &str,
+    name: &toml::Spanned<String>,
+    mut taken: impl Iterator<Item = &'a str>,
+    what: &str,
+    errs: &mut Errors,
+) -> Option<String> {
+    let key = format!("{key}.name");
+    let n = errs.take(check_name(src, &key, name))?;
+    if taken.any(|t| t == n) {
+        errs.push(src.invalid(&key, name.span(), format!("{what} `{n}` is defined twice")));
     }
-    Ok(added)
+    Some(n)
+}
+
+/// Slot `i` of a server, checked; `earlier` are the slots before it.
+fn slot_spec(
+    src: &Source,
+    i: usize,
+    raw: &raw::RawSlot,
+    earlier: &[SlotSpec],
+    controllers: &[IoControllerSpec],
+) -> Result<SlotSpec> {
+    let key = format!("slot[{i}]");
+    let mut errs = Errors::default();
+    let taken = earlier.iter().map(|x| x.name.as_str());
+    let sname = unique_name(src, &key, &raw.name, taken, "slot", &mut errs);
+    let modes = errs.take(spanned_list(src, &format!("{key}.modes"), &raw.modes));
+    let rkey = format!("{key}.ropes");
+    let ropes = errs.take(
+        whole_number(src, &rkey, &raw.ropes, "ropes").and_then(|ropes| {
+            if (1.0..=8.0).contains(&ropes) {
+                Ok(ropes as u32)
+            } else {
+                Err(src.invalid(
+                    &rkey,
+                    raw.ropes.span(),
+                    format!(
+                        "{} ropes is not plausible; expected 1 to 8",
+                        readable(ropes)
+                    ),
+                ))
+            }
+        }),
+    );
+    let segment = match &raw.segment {
+        Some(seg) => errs.take(check_name(src, &format!("{key}.segment"), seg)),
+        None => None,
+    };
+    let controller = match &raw.controller {
+        Some(c) => {
+            let ckey = format!("{key}.controller");
+            errs.take(check_name(src, &ckey, c).and_then(|cname| {
+                controllers
+                    .iter()
+                    .position(|k| k.name == cname)
+                    .ok_or_else(|| {
+                        let known: Vec<&str> =
+                            controllers.iter().map(|c| c.name.as_str()).collect();
+                        src.invalid(
+                            &ckey,
+                            c.span(),
+                            format!(
+                                "unknown I/O controller `{cname}`; the server defines: {}",
+                                if known.is_empty() {
+                                    "none".to_string()
+                                } else {
+                                    known.join(", ")
+                                }
+                            ),
+                        )
+                    })
+            }))
+        }
+        None => None,
+    };
+    let (Some(name), Some(modes), Some(ropes), true) = (sname, modes, ropes, errs.is_empty())
+    else {
+        return Err(errs.into_error());
+    };
+    Ok(SlotSpec {
+        name,
+        modes,
+        modes_at: modes_at(src, &format!("{key}.modes"), &raw.modes),
+        ropes,
+        segment,
+        controller,
+        at: src.at(&format!("{key}.name"), raw.name.span()),
+    })
+}
+
+/// Function `i` of an adapter, checked; `earlier` are the functions before it.
+fn function_spec(
+    src: &Source,
+    i: usize,
+    f: &raw::RawFunction,
+    earlier: &[FunctionSpec],
+) -> Result<FunctionSpec> {
+    let key = format!("function[{i}]");
+    let mut errs = Errors::default();
+    let taken = earlier.iter().map(|x| x.name.as_str());
+    let fname = unique_name(src, &key, &f.name, taken, "function", &mut errs);
+    let engine = match f.engine.get_ref().as_str() {
+        "nic" => Some((EngineKind::Nic, schema::NIC)),
+        "hba" => Some((EngineKind::Hba, schema::HBA)),
+        "dma" => Some((EngineKind::RawDma, schema::RAW_DMA)),
+        other => {
+            errs.push(src.invalid(
+                &format!("{key}.engine"),
+                f.engine.span(),
+                format!("unknown engine `{other}`; expected `nic`, `hba` or `dma`"),
+            ));
+            None
+        }
+    };
+    let mut link = None;
+    if let Some((engine, _)) = engine {
+        match (&f.link, engine) {
+            (None, EngineKind::RawDma) => {}
+            (Some(l), EngineKind::RawDma) => errs.push(src.invalid(
+                &format!("{key}.link"),
+                l.span(),
+                "a `dma` function drives no link: remove `link`",
+            )),
+            (Some(l), _) => link = Some(l.clone()),
+            (None, _) => errs.push(src.invalid(
+                &format!("{key}.engine"),
+                f.engine.span(),
+                format!(
+                    "missing `link`: a `{}` function drives a link",
+                    engine.name()
+                ),
+            )),
+        }
+    }
+    let params = engine.and_then(|(_, rules)| {
+        errs.take(convert_params(
+            src,
+            &format!("{key}.param"),
+            &f.param,
+            rules,
+        ))
+    });
+    let (Some(name), Some((engine, _)), Some(params), true) =
+        (fname, engine, params, errs.is_empty())
+    else {
+        return Err(errs.into_error());
+    };
+    let at = match &link {
+        Some(l) => src.at(&format!("{key}.link"), l.span()),
+        None => src.at(&format!("{key}.engine"), f.engine.span()),
+    };
+    Ok(FunctionSpec {
+        name,
+        engine,
+        link: link.map(|l| l.get_ref().clone()),
+        params,
+        at,
+    })
 }
 
 /// The location of each entry of a `modes` list (`key[i]`, its line).
@@ -619,18 +842,21 @@ fn modes_at(
 
 /// Cross-file checks: every bus mode and link a model names exists, and
 /// adapter functions drive links of a framing their engine understands.
+/// Every failure is reported, in the order of the models' names.
 fn check_registry(reg: &Registry) -> Result<()> {
+    let mut errs = Errors::default();
     let buses = known(reg.buses.keys());
+    let unknown_mode = |m: &String, at: &Location| Error::Unknown {
+        at: at.clone(),
+        what: "bus mode",
+        name: m.clone(),
+        known: buses.as_str().into(),
+    };
     for s in reg.servers.values() {
         for slot in &s.slots {
             for (i, m) in slot.modes.iter().enumerate() {
                 if !reg.buses.contains_key(m) {
-                    return Err(Error::Unknown {
-                        at: slot.modes_at.get(i).unwrap_or(&slot.at).clone(),
-                        what: "bus mode",
-                        name: m.clone(),
-                        known: buses.clone(),
-                    });
+                    errs.push(unknown_mode(m, slot.modes_at.get(i).unwrap_or(&slot.at)));
                 }
             }
         }
@@ -638,12 +864,7 @@ fn check_registry(reg: &Registry) -> Result<()> {
     for a in reg.adapters.values() {
         for (i, m) in a.modes.iter().enumerate() {
             if !reg.buses.contains_key(m) {
-                return Err(Error::Unknown {
-                    at: a.modes_at.get(i).unwrap_or(&a.at).clone(),
-                    what: "bus mode",
-                    name: m.clone(),
-                    known: buses.clone(),
-                });
+                errs.push(unknown_mode(m, a.modes_at.get(i).unwrap_or(&a.at)));
             }
         }
         for f in &a.functions {
@@ -651,19 +872,20 @@ fn check_registry(reg: &Registry) -> Result<()> {
                 continue;
             };
             let Some(link) = reg.links.get(link_name) else {
-                return Err(Error::Unknown {
+                errs.push(Error::Unknown {
                     at: f.at.clone(),
                     what: "link",
                     name: link_name.clone(),
-                    known: known(reg.links.keys()),
+                    known: known(reg.links.keys()).into(),
                 });
+                continue;
             };
             let ok = matches!(
                 (f.engine, link.framing),
                 (EngineKind::Nic, Framing::Ethernet) | (EngineKind::Hba, Framing::FibreChannel)
             );
             if !ok {
-                return Err(Error::Invalid {
+                errs.push(Error::Invalid {
                     at: f.at.clone(),
                     message: format!(
                         "engine `{}` cannot drive link `{link_name}` ({:?} framing)",
@@ -675,7 +897,9 @@ fn check_registry(reg: &Registry) -> Result<()> {
         }
     }
     for s in reg.servers.values() {
-        let sp = schema::ServerParams::from_set(&s.params, &s.at)?;
+        let Some(sp) = errs.take(schema::ServerParams::from_set(&s.params, &s.at)) else {
+            continue;
+        };
         let (local, remote) = (sp.memory_local_latency, sp.memory_remote_latency);
         if remote < local {
             let at = s
@@ -684,13 +908,17 @@ fn check_registry(reg: &Registry) -> Result<()> {
                 .get("memory_remote_latency")
                 .map(|p| p.at.clone())
                 .unwrap_or_else(|| s.at.clone());
-            return Err(Error::Invalid {
+            errs.push(Error::Invalid {
                 at,
-                message: format!("remote memory latency {remote} ns is below local {local} ns"),
+                message: format!(
+                    "remote memory latency {} ns is below local {} ns",
+                    readable(remote),
+                    readable(local)
+                ),
             });
         }
     }
-    Ok(())
+    errs.finish(())
 }
 
 /// Comma-separated list of known names, for error messages.
@@ -700,5 +928,22 @@ pub(crate) fn known<'a>(names: impl Iterator<Item = &'a String>) -> String {
         "(none)".into()
     } else {
         v.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_text_is_parsed_as_a_lone_models_file() {
+        let (path, text) = bundled_files("models/buses/pcix66.toml")[0];
+        let renamed = text.replacen("name = \"pcix66\"", "name = \"fuzz-bus\"", 1);
+        let base = load_registry(&[]).expect("bundled models");
+        let reg = parse_model(PathBuf::from(path), &renamed, &base).expect("a valid model");
+        assert!(reg.buses.contains_key("fuzz-bus") && reg.buses.contains_key("pcix66"));
+        let err = parse_model(PathBuf::from("x.toml"), "kind = \"bus\"\nname = 1\n", &base)
+            .expect_err("not a bus");
+        assert!(err.to_string().starts_with("x.toml:2:"), "{err}");
     }
 }

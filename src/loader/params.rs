@@ -2,16 +2,17 @@
 
 use toml::Spanned;
 
-use super::raw::RawParams;
+use super::raw::{RawParam, RawParams};
 use super::Source;
-use crate::error::Result;
+use crate::error::{Errors, Result};
 use crate::model::schema::ParamRule;
 use crate::model::{ParamSet, ParamValue};
 use crate::units::{range_text, readable, to_base};
 
 /// Checks a parameter table against `rules`: every rule present, no unknown
-/// key, a unit of the right dimension, a value in the plausible range, and a
-/// non-empty source.
+/// key, a unit of the right dimension, a value in the plausible range, a
+/// whole number for a parameter that counts whole things, and a non-empty
+/// source. Every error of the table is reported, in file order.
 pub(crate) fn convert_params(
     src: &Source,
     table: &str,
@@ -19,70 +20,19 @@ pub(crate) fn convert_params(
     rules: &[ParamRule],
 ) -> Result<ParamSet> {
     let mut set = ParamSet::default();
-    for (key, p) in raw.get_ref() {
-        let path = format!("{table}.{key}");
-        let Some(rule) = rules.iter().find(|r| r.key == key) else {
-            let names: Vec<&str> = rules.iter().map(|r| r.key).collect();
-            return Err(src.invalid(
-                &path,
-                p.span(),
-                format!("unknown parameter; expected one of: {}", names.join(", ")),
-            ));
-        };
-        let v = p.get_ref();
-        if !v.value.is_finite() {
-            return Err(src.invalid(&path, p.span(), "value is not a finite number"));
+    let mut errs = Errors::default();
+    // The map is sorted by key; messages follow the file.
+    let mut entries: Vec<_> = raw.get_ref().iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    for (key, p) in entries {
+        let path = format!("{table}.{}", key.get_ref());
+        if let Some(v) = errs.take(convert_param(src, &path, key, p, rules)) {
+            set.map.insert(key.get_ref().clone(), v);
         }
-        let Some((dim, base)) = to_base(v.value, &v.unit) else {
-            return Err(src.invalid(
-                &path,
-                p.span(),
-                format!("unknown unit `{}`; expected {}", v.unit, rule.dim),
-            ));
-        };
-        if dim != rule.dim {
-            return Err(src.invalid(
-                &path,
-                p.span(),
-                format!("unit `{}` is not {}", v.unit, rule.dim),
-            ));
-        }
-        let tol = 1e-9 * rule.max.abs().max(1.0);
-        if base < rule.min - tol || base > rule.max + tol {
-            return Err(src.invalid(
-                &path,
-                p.span(),
-                format!(
-                    "{} {} is outside the plausible range {} for {}",
-                    readable(v.value),
-                    v.unit,
-                    range_text(rule.min, rule.max, rule.dim),
-                    rule.meaning
-                ),
-            ));
-        }
-        if v.source.trim().is_empty() {
-            return Err(src.invalid(
-                &path,
-                p.span(),
-                "empty `source`: say which spec or document, or \"assumed\", or \"fitted\"",
-            ));
-        }
-        set.map.insert(
-            key.clone(),
-            ParamValue {
-                base,
-                written: v.value,
-                unit: v.unit.clone(),
-                source: v.source.clone(),
-                meaning: rule.meaning,
-                at: src.at(&path, p.span()),
-            },
-        );
     }
     for rule in rules {
-        if rule.absent.is_none() && !set.map.contains_key(rule.key) {
-            return Err(src.invalid(
+        if rule.absent.is_none() && !raw.get_ref().contains_key(rule.key) {
+            errs.push(src.invalid(
                 &format!("{table}.{}", rule.key),
                 raw.span(),
                 format!(
@@ -92,7 +42,119 @@ pub(crate) fn convert_params(
             ));
         }
     }
-    Ok(set)
+    errs.finish(set)
+}
+
+/// One parameter of a table, checked against its rule in `rules`. Each
+/// error points at what is wrong: the key, the value or the unit.
+fn convert_param(
+    src: &Source,
+    path: &str,
+    key: &Spanned<String>,
+    p: &Spanned<RawParam>,
+    rules: &[ParamRule],
+) -> Result<ParamValue> {
+    let Some(rule) = rules.iter().find(|r| r.key == key.get_ref()) else {
+        let names: Vec<&str> = rules.iter().map(|r| r.key).collect();
+        return Err(src.invalid(
+            path,
+            key.span(),
+            format!("unknown parameter; expected one of: {}", names.join(", ")),
+        ));
+    };
+    let v = p.get_ref();
+    let (value, unit) = (*v.value.get_ref(), v.unit.get_ref());
+    if !value.is_finite() {
+        return Err(src.invalid(path, v.value.span(), "value is not a finite number"));
+    }
+    let Some((dim, base)) = to_base(value, unit) else {
+        return Err(src.invalid(
+            path,
+            v.unit.span(),
+            format!("unknown unit `{unit}`; expected {}", rule.dim),
+        ));
+    };
+    if dim != rule.dim {
+        return Err(src.invalid(
+            path,
+            v.unit.span(),
+            format!("unit `{unit}` is not {}", rule.dim),
+        ));
+    }
+    check_value(rule, base).map_err(|why| {
+        src.invalid(
+            path,
+            v.value.span(),
+            format!("{} {unit} {why}", readable(value)),
+        )
+    })?;
+    if v.source.trim().is_empty() {
+        return Err(src.invalid(
+            path,
+            p.span(),
+            "empty `source`: say which spec or document, or \"assumed\", or \"fitted\"",
+        ));
+    }
+    Ok(ParamValue {
+        base,
+        written: value,
+        unit: unit.clone(),
+        source: v.source.clone(),
+        meaning: rule.meaning,
+        at: src.at(path, p.span()),
+    })
+}
+
+/// Whether `base` (in the base unit of `rule`'s dimension) is a value the
+/// rule allows: inside its plausible range, and a whole number if it counts
+/// whole things (never rounded). `Err` says why not, to follow the value as
+/// written: `is outside the plausible range ...`, `is not a whole number ...`.
+pub(crate) fn check_value(rule: &ParamRule, base: f64) -> std::result::Result<(), String> {
+    let tol = 1e-9 * rule.max.abs().max(1.0);
+    if !base.is_finite() || base < rule.min - tol || base > rule.max + tol {
+        return Err(format!(
+            "is outside the plausible range {} for {}",
+            range_text(rule.min, rule.max, rule.dim),
+            rule.meaning
+        ));
+    }
+    if rule.whole && !is_whole(base) {
+        let unit = rule.dim.base_unit();
+        let what = if unit.is_empty() {
+            "not a whole number".to_string()
+        } else {
+            format!("{} {unit}, not a whole number of {unit}", readable(base))
+        };
+        return Err(format!(
+            "is {what}: `{}` counts whole things and is used as written, never rounded",
+            rule.key
+        ));
+    }
+    Ok(())
+}
+
+/// True when `x` is a whole number, but for the last bits of a unit
+/// conversion (`0.001 KB` is 1 byte).
+pub(crate) fn is_whole(x: f64) -> bool {
+    x.is_finite() && (x - x.round()).abs() <= 1e-9 * x.abs().max(1.0)
+}
+
+/// The value of a key that counts whole things (`cells`, `outstanding`,
+/// `ropes`, ...): written as an integer, or as a number with no fraction;
+/// anything else is an error, never rounded. `what` names the things counted.
+pub(crate) fn whole_number(src: &Source, key: &str, v: &Spanned<f64>, what: &str) -> Result<f64> {
+    let x = *v.get_ref();
+    if !x.is_finite() || x.fract() != 0.0 {
+        return Err(src.invalid(
+            key,
+            v.span(),
+            format!(
+                "{} is not a whole number: it counts {what}, and is never rounded",
+                readable(x)
+            ),
+        ));
+    }
+    Ok(x)
 }
 
 /// A non-empty name made of letters, digits, `-`, `_` and `.`.

@@ -9,15 +9,165 @@ use toml::Spanned;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawParam {
-    pub value: f64,
-    pub unit: String,
+    pub value: Spanned<f64>,
+    pub unit: Spanned<String>,
     pub source: String,
     #[serde(default)]
     #[allow(dead_code)]
     pub note: String,
 }
 
-pub type RawParams = BTreeMap<String, Spanned<RawParam>>;
+pub type RawParams = BTreeMap<Spanned<String>, Spanned<RawParam>>;
+
+/// The keys a file layout allows, beside the serde structs below (which
+/// deny any other): checked first, so that every unknown key of a file is
+/// reported at once and in file order.
+pub enum Shape {
+    /// Any value.
+    Any,
+    /// A table with these keys, each value of its shape.
+    Table(&'static [(&'static str, Shape)]),
+    /// A table of any keys (checked elsewhere), each value of this shape.
+    Map(&'static Shape),
+    /// An array of tables of this shape (`[[slot]]`).
+    Tables(&'static Shape),
+}
+
+use Shape::{Any, Map, Table, Tables};
+
+const PARAMS: Shape = Map(&Table(&[
+    ("value", Any),
+    ("unit", Any),
+    ("source", Any),
+    ("note", Any),
+]));
+
+/// A file's `kind`, whatever its layout.
+pub const KIND: Shape = Any;
+
+/// [`RawBus`].
+pub const BUS: Shape = Table(&[
+    ("kind", Any),
+    ("name", Any),
+    ("description", Any),
+    ("protocol", Any),
+    ("param", PARAMS),
+]);
+
+/// [`RawLink`].
+pub const LINK: Shape = Table(&[
+    ("kind", Any),
+    ("name", Any),
+    ("description", Any),
+    ("framing", Any),
+    ("param", PARAMS),
+]);
+
+/// [`RawServer`] with its [`RawSlot`]s.
+pub const SERVER: Shape = Table(&[
+    ("kind", Any),
+    ("name", Any),
+    ("description", Any),
+    ("param", PARAMS),
+    ("bridge", PARAMS),
+    (
+        "io_controller",
+        Tables(&Table(&[("name", Any), ("note", Any), ("param", PARAMS)])),
+    ),
+    (
+        "slot",
+        Tables(&Table(&[
+            ("name", Any),
+            ("modes", Any),
+            ("ropes", Any),
+            ("segment", Any),
+            ("controller", Any),
+            ("note", Any),
+        ])),
+    ),
+]);
+
+/// [`RawAdapter`] with its [`RawFunction`]s.
+pub const ADAPTER: Shape = Table(&[
+    ("kind", Any),
+    ("name", Any),
+    ("description", Any),
+    ("modes", Any),
+    (
+        "function",
+        Tables(&Table(&[
+            ("name", Any),
+            ("engine", Any),
+            ("link", Any),
+            ("param", PARAMS),
+        ])),
+    ),
+]);
+
+/// [`RawTestbed`].
+pub const TESTBED: Shape = Table(&[
+    ("kind", Any),
+    ("name", Any),
+    ("description", Any),
+    ("param", PARAMS),
+]);
+
+/// [`RawScenario`].
+pub const SCENARIO: Shape = Table(&[
+    (
+        "scenario",
+        Table(&[("name", Any), ("title", Any), ("source", Any)]),
+    ),
+    (
+        "run",
+        Table(&[
+            ("duration_ms", Any),
+            ("warmup_ms", Any),
+            ("max_events", Any),
+            ("precision_pct", Any),
+            ("min_ms", Any),
+            ("batch_ms", Any),
+        ]),
+    ),
+    (
+        "experiment",
+        Tables(&Table(&[
+            ("id", Any),
+            ("server", Any),
+            ("testbed", Any),
+            ("cells", Any),
+            ("note", Any),
+            (
+                "card",
+                Tables(&Table(&[("name", Any), ("adapter", Any), ("slot", Any)])),
+            ),
+            (
+                "workload",
+                Tables(&Table(&[
+                    ("card", Any),
+                    ("function", Any),
+                    ("kind", Any),
+                    ("direction", Any),
+                    ("socket_kib", Any),
+                    ("message_kib", Any),
+                    ("block_kib", Any),
+                    ("outstanding", Any),
+                ])),
+            ),
+            (
+                "figure",
+                Tables(&Table(&[
+                    ("id", Any),
+                    ("card", Any),
+                    ("function", Any),
+                    ("published", Any),
+                    ("unit", Any),
+                    ("source", Any),
+                ])),
+            ),
+        ])),
+    ),
+]);
 
 /// Only the `kind` key, read first to choose the layout.
 #[derive(Debug, Deserialize)]
@@ -56,7 +206,7 @@ pub struct RawLink {
 pub struct RawSlot {
     pub name: Spanned<String>,
     pub modes: Spanned<Vec<Spanned<String>>>,
-    pub ropes: Spanned<i64>,
+    pub ropes: Spanned<f64>,
     #[serde(default)]
     pub segment: Option<Spanned<String>>,
     #[serde(default)]
@@ -141,7 +291,7 @@ pub struct RawScenarioHead {
 pub struct RawRun {
     pub duration_ms: Option<Spanned<f64>>,
     pub warmup_ms: Option<Spanned<f64>>,
-    pub max_events: Option<Spanned<i64>>,
+    pub max_events: Option<Spanned<f64>>,
     pub precision_pct: Option<Spanned<f64>>,
     pub min_ms: Option<Spanned<f64>>,
     pub batch_ms: Option<Spanned<f64>>,
@@ -165,7 +315,7 @@ pub struct RawWorkload {
     pub socket_kib: Option<Spanned<f64>>,
     pub message_kib: Option<Spanned<f64>>,
     pub block_kib: Option<Spanned<f64>>,
-    pub outstanding: Option<Spanned<i64>>,
+    pub outstanding: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -186,7 +336,7 @@ pub struct RawExperiment {
     pub id: Spanned<String>,
     pub server: Spanned<String>,
     pub testbed: Spanned<String>,
-    pub cells: Spanned<i64>,
+    pub cells: Spanned<f64>,
     #[serde(default)]
     #[allow(dead_code)]
     pub note: String,

@@ -1,16 +1,19 @@
 //! Scenario files: experiments resolved against the model registry.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use super::raw::{RawExperiment, RawScenario};
+use super::params::whole_number;
+use super::raw::{RawExperiment, RawFigure, RawScenario, RawWorkload, SCENARIO};
 use super::{bundled_files, check_name, known, read, Source};
-use crate::error::{Error, Result};
+use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
-    negotiate_mode, Direction, Experiment, FigureSpec, Registry, RunSpec, Scenario, ServerSpec,
-    Workload, WorkloadKind,
+    negotiate_mode, Direction, EngineKind, Experiment, FigureSpec, Registry, RunSpec, Scenario,
+    ServerSpec, Workload, WorkloadKind,
 };
+use crate::units::readable;
 
 /// Loads a scenario file from any path.
 pub fn load_scenario(path: &Path, reg: &Registry) -> Result<Scenario> {
@@ -18,69 +21,59 @@ pub fn load_scenario(path: &Path, reg: &Registry) -> Result<Scenario> {
     parse_scenario(path.to_path_buf(), &text, reg)
 }
 
-/// Loads every bundled scenario, in path order.
+/// Loads every bundled scenario, in path order. A figure id given in two
+/// scenarios is an error: each published figure is compared once.
 pub fn load_bundled_scenarios(reg: &Registry) -> Result<Vec<Scenario>> {
-    bundled_files("scenarios/")
+    let scenarios = bundled_files("scenarios/")
         .into_iter()
         .map(|(p, text)| parse_scenario(PathBuf::from(format!("<bundled>/{p}")), text, reg))
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    check_figures_once(&scenarios)?;
+    Ok(scenarios)
+}
+
+/// Each published figure id appears once among `scenarios`: a figure given
+/// twice would count twice in every error summary and in the fit.
+pub fn check_figures_once(scenarios: &[Scenario]) -> Result<()> {
+    let mut errs = Errors::default();
+    let mut first: HashMap<&str, &Location> = HashMap::new();
+    for f in scenarios
+        .iter()
+        .flat_map(|sc| &sc.experiments)
+        .flat_map(|e| &e.figures)
+    {
+        if let Some(at) = first.insert(&f.id, &f.at) {
+            errs.push(Error::Invalid {
+                at: f.at.clone(),
+                message: format!(
+                    "figure `{}` is also given at {}:{}; each figure is compared once",
+                    f.id,
+                    at.file.display(),
+                    at.line
+                ),
+            });
+        }
+    }
+    errs.finish(())
 }
 
 /// Parses and resolves a scenario's text; `file` is used in messages.
+/// Every error of the file is reported (up to [`crate::error::MAX_ERRORS`]),
+/// in file order.
 pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scenario> {
     let src = Source {
         file: file.clone(),
         text,
     };
-    let raw: RawScenario = src.parse()?;
-    let name = check_name(&src, "scenario.name", &raw.scenario.name)?;
-    let mut run = RunSpec::default();
-    if let Some(r) = &raw.run {
-        if let Some(d) = &r.duration_ms {
-            run.duration_ms = positive(&src, "run.duration_ms", d, 0.01, 100_000.0)?;
-        }
-        if let Some(w) = &r.warmup_ms {
-            run.warmup_ms = positive(&src, "run.warmup_ms", w, 0.0, 100_000.0)?;
-        }
-        if let Some(m) = &r.max_events {
-            let v = *m.get_ref();
-            if !(1000..=10_000_000_000).contains(&v) {
-                return Err(src.invalid(
-                    "run.max_events",
-                    m.span(),
-                    format!("{v} is outside 1000 to 1e10"),
-                ));
-            }
-            run.max_events = v as u64;
-        }
-        if let Some(p) = &r.precision_pct {
-            run.precision_pct = Some(positive(&src, "run.precision_pct", p, 0.01, 50.0)?);
-        }
-        if let Some(m) = &r.min_ms {
-            run.min_ms = positive(&src, "run.min_ms", m, 0.01, 100_000.0)?;
-        }
-        if let Some(b) = &r.batch_ms {
-            run.batch_ms = positive(&src, "run.batch_ms", b, 0.01, 100_000.0)?;
-        }
-        for (key, v, ok) in [
-            ("run.min_ms", &r.min_ms, run.min_ms <= run.duration_ms),
-            ("run.batch_ms", &r.batch_ms, run.batch_ms <= run.duration_ms),
-        ] {
-            if let (Some(v), false) = (v, ok) {
-                return Err(src.invalid(
-                    key,
-                    v.span(),
-                    format!(
-                        "{} ms is longer than run.duration_ms ({} ms)",
-                        v.get_ref(),
-                        run.duration_ms
-                    ),
-                ));
-            }
-        }
-    }
+    let raw: RawScenario = src.parse(&SCENARIO)?;
+    let mut errs = Errors::default();
+    let name = errs.take(check_name(&src, "scenario.name", &raw.scenario.name));
+    let run = match &raw.run {
+        Some(r) => run_spec(&src, r, &mut errs),
+        None => RunSpec::default(),
+    };
     if raw.experiment.get_ref().is_empty() {
-        return Err(src.invalid(
+        errs.push(src.invalid(
             "experiment",
             raw.experiment.span(),
             "a scenario needs at least one [[experiment]]",
@@ -88,13 +81,25 @@ pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scena
     }
     let mut experiments: Vec<Experiment> = Vec::new();
     // Each figure is compared once: an id given twice would count twice.
-    let mut figure_ids: std::collections::HashMap<String, usize> = Default::default();
+    let mut figure_ids: HashMap<String, usize> = Default::default();
+    let mut ids: HashMap<String, usize> = Default::default();
     for (i, e) in raw.experiment.get_ref().iter().enumerate() {
+        let key = format!("experiment[{i}].id");
+        if let Some(first) = ids.insert(e.id.get_ref().clone(), src.at(&key, e.id.span()).line) {
+            errs.push(src.invalid(
+                &key,
+                e.id.span(),
+                format!(
+                    "experiment `{}` is defined twice (first at line {first})",
+                    e.id.get_ref()
+                ),
+            ));
+        }
         for (j, f) in e.figure.iter().enumerate() {
             let key = format!("experiment[{i}].figure[{j}].id");
             let at = src.at(&key, f.id.span());
             if let Some(first) = figure_ids.insert(f.id.get_ref().clone(), at.line) {
-                return Err(src.invalid(
+                errs.push(src.invalid(
                     &key,
                     f.id.span(),
                     format!(
@@ -104,16 +109,13 @@ pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scena
                 ));
             }
         }
-        let exp = experiment(&src, reg, i, e)?;
-        if experiments.iter().any(|x| x.id == exp.id) {
-            return Err(src.invalid(
-                &format!("experiment[{i}].id"),
-                e.id.span(),
-                format!("experiment `{}` is defined twice", exp.id),
-            ));
+        if let Some(exp) = errs.take(experiment(&src, reg, i, e)) {
+            experiments.push(exp);
         }
-        experiments.push(exp);
     }
+    let (Some(name), true) = (name, errs.is_empty()) else {
+        return Err(sorted(errs));
+    };
     Ok(Scenario {
         name,
         title: raw.scenario.title,
@@ -124,84 +126,264 @@ pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scena
     })
 }
 
+/// The errors kept, in file order (by line, then column).
+fn sorted(errs: Errors) -> Error {
+    match errs.into_error() {
+        Error::Many {
+            mut errors,
+            omitted,
+        } => {
+            errors.sort_by_key(|e| match e {
+                Error::Invalid { at, .. }
+                | Error::Unknown { at, .. }
+                | Error::Syntax { at, .. } => (at.line, at.column),
+                _ => (0, 0),
+            });
+            Error::Many { errors, omitted }
+        }
+        e => e,
+    }
+}
+
+/// The `[run]` table; its errors are kept in `errs`.
+fn run_spec(src: &Source, r: &super::raw::RawRun, errs: &mut Errors) -> RunSpec {
+    let mut run = RunSpec::default();
+    let mut set = |key: &str, v: &Option<Spanned<f64>>, min: f64, max: f64, to: &mut f64| {
+        if let Some(v) = v {
+            if let Some(x) = errs.take(positive(src, key, v, min, max)) {
+                *to = x;
+            }
+        }
+    };
+    set(
+        "run.duration_ms",
+        &r.duration_ms,
+        0.01,
+        100_000.0,
+        &mut run.duration_ms,
+    );
+    set(
+        "run.warmup_ms",
+        &r.warmup_ms,
+        0.0,
+        100_000.0,
+        &mut run.warmup_ms,
+    );
+    set("run.min_ms", &r.min_ms, 0.01, 100_000.0, &mut run.min_ms);
+    set(
+        "run.batch_ms",
+        &r.batch_ms,
+        0.01,
+        100_000.0,
+        &mut run.batch_ms,
+    );
+    if let Some(p) = &r.precision_pct {
+        run.precision_pct = errs.take(positive(src, "run.precision_pct", p, 0.01, 50.0));
+    }
+    if let Some(m) = &r.max_events {
+        let v = errs.take(
+            whole_number(src, "run.max_events", m, "events").and_then(|v| {
+                if (1000.0..=1e10).contains(&v) {
+                    Ok(v as u64)
+                } else {
+                    Err(src.invalid(
+                        "run.max_events",
+                        m.span(),
+                        format!("{} is outside 1000 to 1e10", readable(v)),
+                    ))
+                }
+            }),
+        );
+        if let Some(v) = v {
+            run.max_events = v;
+        }
+    }
+    for (key, v, ok) in [
+        ("run.min_ms", &r.min_ms, run.min_ms <= run.duration_ms),
+        ("run.batch_ms", &r.batch_ms, run.batch_ms <= run.duration_ms),
+    ] {
+        if let (Some(v), false) = (v, ok) {
+            errs.push(src.invalid(
+                key,
+                v.span(),
+                format!(
+                    "{} ms is longer than run.duration_ms ({} ms)",
+                    readable(*v.get_ref()),
+                    readable(run.duration_ms)
+                ),
+            ));
+        }
+    }
+    run
+}
+
 fn positive(src: &Source, key: &str, v: &Spanned<f64>, min: f64, max: f64) -> Result<f64> {
     let x = *v.get_ref();
     if !x.is_finite() || x < min || x > max {
-        return Err(src.invalid(key, v.span(), format!("{x} is outside {min} to {max}")));
+        return Err(src.invalid(
+            key,
+            v.span(),
+            format!("{} is outside {min} to {max}", readable(x)),
+        ));
     }
     Ok(x)
 }
 
+/// A card of an experiment: its label, adapter and slot.
+type Card = (String, String, String);
+
 fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Result<Experiment> {
     let k = |s: &str| format!("experiment[{i}].{s}");
-    let id = check_name(src, &k("id"), &e.id)?;
-    let server: &ServerSpec =
-        reg.servers
-            .get(e.server.get_ref())
-            .ok_or_else(|| Error::Unknown {
-                at: src.at(&k("server"), e.server.span()),
-                what: "server",
-                name: e.server.get_ref().clone(),
-                known: known(reg.servers.keys()),
-            })?;
+    let mut errs = Errors::default();
+    let id = errs.take(check_name(src, &k("id"), &e.id));
+    let server: Option<&ServerSpec> = reg.servers.get(e.server.get_ref());
+    if server.is_none() {
+        errs.push(Error::Unknown {
+            at: src.at(&k("server"), e.server.span()),
+            what: "server",
+            name: e.server.get_ref().clone(),
+            known: known(reg.servers.keys()).into(),
+        });
+    }
     if !reg.testbeds.contains_key(e.testbed.get_ref()) {
-        return Err(Error::Unknown {
+        errs.push(Error::Unknown {
             at: src.at(&k("testbed"), e.testbed.span()),
             what: "testbed",
             name: e.testbed.get_ref().clone(),
-            known: known(reg.testbeds.keys()),
+            known: known(reg.testbeds.keys()).into(),
         });
     }
-    let cells = *e.cells.get_ref();
-    let max_cells = crate::model::schema::ServerParams::from_set(&server.params, &server.at)?
-        .cells_max
-        .round() as i64;
-    if cells < 1 || cells > max_cells {
-        return Err(src.invalid(
-            &k("cells"),
-            e.cells.span(),
-            format!(
-                "{cells} cells; server `{}` takes 1 to {max_cells}",
-                server.name
-            ),
-        ));
+    let cells = errs.take(whole_number(src, &k("cells"), &e.cells, "cells"));
+    if let (Some(cells), Some(server)) = (cells, server) {
+        let max_cells = crate::model::schema::ServerParams::from_set(&server.params, &server.at)
+            .map(|p| p.cells_max);
+        if let Some(max_cells) = errs.take(max_cells) {
+            if cells < 1.0 || cells > max_cells {
+                errs.push(src.invalid(
+                    &k("cells"),
+                    e.cells.span(),
+                    format!(
+                        "{} cells; server `{}` takes 1 to {}",
+                        readable(cells),
+                        server.name,
+                        readable(max_cells)
+                    ),
+                ));
+            }
+        }
     }
     if e.card.get_ref().is_empty() {
-        return Err(src.invalid(
+        errs.push(src.invalid(
             &k("card"),
             e.card.span(),
             "an experiment needs at least one [[experiment.card]]",
         ));
     }
-    let mut cards: Vec<(String, String, String)> = Vec::new();
+    let mut cards: Vec<Card> = Vec::new();
+    let mut cards_ok = server.is_some();
     for (j, c) in e.card.get_ref().iter().enumerate() {
-        let ck = |s: &str| k(&format!("card[{j}].{s}"));
-        let adapter = reg
-            .adapters
-            .get(c.adapter.get_ref())
-            .ok_or_else(|| Error::Unknown {
-                at: src.at(&ck("adapter"), c.adapter.span()),
-                what: "adapter",
-                name: c.adapter.get_ref().clone(),
-                known: known(reg.adapters.keys()),
-            })?;
-        let slot = server
-            .slots
-            .iter()
-            .find(|s| &s.name == c.slot.get_ref())
-            .ok_or_else(|| Error::Unknown {
-                at: src.at(&ck("slot"), c.slot.span()),
-                what: "slot",
-                name: c.slot.get_ref().clone(),
-                known: server
-                    .slots
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
+        let Some(server) = server else {
+            break;
+        };
+        match card(src, reg, server, &k(&format!("card[{j}]")), c, &cards) {
+            Ok(c) => cards.push(c),
+            Err(err) => {
+                errs.push(err);
+                cards_ok = false;
+            }
+        }
+    }
+    // Workloads and figures name cards: checked only when every card is known.
+    let mut workloads: Vec<Workload> = Vec::new();
+    let mut figures: Vec<FigureSpec> = Vec::new();
+    if cards_ok {
+        for (j, w) in e.workload.iter().enumerate() {
+            let key = k(&format!("workload[{j}]"));
+            if let Some(w) = errs.take(workload(src, reg, &cards, &key, w, &workloads)) {
+                workloads.push(w);
+            }
+        }
+        for (j, f) in e.figure.iter().enumerate() {
+            let key = k(&format!("figure[{j}]"));
+            let Some(fig) = errs.take(figure(src, reg, &cards, &key, f)) else {
+                continue;
+            };
+            // A figure of a function that runs nothing would be compared
+            // with a prediction of zero.
+            let runs = workloads
+                .iter()
+                .any(|w| w.card == fig.card && w.function == fig.function);
+            let all_known = workloads.len() == e.workload.len();
+            if !runs && all_known {
+                errs.push(src.invalid(
+                    &format!("{key}.function"),
+                    f.function.span(),
+                    format!(
+                        "figure `{}` measures `{}.{}`, which runs no workload in this experiment: its prediction would be zero",
+                        fig.id,
+                        f.card.get_ref(),
+                        f.function.get_ref()
+                    ),
+                ));
+                continue;
+            }
+            figures.push(fig);
+        }
+    }
+    let (Some(id), Some(server), Some(cells), true) = (id, server, cells, errs.is_empty()) else {
+        return Err(errs.into_error());
+    };
+    Ok(Experiment {
+        id,
+        server: server.name.clone(),
+        testbed: e.testbed.get_ref().clone(),
+        cells: cells as u32,
+        cards,
+        workloads,
+        figures,
+        at: src.at(&k("id"), e.id.span()),
+    })
+}
+
+/// One card of an experiment at `key` (`experiment[0].card[1]`), checked
+/// against the server and the cards before it.
+fn card(
+    src: &Source,
+    reg: &Registry,
+    server: &ServerSpec,
+    key: &str,
+    c: &super::raw::RawCard,
+    earlier: &[Card],
+) -> Result<Card> {
+    let ck = |s: &str| format!("{key}.{s}");
+    let mut errs = Errors::default();
+    let adapter = reg.adapters.get(c.adapter.get_ref());
+    if adapter.is_none() {
+        errs.push(Error::Unknown {
+            at: src.at(&ck("adapter"), c.adapter.span()),
+            what: "adapter",
+            name: c.adapter.get_ref().clone(),
+            known: known(reg.adapters.keys()).into(),
+        });
+    }
+    let slot = server.slots.iter().find(|s| &s.name == c.slot.get_ref());
+    if slot.is_none() {
+        errs.push(Error::Unknown {
+            at: src.at(&ck("slot"), c.slot.span()),
+            what: "slot",
+            name: c.slot.get_ref().clone(),
+            known: server
+                .slots
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+                .into(),
+        });
+    }
+    if let (Some(adapter), Some(slot)) = (adapter, slot) {
         if negotiate_mode(adapter, slot).is_none() {
-            return Err(src.invalid(
+            errs.push(src.invalid(
                 &ck("slot"),
                 c.slot.span(),
                 format!(
@@ -213,233 +395,373 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                 ),
             ));
         }
-        let label = match &c.name {
-            Some(n) => check_name(src, &ck("name"), n)?,
-            None => adapter.name.clone(),
-        };
-        if cards.iter().any(|(l, _, _)| *l == label) {
-            return Err(src.invalid(
-                &ck("name"),
-                c.adapter.span(),
-                format!("two cards are called `{label}`: give each a `name`"),
-            ));
-        }
-        if cards.iter().any(|(_, _, s)| s == &slot.name) {
-            return Err(src.invalid(
+        if earlier.iter().any(|(_, _, s)| s == &slot.name) {
+            errs.push(src.invalid(
                 &ck("slot"),
                 c.slot.span(),
                 format!("slot `{}` already holds a card", slot.name),
             ));
         }
-        cards.push((label, adapter.name.clone(), slot.name.clone()));
     }
-    let find_fn = |key: String,
-                   fkey: String,
-                   card: &Spanned<String>,
-                   func: &Spanned<String>|
-     -> Result<(usize, usize)> {
-        let ci = cards
-            .iter()
-            .position(|(l, _, _)| l == card.get_ref())
-            .ok_or_else(|| Error::Unknown {
-                at: src.at(&key, card.span()),
-                what: "card",
-                name: card.get_ref().clone(),
-                known: cards
-                    .iter()
-                    .map(|c| c.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
-        let adapter = &reg.adapters[&cards[ci].1];
-        let fi = adapter
-            .functions
-            .iter()
-            .position(|f| &f.name == func.get_ref())
-            .ok_or_else(|| Error::Unknown {
-                at: src.at(&fkey, func.span()),
-                what: "function",
-                name: func.get_ref().clone(),
-                known: adapter
-                    .functions
-                    .iter()
-                    .map(|f| f.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
-        Ok((ci, fi))
+    let label = match (&c.name, adapter) {
+        (Some(n), _) => errs.take(check_name(src, &ck("name"), n)),
+        (None, Some(a)) => Some(a.name.clone()),
+        (None, None) => None,
     };
-    let mut workloads: Vec<Workload> = Vec::new();
-    for (j, w) in e.workload.iter().enumerate() {
-        let wk = |s: &str| k(&format!("workload[{j}].{s}"));
-        let (card, function) = find_fn(wk("card"), wk("function"), &w.card, &w.function)?;
-        if workloads
+    if let Some(label) = &label {
+        if earlier.iter().any(|(l, _, _)| l == label) {
+            let span = c.name.as_ref().map_or(c.adapter.span(), |n| n.span());
+            errs.push(src.invalid(
+                &ck("name"),
+                span,
+                format!("two cards are called `{label}`: give each a `name`"),
+            ));
+        }
+    }
+    let (Some(label), Some(adapter), Some(slot), true) = (label, adapter, slot, errs.is_empty())
+    else {
+        return Err(errs.into_error());
+    };
+    Ok((label, adapter.name.clone(), slot.name.clone()))
+}
+
+/// The card and function indices `card` and `func` name, at `key.card` and
+/// `key.function`.
+fn find_fn(
+    src: &Source,
+    reg: &Registry,
+    cards: &[Card],
+    key: &str,
+    card: &Spanned<String>,
+    func: &Spanned<String>,
+) -> Result<(usize, usize)> {
+    let ci = cards
+        .iter()
+        .position(|(l, _, _)| l == card.get_ref())
+        .ok_or_else(|| Error::Unknown {
+            at: src.at(&format!("{key}.card"), card.span()),
+            what: "card",
+            name: card.get_ref().clone(),
+            known: cards
+                .iter()
+                .map(|c| c.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+                .into(),
+        })?;
+    let adapter = reg
+        .adapters
+        .get(&cards[ci].1)
+        .ok_or_else(|| Error::Internal(format!("card `{}` lost its adapter", cards[ci].0)))?;
+    let fi = adapter
+        .functions
+        .iter()
+        .position(|f| &f.name == func.get_ref())
+        .ok_or_else(|| Error::Unknown {
+            at: src.at(&format!("{key}.function"), func.span()),
+            what: "function",
+            name: func.get_ref().clone(),
+            known: adapter
+                .functions
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+                .into(),
+        })?;
+    Ok((ci, fi))
+}
+
+/// One workload at `key` (`experiment[0].workload[1]`), checked against the
+/// cards and the workloads before it.
+fn workload(
+    src: &Source,
+    reg: &Registry,
+    cards: &[Card],
+    key: &str,
+    w: &RawWorkload,
+    earlier: &[Workload],
+) -> Result<Workload> {
+    let wk = |s: &str| format!("{key}.{s}");
+    let mut errs = Errors::default();
+    let place = errs.take(find_fn(src, reg, cards, key, &w.card, &w.function));
+    let mut engine = None;
+    if let Some((card, function)) = place {
+        if earlier
             .iter()
             .any(|x| x.card == card && x.function == function)
         {
-            return Err(src.invalid(
+            errs.push(src.invalid(
                 &wk("function"),
                 w.function.span(),
                 "this function already has a workload: use direction = \"bidirectional\"",
             ));
         }
-        let engine = reg.adapters[&cards[card].1].functions[function].engine;
-        let raw_dma = w.kind.get_ref() == "dma";
-        let direction = match w.direction.get_ref().as_str() {
-            // For raw DMA, `read` is a DMA read of host memory: data out of it.
-            "read" if raw_dma => Direction::Out,
-            "write" if raw_dma => Direction::In,
-            "transmit" | "receive" if raw_dma => {
-                return Err(src.invalid(&wk("direction"), w.direction.span(), "a dma workload's direction is read (DMA reads of host memory), write (DMA writes to it) or bidirectional"))
-            }
-            "transmit" | "write" => Direction::Out,
-            "receive" | "read" => Direction::In,
-            "bidirectional" => Direction::Both,
-            other => {
-                return Err(src.invalid(&wk("direction"), w.direction.span(), format!("unknown direction `{other}`; expected transmit, receive, read, write or bidirectional")))
-            }
-        };
-        // A size is used exactly as written: a KiB value that is no whole
-        // number of bytes is refused, not rounded.
-        let size = |v: &Option<Spanned<f64>>, key: &str, default: f64| -> Result<u64> {
-            match v {
-                None => Ok((default * 1024.0) as u64),
-                Some(s) => {
-                    let kib = positive(src, &wk(key), s, 0.0625, 65536.0)?;
-                    let bytes = kib * 1024.0;
-                    if bytes.fract() != 0.0 {
-                        return Err(src.invalid(
-                            &wk(key),
-                            s.span(),
-                            format!("{kib} KiB is {bytes} bytes, not a whole number of bytes"),
-                        ));
-                    }
-                    Ok(bytes as u64)
-                }
-            }
-        };
-        // `outstanding`, 1 to 256 `what` per direction, if given.
-        let in_flight = |what: &str| -> Result<Option<u32>> {
-            let Some(o) = &w.outstanding else {
-                return Ok(None);
-            };
-            let v = *o.get_ref();
-            if !(1..=256).contains(&v) {
-                return Err(src.invalid(
-                    &wk("outstanding"),
-                    o.span(),
-                    format!("{v} {what}; expected 1 to 256"),
-                ));
-            }
-            Ok(Some(v as u32))
-        };
-        // Keys of the other workload kind are refused, not ignored.
-        let foreign: [(&str, Option<std::ops::Range<usize>>); 2] = match w.kind.get_ref().as_str() {
-            "netperf-tcp-stream" => [
-                ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
-                ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
-            ],
-            "diskbench" | "dma" => [
-                ("socket_kib", w.socket_kib.as_ref().map(|v| v.span())),
-                ("message_kib", w.message_kib.as_ref().map(|v| v.span())),
-            ],
-            _ => [("", None), ("", None)],
-        };
-        if let Some((key, Some(span))) = foreign.into_iter().find(|(_, s)| s.is_some()) {
-            return Err(src.invalid(
-                &wk(key),
+        engine = reg
+            .adapters
+            .get(&cards[card].1)
+            .and_then(|a| a.functions.get(function))
+            .map(|f| f.engine);
+    }
+    let raw_dma = w.kind.get_ref() == "dma";
+    let direction = match w.direction.get_ref().as_str() {
+        // For raw DMA, `read` is a DMA read of host memory: data out of it.
+        "read" if raw_dma => Some(Direction::Out),
+        "write" if raw_dma => Some(Direction::In),
+        "transmit" | "receive" if raw_dma => {
+            errs.push(src.invalid(&wk("direction"), w.direction.span(), "a dma workload's direction is read (DMA reads of host memory), write (DMA writes to it) or bidirectional"));
+            None
+        }
+        "transmit" | "write" => Some(Direction::Out),
+        "receive" | "read" => Some(Direction::In),
+        "bidirectional" => Some(Direction::Both),
+        other => {
+            errs.push(src.invalid(&wk("direction"), w.direction.span(), format!("unknown direction `{other}`; expected transmit, receive, read, write or bidirectional")));
+            None
+        }
+    };
+    // Keys of the other workload kind are refused, not ignored.
+    let foreign: [(&str, Option<std::ops::Range<usize>>); 2] = match w.kind.get_ref().as_str() {
+        "netperf-tcp-stream" => [
+            ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
+            ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
+        ],
+        "diskbench" | "dma" => [
+            ("socket_kib", w.socket_kib.as_ref().map(|v| v.span())),
+            ("message_kib", w.message_kib.as_ref().map(|v| v.span())),
+        ],
+        _ => [("", None), ("", None)],
+    };
+    let mut foreign_keys = false;
+    for (fkey, span) in foreign {
+        if let Some(span) = span {
+            foreign_keys = true;
+            errs.push(src.invalid(
+                &wk(fkey),
                 span,
                 format!(
-                    "`{key}` does not apply to a `{}` workload",
+                    "`{fkey}` does not apply to a `{}` workload",
                     w.kind.get_ref()
                 ),
             ));
         }
-        let kind = match (w.kind.get_ref().as_str(), engine) {
-            ("netperf-tcp-stream", crate::model::EngineKind::Nic) => {
-                WorkloadKind::NetperfTcpStream {
-                    socket_bytes: size(&w.socket_kib, "socket_kib", 128.0)?,
-                    message_bytes: size(&w.message_kib, "message_kib", 32.0)?,
-                }
-            }
-            ("diskbench", crate::model::EngineKind::Hba) => WorkloadKind::Diskbench {
-                block_bytes: size(&w.block_kib, "block_kib", 128.0)?,
-                outstanding: in_flight("outstanding I/Os")?,
-            },
-            ("dma", crate::model::EngineKind::RawDma) => {
-                let outstanding = in_flight("blocks in flight")?.unwrap_or(1);
-                WorkloadKind::RawDma {
-                    block_bytes: size(&w.block_kib, "block_kib", 4.0)?,
-                    outstanding,
-                }
-            }
-            ("netperf-tcp-stream", _) | ("diskbench", _) | ("dma", _) => {
-                return Err(src.invalid(
-                    &wk("kind"),
-                    w.kind.span(),
-                    format!(
-                        "workload `{}` does not fit a `{}` function",
-                        w.kind.get_ref(),
-                        engine.name()
-                    ),
-                ))
-            }
-            (other, _) => {
-                return Err(src.invalid(
-                    &wk("kind"),
-                    w.kind.span(),
-                    format!(
-                        "unknown workload `{other}`; expected netperf-tcp-stream, diskbench or dma"
-                    ),
-                ))
-            }
-        };
-        workloads.push(Workload {
-            card,
-            function,
-            kind,
-            direction,
-        });
     }
-    let mut figures: Vec<FigureSpec> = Vec::new();
-    for (j, f) in e.figure.iter().enumerate() {
-        let fk = |s: &str| k(&format!("figure[{j}].{s}"));
-        let (card, function) = find_fn(fk("card"), fk("function"), &f.card, &f.function)?;
-        let unit = f.unit.get_ref().clone();
-        if unit != "Mbit/s" && unit != "MB/s" {
-            return Err(src.invalid(
-                &fk("unit"),
-                f.unit.span(),
-                format!("unknown figure unit `{unit}`; expected Mbit/s or MB/s"),
-            ));
+    let kind = match (w.kind.get_ref().as_str(), engine) {
+        _ if foreign_keys => None,
+        ("netperf-tcp-stream", Some(EngineKind::Nic)) => {
+            let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
+            let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
+            socket.zip(message).map(|(socket_bytes, message_bytes)| {
+                WorkloadKind::NetperfTcpStream {
+                    socket_bytes,
+                    message_bytes,
+                }
+            })
         }
-        let published = *f.published.get_ref();
-        if !(published.is_finite() && published > 0.0 && published <= 1e7) {
-            return Err(src.invalid(
-                &fk("published"),
-                f.published.span(),
+        ("diskbench", Some(EngineKind::Hba)) | ("dma", Some(EngineKind::RawDma)) => {
+            // Disk I/Os of 128 KiB by default, DMA blocks of 4 KiB.
+            let disk = engine == Some(EngineKind::Hba);
+            let (default_kib, what) = if disk {
+                (128.0, "outstanding I/Os")
+            } else {
+                (4.0, "blocks in flight")
+            };
+            let block = size(src, &wk("block_kib"), &w.block_kib, default_kib, &mut errs);
+            let outstanding = in_flight(src, &wk("outstanding"), w, what, &mut errs);
+            block.zip(outstanding).map(|(block_bytes, outstanding)| {
+                if disk {
+                    WorkloadKind::Diskbench {
+                        block_bytes,
+                        outstanding,
+                    }
+                } else {
+                    WorkloadKind::RawDma {
+                        block_bytes,
+                        outstanding: outstanding.unwrap_or(1),
+                    }
+                }
+            })
+        }
+        ("netperf-tcp-stream" | "diskbench" | "dma", Some(engine)) => {
+            errs.push(src.invalid(
+                &wk("kind"),
+                w.kind.span(),
                 format!(
-                    "{published} is not a published throughput: expected more than 0, at most 1e7"
+                    "workload `{}` does not fit a `{}` function",
+                    w.kind.get_ref(),
+                    engine.name()
                 ),
             ));
+            None
         }
-        figures.push(FigureSpec {
-            id: check_name(src, &fk("id"), &f.id)?,
-            card,
-            function,
-            published,
-            unit,
-            source: f.source.clone(),
-        });
-    }
-    Ok(Experiment {
-        id,
-        server: server.name.clone(),
-        testbed: e.testbed.get_ref().clone(),
-        cells: cells as u32,
-        cards,
-        workloads,
-        figures,
-        at: src.at(&k("id"), e.id.span()),
+        ("netperf-tcp-stream" | "diskbench" | "dma", None) => None,
+        (other, _) => {
+            errs.push(src.invalid(
+                &wk("kind"),
+                w.kind.span(),
+                format!(
+                    "unknown workload `{other}`; expected netperf-tcp-stream, diskbench or dma"
+                ),
+            ));
+            None
+        }
+    };
+    let (Some((card, function)), Some(direction), Some(kind), true) =
+        (place, direction, kind, errs.is_empty())
+    else {
+        return Err(errs.into_error());
+    };
+    Ok(Workload {
+        card,
+        function,
+        kind,
+        direction,
     })
+}
+
+/// A size in KiB at `key`, in bytes (`default` KiB when absent), used
+/// exactly as written: a value that is no whole number of bytes is refused,
+/// not rounded. `None` with the error kept in `errs`.
+fn size(
+    src: &Source,
+    key: &str,
+    v: &Option<Spanned<f64>>,
+    default: f64,
+    errs: &mut Errors,
+) -> Option<u64> {
+    let Some(s) = v else {
+        return Some((default * 1024.0) as u64);
+    };
+    let kib = errs.take(positive(src, key, s, 0.0625, 65536.0))?;
+    let bytes = kib * 1024.0;
+    if bytes.fract() != 0.0 {
+        errs.push(src.invalid(
+            key,
+            s.span(),
+            format!(
+                "{} KiB is {} bytes, not a whole number of bytes",
+                readable(kib),
+                readable(bytes)
+            ),
+        ));
+        return None;
+    }
+    Some(bytes as u64)
+}
+
+/// `outstanding` at `key`, 1 to 256 `what` per direction, if given (`Some(None)`
+/// when absent); `None` with the error kept in `errs`.
+fn in_flight(
+    src: &Source,
+    key: &str,
+    w: &RawWorkload,
+    what: &str,
+    errs: &mut Errors,
+) -> Option<Option<u32>> {
+    let Some(o) = &w.outstanding else {
+        return Some(None);
+    };
+    let v = errs.take(whole_number(src, key, o, what))?;
+    if !(1.0..=256.0).contains(&v) {
+        errs.push(src.invalid(
+            key,
+            o.span(),
+            format!("{} {what}; expected 1 to 256", readable(v)),
+        ));
+        return None;
+    }
+    Some(Some(v as u32))
+}
+
+/// One figure at `key` (`experiment[0].figure[1]`).
+fn figure(
+    src: &Source,
+    reg: &Registry,
+    cards: &[Card],
+    key: &str,
+    f: &RawFigure,
+) -> Result<FigureSpec> {
+    let fk = |s: &str| format!("{key}.{s}");
+    let mut errs = Errors::default();
+    let place = errs.take(find_fn(src, reg, cards, key, &f.card, &f.function));
+    let unit = f.unit.get_ref().clone();
+    if unit != "Mbit/s" && unit != "MB/s" {
+        errs.push(src.invalid(
+            &fk("unit"),
+            f.unit.span(),
+            format!("unknown figure unit `{unit}`; expected Mbit/s or MB/s"),
+        ));
+    }
+    let published = *f.published.get_ref();
+    if !(published.is_finite() && published > 0.0 && published <= 1e7) {
+        errs.push(src.invalid(
+            &fk("published"),
+            f.published.span(),
+            format!(
+                "{} is not a published throughput: expected more than 0, at most 1e7",
+                readable(published)
+            ),
+        ));
+    }
+    let id = errs.take(check_name(src, &fk("id"), &f.id));
+    let (Some(id), Some((card, function)), true) = (id, place, errs.is_empty()) else {
+        return Err(errs.into_error());
+    };
+    Ok(FigureSpec {
+        id,
+        card,
+        function,
+        published,
+        unit,
+        source: f.source.clone(),
+        at: src.at(&fk("id"), f.id.span()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::load_registry;
+
+    #[test]
+    fn a_figure_id_in_two_scenarios_is_an_error_naming_both_places() {
+        let reg = load_registry(&[]).expect("bundled models");
+        let bundled = load_bundled_scenarios(&reg).expect("bundled scenarios");
+        let sc = bundled
+            .iter()
+            .find(|s| s.has_figures())
+            .expect("a scenario with figures");
+        let mut again = sc.clone();
+        again.name.push_str("-again");
+        again.file = PathBuf::from("again.toml");
+        for f in again.experiments.iter_mut().flat_map(|e| &mut e.figures) {
+            f.at.file = again.file.clone();
+        }
+        assert!(check_figures_once(std::slice::from_ref(sc)).is_ok());
+        let err = check_figures_once(&[sc.clone(), again]).expect_err("counted twice");
+        let first = &sc.experiments[0].figures[0];
+        let text = err.to_string();
+        assert!(text.starts_with("again.toml:"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "figure `{}` is also given at {}:{}",
+                first.id,
+                first.at.file.display(),
+                first.at.line
+            )),
+            "{text}"
+        );
+        let figures: usize = sc.experiments.iter().map(|e| e.figures.len()).sum();
+        assert_eq!(err.list().len(), figures.min(crate::error::MAX_ERRORS));
+    }
+
+    #[test]
+    fn a_count_may_be_written_as_a_float_with_no_fraction() {
+        let reg = load_registry(&[]).expect("bundled models");
+        let (_, text) = bundled_files("scenarios/hp2g/fig5-fc-read.toml")[0];
+        let text = text.replace("cells = 1\n", "cells = 1.0\n");
+        assert!(text.contains("cells = 1.0"), "the scenario has one cell");
+        let sc = parse_scenario(PathBuf::from("x.toml"), &text, &reg).expect("loads");
+        assert_eq!(sc.experiments[0].cells, 1);
+    }
 }

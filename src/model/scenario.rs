@@ -155,6 +155,8 @@ pub struct FigureSpec {
     pub unit: String,
     /// Where in the paper.
     pub source: String,
+    /// Where the figure's id is written.
+    pub at: crate::error::Location,
 }
 
 /// One experiment: a configuration that is simulated once.

@@ -27,15 +27,22 @@ pub struct ParamRule {
     /// For an optional parameter, what its absence means (its mechanism is
     /// off); `None` for a required one.
     pub absent: Option<&'static str>,
+    /// True when the parameter counts whole things (slots, CPUs, clocks,
+    /// bytes, frames): a value that is not a whole number in the base unit is
+    /// refused, never rounded.
+    pub whole: bool,
 }
 
 /// Defines a model kind: its rule list `$rules` and the typed struct `$ty` of
-/// its values (base units; `Option<f64>` for an optional parameter).
+/// its values (base units; `Option<f64>` for an optional parameter). A rule
+/// reads `key: Dimension, min, max, "meaning"`, with `whole` after the
+/// dimension for a parameter that counts whole things (`Count whole`) and
+/// `, absent = "..."` after the meaning for an optional one.
 macro_rules! param_kind {
     (
         $(#[$doc:meta])*
         $rules:ident, $ty:ident {
-            $( $field:ident : $dim:ident, $min:expr, $max:expr, $meaning:literal
+            $( $field:ident : $dim:ident $($whole:ident)?, $min:expr, $max:expr, $meaning:literal
                $(, absent = $absent:literal)? ; )*
         }
     ) => {
@@ -48,6 +55,7 @@ macro_rules! param_kind {
                 max: $max,
                 meaning: $meaning,
                 absent: param_kind!(@absent $($absent)?),
+                whole: param_kind!(@whole $($whole)?),
             } ),*
         ];
 
@@ -68,6 +76,8 @@ macro_rules! param_kind {
             }
         }
     };
+    (@whole) => { false };
+    (@whole whole) => { true };
     (@absent) => { None };
     (@absent $a:literal) => { Some($a) };
     (@ty) => { f64 };
@@ -86,11 +96,11 @@ macro_rules! dma_engine_kind {
         param_kind! {
             $(#[$doc])*
             $rules, $ty {
-                max_read: Size, 64.0, 4096.0,
+                max_read: Size whole, 64.0, 4096.0,
                     "bytes per DMA read request (PCI-X Maximum Memory Read Byte Count)";
-                max_outstanding_reads: Count, 1.0, 32.0,
+                max_outstanding_reads: Count whole, 1.0, 32.0,
                     "DMA read requests in flight at once";
-                write_burst: Size, 64.0, 4096.0,
+                write_burst: Size whole, 64.0, 4096.0,
                     "bytes per DMA write burst";
                 $($body)*
             }
@@ -110,19 +120,19 @@ param_kind! {
     BUS, BusParams {
         clock: Frequency, 10.0, 600.0,
             "bus clock frequency";
-        transfers_per_clock: Count, 1.0, 4.0,
+        transfers_per_clock: Count whole, 1.0, 4.0,
             "data transfers per clock (2 for DDR, 4 for QDR)";
-        width: Size, 4.0, 8.0,
+        width: Size whole, 4.0, 8.0,
             "data path width";
-        write_overhead_clocks: Count, 1.0, 20.0,
+        write_overhead_clocks: Count whole, 1.0, 20.0,
             "clocks of a posted write besides data: address, attribute, target response, turnaround";
-        read_request_clocks: Count, 1.0, 20.0,
+        read_request_clocks: Count whole, 1.0, 20.0,
             "clocks of a read attempt answered with Retry (PCI) or Split Response (PCI-X)";
-        completion_overhead_clocks: Count, 1.0, 20.0,
+        completion_overhead_clocks: Count whole, 1.0, 20.0,
             "clocks of a read data transaction besides data (PCI retried read, PCI-X split completion)";
-        latency_timer_clocks: Count, 8.0, 255.0,
+        latency_timer_clocks: Count whole, 8.0, 255.0,
             "a master must end its burst after this many clocks when another master waits";
-        max_burst: Size, 64.0, 4096.0,
+        max_burst: Size whole, 64.0, 4096.0,
             "largest data burst of one transaction (buffer or disconnect boundary)";
     }
 }
@@ -132,19 +142,19 @@ param_kind! {
     ETHERNET, EthernetParams {
         line_rate: Rate, 1e5, 1e10,
             "signalling rate of data bits";
-        mtu: Size, 576.0, 65536.0,
+        mtu: Size whole, 576.0, 65536.0,
             "largest IP packet";
-        header: Size, 14.0, 22.0,
+        header: Size whole, 14.0, 22.0,
             "MAC header";
-        fcs: Size, 4.0, 4.0,
+        fcs: Size whole, 4.0, 4.0,
             "frame check sequence";
-        preamble: Size, 8.0, 8.0,
+        preamble: Size whole, 8.0, 8.0,
             "preamble and start delimiter";
-        gap: Size, 12.0, 12.0,
+        gap: Size whole, 12.0, 12.0,
             "minimum inter-frame gap";
-        min_frame: Size, 64.0, 64.0,
+        min_frame: Size whole, 64.0, 64.0,
             "minimum frame (header to FCS)";
-        tcp_ip_headers: Size, 40.0, 80.0,
+        tcp_ip_headers: Size whole, 40.0, 80.0,
             "IPv4 and TCP headers with options, per segment";
     }
 }
@@ -154,13 +164,13 @@ param_kind! {
     FIBRE_CHANNEL, FibreChannelParams {
         baud: SymbolRate, 1e8, 2e10,
             "line symbol rate";
-        bits_per_byte: Count, 8.0, 10.0,
+        bits_per_byte: Count whole, 8.0, 10.0,
             "encoded bits per data byte (10 for 8b/10b)";
-        frame_overhead: Size, 36.0, 36.0,
+        frame_overhead: Size whole, 36.0, 36.0,
             "SOF, header, CRC and EOF per frame";
-        idle_between_frames: Size, 24.0, 48.0,
+        idle_between_frames: Size whole, 24.0, 48.0,
             "primitive signals between frames";
-        max_payload: Size, 256.0, 2112.0,
+        max_payload: Size whole, 256.0, 2112.0,
             "data payload per frame";
     }
 }
@@ -168,23 +178,23 @@ param_kind! {
 param_kind! {
     /// Parameters of a server (memory, I/O path, CPUs, stack costs).
     SERVER, ServerParams {
-        cells_max: Count, 1.0, 16.0,
+        cells_max: Count whole, 1.0, 16.0,
             "cells a partition can have";
-        cpus_per_cell: Count, 1.0, 64.0,
+        cpus_per_cell: Count whole, 1.0, 64.0,
             "CPUs in a cell";
         memory_local_latency: Time, 50.0, 2000.0,
             "latency of a cache line from the cell's own memory";
         memory_remote_latency: Time, 50.0, 5000.0,
             "latency of a cache line from another cell's memory, for DMA";
-        cache_line: Size, 32.0, 256.0,
+        cache_line: Size whole, 32.0, 256.0,
             "coherency unit; memory is interleaved over cells by line";
-        line_fetches_in_flight: Count, 1.0, 64.0,
+        line_fetches_in_flight: Count whole, 1.0, 64.0,
             "cache-line fetches a DMA read keeps in flight";
         io_read_latency: Time, 100.0, 20000.0,
             "fixed round trip of a DMA read through bus adapter, ropes, SBA and cell controller (memory and data time excluded)";
         rope_bandwidth: Rate, 5e7, 4e9,
             "data rate of one rope in each direction";
-        rope_packet_overhead: Size, 0.0, 64.0,
+        rope_packet_overhead: Size whole, 0.0, 64.0,
             "header bytes per rope packet";
         cpu_per_packet: Time, 100.0, 200000.0,
             "CPU time per packet received and per ACK sent (interrupt, driver, TCP/IP), memory stalls excluded";
@@ -198,7 +208,7 @@ param_kind! {
             "CPU time per KiB of network payload (copy, checksum)";
         cpu_per_io: Time, 1000.0, 1000000.0,
             "CPU time per disk I/O (issue, interrupt, completion)";
-        tcp_ack_every: Count, 1.0, 8.0,
+        tcp_ack_every: Count whole, 1.0, 8.0,
             "segments acknowledged by one ACK";
         cpu_per_send_call: Time, 0.0, 1000000.0,
             "CPU time of one send() call of a sending application (system call entry and exit, socket locking), beyond the segments it fills; one call per message (netperf's send size)",
@@ -209,15 +219,15 @@ param_kind! {
 param_kind! {
     /// Parameters of the bus adapter (bridge) above a slot.
     BRIDGE, BridgeParams {
-        posted_write_buffer: Size, 64.0, 1048576.0,
+        posted_write_buffer: Size whole, 64.0, 1048576.0,
             "posted-write data the bridge holds before it stalls the bus";
-        delayed_read_slots: Count, 1.0, 8.0,
+        delayed_read_slots: Count whole, 1.0, 8.0,
             "delayed reads the bridge queues at once (PCI mode)";
-        delayed_read_prefetch: Size, 64.0, 8192.0,
+        delayed_read_prefetch: Size whole, 64.0, 8192.0,
             "bytes the bridge fetches for one delayed read (PCI mode)";
         retry_interval: Time, 0.0, 20000.0,
             "time a retried master waits before it asks for the bus again";
-        register_reads_use_delayed_slots: Count, 0.0, 1.0,
+        register_reads_use_delayed_slots: Count whole, 0.0, 1.0,
             "1 if a CPU's register read in PCI mode waits for a free delayed-read slot, as a DMA read does; 0 if the bridge tracks it apart";
     }
 }
@@ -225,17 +235,17 @@ param_kind! {
 dma_engine_kind! {
     /// Parameters of a NIC function.
     NIC, NicParams {
-        descriptor: Size, 8.0, 64.0,
+        descriptor: Size whole, 8.0, 64.0,
             "size of one ring descriptor";
-        rx_descriptor_batch: Count, 1.0, 64.0,
+        rx_descriptor_batch: Count whole, 1.0, 64.0,
             "receive descriptors fetched by one read";
-        tx_ring_frames: Count, 1.0, 4096.0,
+        tx_ring_frames: Count whole, 1.0, 4096.0,
             "frames the driver keeps queued for transmission (transmit ring)";
-        tx_fifo: Size, 2048.0, 1048576.0,
+        tx_fifo: Size whole, 2048.0, 1048576.0,
             "on-chip transmit FIFO";
-        rx_fifo: Size, 2048.0, 1048576.0,
+        rx_fifo: Size whole, 2048.0, 1048576.0,
             "on-chip receive FIFO";
-        pio_reads_per_interrupt: Count, 0.0, 16.0,
+        pio_reads_per_interrupt: Count whole, 0.0, 16.0,
             "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
     }
 }
@@ -250,13 +260,13 @@ dma_engine_kind! {
 dma_engine_kind! {
     /// Parameters of a Fibre Channel HBA function.
     HBA, HbaParams {
-        command_bytes: Size, 16.0, 256.0,
+        command_bytes: Size whole, 16.0, 256.0,
             "I/O control block the HBA reads per command";
-        completion_bytes: Size, 4.0, 256.0,
+        completion_bytes: Size whole, 4.0, 256.0,
             "completion entry the HBA writes per I/O";
-        rx_buffer_frames: Count, 1.0, 256.0,
+        rx_buffer_frames: Count whole, 1.0, 256.0,
             "receive buffers (buffer-to-buffer credit)";
-        tx_buffer_frames: Count, 1.0, 256.0,
+        tx_buffer_frames: Count whole, 1.0, 256.0,
             "transmit frame buffers";
         processor_per_io: Time, 0.0, 1e7,
             "time the card's own processor (its firmware) spends on each I/O, one I/O at a time: what bounds small-block IOPS",
@@ -276,7 +286,7 @@ param_kind! {
         target_per_kib: Time, 0.0, 1e6,
             "disk array service time per KiB of the I/O, on top of `target_latency` (its transfer inside the array)",
             absent = "the array's service time does not depend on the I/O size: `target_latency` whatever the block";
-        diskbench_outstanding: Count, 1.0, 256.0,
+        diskbench_outstanding: Count whole, 1.0, 256.0,
             "diskbench I/Os outstanding per direction";
     }
 }
@@ -287,7 +297,7 @@ param_kind! {
     IO_CONTROLLER, IoControllerParams {
         bandwidth: Rate, 5e7, 1e11,
             "bytes per second each way on the controller's link to memory, shared by every slot under it";
-        packet_overhead: Size, 0.0, 256.0,
+        packet_overhead: Size whole, 0.0, 256.0,
             "header bytes per packet on that link";
     }
 }
@@ -329,14 +339,17 @@ pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRu
     }
 }
 
+/// The rule of the parameter at dotted `path`
+/// (`server.rp8400-seu.io_read_latency`), from the rules of its model kind.
+pub fn rule_of(reg: &super::Registry, path: &str) -> Option<&'static ParamRule> {
+    let (prefix, key) = path.rsplit_once('.')?;
+    rules_of(reg, prefix)?.iter().find(|r| r.key == key)
+}
+
 /// The plausible range (base unit) of the parameter at dotted `path`
 /// (`server.rp8400-seu.io_read_latency`), from the rules of its model kind.
 pub fn range_of(reg: &super::Registry, path: &str) -> Option<(f64, f64)> {
-    let (prefix, key) = path.rsplit_once('.')?;
-    rules_of(reg, prefix)?
-        .iter()
-        .find(|r| r.key == key)
-        .map(|r| (r.min, r.max))
+    rule_of(reg, path).map(|r| (r.min, r.max))
 }
 
 #[cfg(test)]
@@ -373,6 +386,38 @@ mod tests {
         // Every optional parameter says what its absence means.
         for rules in [SERVER, HBA, TESTBED] {
             assert!(rules.iter().all(|r| r.absent.is_none_or(|a| !a.is_empty())));
+        }
+    }
+
+    #[test]
+    fn every_count_and_size_is_whole_but_a_mean_and_whole_ranges_have_whole_ends() {
+        // A count or size that may be fractional must say so here: the
+        // simulator rounds none of them.
+        const MEANS: [&str; 1] = ["cpu_misses_per_packet"];
+        for rules in [
+            BUS,
+            ETHERNET,
+            FIBRE_CHANNEL,
+            SERVER,
+            BRIDGE,
+            NIC,
+            RAW_DMA,
+            HBA,
+            TESTBED,
+        ] {
+            for r in rules {
+                let countable = matches!(r.dim, Count | Size);
+                assert_eq!(
+                    r.whole,
+                    countable && !MEANS.contains(&r.key),
+                    "`{}`: whole is {}",
+                    r.key,
+                    r.whole
+                );
+                if r.whole {
+                    assert!(r.min.fract() == 0.0 && r.max.fract() == 0.0, "{}", r.key);
+                }
+            }
         }
     }
 
