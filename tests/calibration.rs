@@ -136,14 +136,7 @@ fn synthetic() -> (Registry, CalibrationSpec, [Scenario; 1]) {
     )
     .expect("valid calibration");
     let placeholder = [scenario(&reg, [1.0, 1.0, 1.0])];
-    let pb = Problem {
-        reg: &reg,
-        scenarios: &placeholder,
-        free: &spec.free,
-        seed: 5,
-        threads: 2,
-        memo: Default::default(),
-    };
+    let pb = problem(&reg, &spec, &placeholder);
     let made: Vec<f64> = pb
         .rows_at(&TRUTH)
         .expect("runs")
@@ -154,17 +147,26 @@ fn synthetic() -> (Registry, CalibrationSpec, [Scenario; 1]) {
     (reg, spec, scenarios)
 }
 
-#[test]
-fn the_fit_recovers_parameters_from_figures_the_model_made() {
-    let (reg, spec, scenarios) = synthetic();
-    let pb = Problem {
-        reg: &reg,
-        scenarios: &scenarios,
+/// The fit's problem over `scenarios` (seed 5, two threads, a fresh memo).
+fn problem<'a>(
+    reg: &'a Registry,
+    spec: &'a CalibrationSpec,
+    scenarios: &'a [Scenario],
+) -> Problem<'a> {
+    Problem {
+        reg,
+        scenarios,
         free: &spec.free,
         seed: 5,
         threads: 2,
         memo: Default::default(),
-    };
+    }
+}
+
+#[test]
+fn the_fit_recovers_parameters_from_figures_the_model_made() {
+    let (reg, spec, scenarios) = synthetic();
+    let pb = problem(&reg, &spec, &scenarios);
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let f = fit(
         &pb,
@@ -477,14 +479,7 @@ fn replications_report_a_mean_and_interval_per_metric() {
 #[test]
 fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
     let (reg, spec, scenarios) = synthetic();
-    let pb = Problem {
-        reg: &reg,
-        scenarios: &scenarios,
-        free: &spec.free,
-        seed: 5,
-        threads: 2,
-        memo: Default::default(),
-    };
+    let pb = problem(&reg, &spec, &scenarios);
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let cv = cross_validate(
         &pb,
@@ -703,14 +698,7 @@ fn the_bundled_fit_leaves_a_user_replaced_model_alone() {
 #[test]
 fn points_evaluated_together_give_what_each_gives_alone() {
     let (reg, spec, scenarios) = synthetic();
-    let problem = || Problem {
-        reg: &reg,
-        scenarios: &scenarios,
-        free: &spec.free,
-        seed: 5,
-        threads: 2,
-        memo: Default::default(),
-    };
+    let problem = || problem(&reg, &spec, &scenarios);
     let a = TRUTH.to_vec();
     let b = vec![6.0e3, 300e3];
     let alone: Vec<Vec<f64>> = [&a, &b]

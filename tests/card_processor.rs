@@ -2,9 +2,7 @@
 //! processor caps its port's IOPS at about the inverse of its time per I/O,
 //! and a per-KiB array service time slows large blocks more than small ones.
 
-use std::process::Command;
-
-use serde_json::Value;
+mod common;
 
 /// The bundled A9782A, renamed, its FC function given `extra` parameters.
 fn adapter(extra: &str) -> String {
@@ -66,18 +64,7 @@ outstanding = {outstanding}
     );
     let sc = dir.path().join("s.toml");
     std::fs::write(&sc, scenario).expect("scenario");
-    let models = models.to_str().expect("utf-8 path");
-    let out = Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(["run", "--format", "json", "--models", models])
-        .arg(&sc)
-        .output()
-        .expect("iosim runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = common::run_json(Some(&models), &sc);
     v["functions"]
         .as_array()
         .expect("functions")

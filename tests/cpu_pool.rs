@@ -2,9 +2,9 @@
 //! ports than CPUs run (never an error), the CPUs saturate, whole-machine
 //! utilisation approaches 100%, and each port gets less as ports are added.
 
-use std::process::Command;
-
 use serde_json::Value;
+
+mod common;
 
 /// A scenario of `n` A9782A cards in internal slots of a one-cell rp8400
 /// (4 CPUs), each GigE port running netperf bidirectional; FC idle.
@@ -51,17 +51,7 @@ fn run(n: usize) -> (Vec<f64>, f64, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("pool.toml");
     std::fs::write(&path, scenario(n)).expect("write scenario");
-    let out = Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(["run", "--format", "json"])
-        .arg(&path)
-        .output()
-        .expect("iosim runs");
-    assert!(
-        out.status.success(),
-        "{n} ports: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = common::run_json(None, &path);
     let section = |name: &str| -> Vec<Value> {
         v[name]
             .as_array()

@@ -5,9 +5,6 @@
 //! memory.
 
 use std::path::Path;
-use std::process::Command;
-
-use serde_json::Value;
 
 mod common;
 
@@ -97,18 +94,7 @@ fn run(dir: &Path, cards: &[Card]) -> (Vec<f64>, Vec<(String, String, f64, f64)>
     }
     let sc = dir.join("s.toml");
     std::fs::write(&sc, s).expect("scenario");
-    let out = Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(["run", "--format", "json", "--models"])
-        .arg(dir.join("models"))
-        .arg(&sc)
-        .output()
-        .expect("iosim runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = common::run_json(Some(&dir.join("models")), &sc);
     let busy: Vec<f64> = cards
         .iter()
         .filter(|c| c.3)

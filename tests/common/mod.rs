@@ -139,3 +139,22 @@ pub fn mkfifo(path: &Path) {
         .success();
     assert!(ok, "mkfifo {}", path.display());
 }
+
+/// `iosim run --format json SCENARIO` (with `--models DIR` if given): the
+/// parsed output; a failed run fails the test with iosim's message.
+#[allow(dead_code)]
+pub fn run_json(models: Option<&Path>, scenario: &Path) -> serde_json::Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iosim"));
+    cmd.args(["run", "--format", "json"]);
+    if let Some(dir) = models {
+        cmd.arg("--models").arg(dir);
+    }
+    let out = cmd.arg(scenario).output().expect("iosim runs");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        scenario.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json output")
+}
