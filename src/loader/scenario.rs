@@ -611,11 +611,19 @@ fn workload(
     else {
         return Err(errs.into_error());
     };
+    // Where a check made when the experiment is assembled points: the
+    // socket size of a netperf workload (its size is checked against the
+    // link's segments), else the workload's kind.
+    let at = match &w.socket_kib {
+        Some(v) => src.at(&wk("socket_kib"), v.span()),
+        None => src.at(&wk("kind"), w.kind.span()),
+    };
     Ok(Workload {
         card,
         function,
         kind,
         direction,
+        at,
     })
 }
 

@@ -56,6 +56,9 @@ pub struct Workload {
     pub kind: WorkloadKind,
     /// Its direction.
     pub direction: Direction,
+    /// Where it is written (its `socket_kib` for netperf when given, else
+    /// its `kind`), for checks made when the experiment is assembled.
+    pub at: crate::error::Location,
 }
 
 /// `out`, `in` or `both ways`.
@@ -254,6 +257,12 @@ mod tests {
             function: 0,
             kind,
             direction,
+            at: crate::error::Location {
+                file: "test.toml".into(),
+                key: String::new(),
+                line: 0,
+                column: 0,
+            },
         }
         .to_string()
     }

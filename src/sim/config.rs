@@ -573,7 +573,13 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         {
                             message = message_bytes.max(1);
                             if socket_bytes < eth.mss * cpu.ack_every as u64 {
-                                return Err(invalid(format!("socket of {socket_bytes} bytes is smaller than {} segments of {} bytes", cpu.ack_every, eth.mss)));
+                                return Err(Error::Invalid {
+                                    at: w.at.clone(),
+                                    message: format!(
+                                        "socket of {socket_bytes} bytes is smaller than {} segments of {} bytes",
+                                        cpu.ack_every, eth.mss
+                                    ),
+                                });
                             }
                             use crate::model::Direction::*;
                             match w.direction {
