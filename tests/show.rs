@@ -179,55 +179,37 @@ fn rp8400_has_32_slots_with_their_peaks_and_ropes() {
     assert!(table.contains("533  modes pcix66 pci66 pci33-64; 2 ropes, 500 MB/s"));
 }
 
+/// A `[[slot]]` table; `more` adds `segment` and `controller` lines.
+fn slot(name: &str, modes: &str, ropes: u32, more: &str) -> String {
+    format!("[[slot]]\nname = \"{name}\"\nmodes = [{modes}]\nropes = {ropes}\n{more}\n")
+}
+
 /// Two PCI-X 133 slots sharing a segment under an I/O controller, two
 /// PCI-66 slots sharing one straight to memory, one slot of its own under
 /// the controller.
-const SLOTS: &str = r#"[[slot]]
-name = "a1"
-modes = ["pci66", "pci33-64"]
-ropes = 1
-segment = "pci-pair"
-
-[[slot]]
-name = "a2"
-modes = ["pci66", "pci33-64"]
-ropes = 1
-segment = "pci-pair"
-
-[[slot]]
-name = "x1"
-modes = ["pcix133", "pcix66", "pci66"]
-ropes = 4
-segment = "pcix-pair"
-controller = "sba"
-
-[[slot]]
-name = "x2"
-modes = ["pcix133", "pcix66", "pci66"]
-ropes = 4
-segment = "pcix-pair"
-controller = "sba"
-
-[[slot]]
-name = "c1"
-modes = ["pcix66", "pci66"]
-ropes = 2
-controller = "sba"
-
-[[io_controller]]
-name = "sba"
-
-[io_controller.param]
-bandwidth = { value = 1200, unit = "MB/s", source = "test" }
-packet_overhead = { value = 8, unit = "bytes", source = "test" }
-"#;
+fn slots() -> String {
+    let pci = r#""pci66", "pci33-64""#;
+    let pcix = r#""pcix133", "pcix66", "pci66""#;
+    let pair = "segment = \"pcix-pair\"\ncontroller = \"sba\"\n";
+    [
+        slot("a1", pci, 1, "segment = \"pci-pair\"\n"),
+        slot("a2", pci, 1, "segment = \"pci-pair\"\n"),
+        slot("x1", pcix, 4, pair),
+        slot("x2", pcix, 4, pair),
+        slot("c1", r#""pcix66", "pci66""#, 2, "controller = \"sba\"\n"),
+        "[[io_controller]]\nname = \"sba\"\n\n[io_controller.param]\n".into(),
+        "bandwidth = { value = 1200, unit = \"MB/s\", source = \"test\" }\n".into(),
+        "packet_overhead = { value = 8, unit = \"bytes\", source = \"test\" }\n".into(),
+    ]
+    .concat()
+}
 
 fn models(dir: &Path) -> String {
     let models = dir.join("models");
     std::fs::create_dir(&models).expect("models dir");
     std::fs::write(
         models.join("server.toml"),
-        common::server_toml("shared-test", &[], SLOTS),
+        common::server_toml("shared-test", &[], &slots()),
     )
     .expect("server");
     models.display().to_string()
