@@ -17,6 +17,7 @@ pub mod loader;
 pub mod model;
 pub mod report;
 pub mod sections;
+pub mod show;
 pub mod sim;
 pub mod stats;
 pub mod units;

@@ -83,28 +83,37 @@ impl Common {
     /// covers, and still calls some of its values fitted, those keep the
     /// file's values (its guesses): the label says so, and so does a warning.
     fn registry(&self) -> iosim::Result<(Registry, String)> {
-        let mut reg = load_registry(&self.models)?;
-        let label = if let Some(p) = &self.params {
-            iosim::loader::apply_fitted(p, &mut reg)?;
-            p.display().to_string()
-        } else if self.hand_set {
-            "model files (--hand-set: no fit applied)".into()
-        } else {
-            match iosim::loader::apply_bundled_fitted(&mut reg)? {
-                None => "model files".into(),
-                Some(fit) if fit.kept.is_empty() => fit.name,
-                Some(fit) => {
-                    let kept = fit.kept.join(", ");
-                    diag(&format!(
+        registry(&self.models, self.params.as_ref(), self.hand_set)
+    }
+}
+
+/// The registry of [`Common::registry`], from the flags that choose it.
+fn registry(
+    models: &[PathBuf],
+    params: Option<&PathBuf>,
+    hand_set: bool,
+) -> iosim::Result<(Registry, String)> {
+    let mut reg = load_registry(models)?;
+    let label = if let Some(p) = params {
+        iosim::loader::apply_fitted(p, &mut reg)?;
+        p.display().to_string()
+    } else if hand_set {
+        "model files (--hand-set: no fit applied)".into()
+    } else {
+        match iosim::loader::apply_bundled_fitted(&mut reg)? {
+            None => "model files".into(),
+            Some(fit) if fit.kept.is_empty() => fit.name,
+            Some(fit) => {
+                let kept = fit.kept.join(", ");
+                diag(&format!(
                         "warning: {} fitted parameters of models replaced by --models keep that file's values (its guesses, not the bundled fit): {kept}; pass --params with a fit file to apply one",
                         fit.kept.len()
                     ));
-                    format!("{} except {kept} (from --models files)", fit.name)
-                }
+                format!("{} except {kept} (from --models files)", fit.name)
             }
-        };
-        Ok((reg, label))
-    }
+        }
+    };
+    Ok((reg, label))
 }
 
 #[derive(Subcommand)]
@@ -167,11 +176,45 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Print a model's structure.
+    Show {
+        #[command(subcommand)]
+        which: ShowCmd,
+    },
     /// Engine benchmarks.
     Bench {
         #[command(subcommand)]
         which: BenchCmd,
     },
+}
+
+#[derive(Subcommand)]
+enum ShowCmd {
+    /// A server's I/O tree, memory down to slots, with each node's capacity.
+    Server {
+        /// The server (without one, the known servers are listed).
+        name: Option<String>,
+        /// Extra directory of model files; repeatable.
+        #[arg(long = "models", value_name = "DIR")]
+        models: Vec<PathBuf>,
+        /// Fitted parameters written by `iosim calibrate`, instead of the bundled fit.
+        #[arg(long = "params", value_name = "FILE", conflicts_with = "hand_set")]
+        params: Option<PathBuf>,
+        /// Use the model files' own values of the free parameters, without the bundled fit.
+        #[arg(long = "hand-set")]
+        hand_set: bool,
+        /// Output format: an indented tree, CSV, JSON or a Graphviz digraph.
+        #[arg(long, value_enum, default_value = "table")]
+        format: ShowFormat,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ShowFormat {
+    Table,
+    Csv,
+    Json,
+    Dot,
 }
 
 #[derive(Subcommand)]
@@ -433,6 +476,36 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 sections: vec![sections::params_section(&mut reg)],
             };
             Ok(rep.render(common.format.into()))
+        }
+        Command::Show {
+            which:
+                ShowCmd::Server {
+                    name,
+                    models,
+                    params,
+                    hand_set,
+                    format,
+                },
+        } => {
+            let (reg, parameters) = registry(&models, params.as_ref(), hand_set)?;
+            let server = iosim::show::find_server(&reg, name.as_deref())?;
+            let tree = iosim::show::server_tree(&reg, server)?;
+            let format = match format {
+                ShowFormat::Dot => return Ok(sections::server_tree_dot(&tree)),
+                ShowFormat::Table => Format::Table,
+                ShowFormat::Csv => Format::Csv,
+                ShowFormat::Json => Format::Json,
+            };
+            let rep = Report {
+                command: format!("show server {}", tree.server),
+                meta: vec![("parameters".into(), parameters)],
+                sections: vec![sections::server_tree_section(
+                    &tree,
+                    format == Format::Table,
+                )],
+                ..Default::default()
+            };
+            Ok(rep.render(format))
         }
         Command::Bench {
             which:

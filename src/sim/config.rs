@@ -9,7 +9,7 @@ use crate::model::schema::{
     BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams, IoControllerParams,
     NicParams, RawDmaParams, ServerParams, TestbedParams,
 };
-use crate::model::{EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
+use crate::model::{BusSpec, EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
 use crate::units::{BytesPerSec, Picos};
 
 /// A bus in the mode negotiated between a card and its slot (its timing:
@@ -35,6 +35,20 @@ pub struct BusCfg {
 }
 
 impl BusCfg {
+    /// The timing of a bus mode, from its description.
+    pub fn from_spec(b: &BusSpec) -> Result<BusCfg> {
+        let p = BusParams::from_set(&b.params, &b.at)?;
+        Ok(BusCfg {
+            protocol: b.protocol,
+            clock: Picos((1e6 / p.clock).round() as u64),
+            bytes_per_clock: p.width * p.transfers_per_clock,
+            write_overhead: whole(p.write_overhead_clocks),
+            read_request: whole(p.read_request_clocks),
+            completion_overhead: whole(p.completion_overhead_clocks),
+            latency_timer: whole(p.latency_timer_clocks),
+            max_burst: whole(p.max_burst),
+        })
+    }
     /// Peak data rate.
     pub fn peak(&self) -> BytesPerSec {
         BytesPerSec(self.bytes_per_clock * 1e12 / self.clock.0 as f64)
@@ -485,18 +499,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                     on.join(", ")
                 ))
             })?;
-        let b = &reg.buses[&mode];
-        let p = BusParams::from_set(&b.params, &b.at)?;
-        let bus = BusCfg {
-            protocol: b.protocol,
-            clock: Picos((1e6 / p.clock).round() as u64),
-            bytes_per_clock: p.width * p.transfers_per_clock,
-            write_overhead: whole(p.write_overhead_clocks),
-            read_request: whole(p.read_request_clocks),
-            completion_overhead: whole(p.completion_overhead_clocks),
-            latency_timer: whole(p.latency_timer_clocks),
-            max_burst: whole(p.max_burst),
-        };
+        let bus = BusCfg::from_spec(&reg.buses[&mode])?;
         // One bus adapter (bridge) serves the segment, with the ropes of
         // its first slot.
         let path = PathCfg {

@@ -1,0 +1,225 @@
+//! A server's I/O tree as data (`iosim show server NAME`): memory, the I/O
+//! controllers, the bus segments with their bridge, and the slots, each with
+//! its capacity. Data only: [`crate::sections`] renders it.
+
+use crate::error::{Error, Location, Result};
+use crate::model::schema::{BridgeParams, IoControllerParams, ServerParams};
+use crate::model::{Registry, ServerSpec, SlotSpec};
+use crate::sim::config::BusCfg;
+use crate::units::BytesPerSec;
+
+/// What a node of the tree is, with what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// The partition's memory and CPUs.
+    Memory {
+        /// Cells a partition can have.
+        cells_max: u64,
+        /// CPUs in a cell.
+        cpus_per_cell: u64,
+        /// Latency of a line from the cell's own memory, ns.
+        local_ns: f64,
+        /// Latency of a line from another cell's memory, ns.
+        remote_ns: f64,
+    },
+    /// An I/O controller: its link to memory, shared by the slots under it.
+    IoController {
+        /// Header bytes per packet on its link.
+        packet_overhead: u64,
+    },
+    /// A bus segment with its bridge: a slot's own, or shared by several.
+    Segment {
+        /// The segment's name when slots share it; `None`: one slot's own bus.
+        shared: Option<String>,
+        /// The fastest bus mode every slot of the segment can run (`None`
+        /// when they share none).
+        mode: Option<String>,
+        /// The bridge (bus adapter) above it.
+        bridge: BridgeParams,
+    },
+    /// A slot.
+    Slot {
+        /// Bus modes it can run, fastest first.
+        modes: Vec<String>,
+        /// Ropes from its bus adapter.
+        ropes: u32,
+        /// The ropes' data rate each way (ropes x rope bandwidth).
+        rope_capacity: BytesPerSec,
+    },
+}
+
+impl NodeKind {
+    /// The kind's name (`memory`, `io_controller`, `segment`, `slot`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            NodeKind::Memory { .. } => "memory",
+            NodeKind::IoController { .. } => "io_controller",
+            NodeKind::Segment { .. } => "segment",
+            NodeKind::Slot { .. } => "slot",
+        }
+    }
+}
+
+/// One node of a server's I/O tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Unique in the tree: the kind and the model's name (`memory`,
+    /// `controller/sba`, `segment/pair-1`, `bus/seu-3` for a slot's own bus,
+    /// `slot/seu-3`).
+    pub id: String,
+    /// Index of the parent node in [`ServerTree::nodes`]; `None` for memory.
+    pub parent: Option<usize>,
+    /// Depth in the tree (memory 0).
+    pub depth: usize,
+    /// Its data rate each way: a controller's bandwidth, a segment's or a
+    /// slot's bus peak in its fastest mode; `None` when not modelled (memory)
+    /// or when a segment's slots share no mode.
+    pub capacity: Option<BytesPerSec>,
+    /// What it is.
+    pub kind: NodeKind,
+}
+
+/// A server's I/O tree, parents before their children (depth first, in the
+/// order of the server file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerTree {
+    /// The server's name.
+    pub server: String,
+    /// The nodes; `nodes[0]` is memory.
+    pub nodes: Vec<Node>,
+}
+
+/// The server named `name` in `reg`. No name is a usage error and an unknown
+/// one an unknown-name error, each listing the servers that exist.
+pub fn find_server<'a>(reg: &'a Registry, name: Option<&str>) -> Result<&'a ServerSpec> {
+    let known = || crate::loader::known(reg.servers.keys());
+    let Some(name) = name else {
+        return Err(Error::Usage(format!(
+            "name a server: iosim show server NAME; known: {}",
+            known()
+        )));
+    };
+    reg.servers.get(name).ok_or_else(|| Error::Unknown {
+        at: Location {
+            file: "<command line>".into(),
+            key: String::new(),
+            line: 0,
+            column: 0,
+        },
+        what: "server",
+        name: name.to_string(),
+        known: known().into(),
+    })
+}
+
+/// The peak of bus mode `mode` (the simulator's own computation).
+fn peak(reg: &Registry, mode: &str) -> Result<BytesPerSec> {
+    let b = reg
+        .buses
+        .get(mode)
+        .ok_or_else(|| Error::Internal(format!("bus mode `{mode}` lost after loading")))?;
+    Ok(BusCfg::from_spec(b)?.peak())
+}
+
+/// The I/O tree of `server`: memory, then each I/O controller with the
+/// segments under it, then the segments whose ropes go straight to memory.
+/// A shared segment hangs under the controller of its first slot (as the
+/// simulator places it) and runs the fastest mode all its slots offer.
+pub fn server_tree(reg: &Registry, server: &ServerSpec) -> Result<ServerTree> {
+    let sp = ServerParams::from_set(&server.params, &server.at)?;
+    let bridge = BridgeParams::from_set(&server.bridge, &server.at)?;
+    let mut nodes = vec![Node {
+        id: "memory".into(),
+        parent: None,
+        depth: 0,
+        capacity: None,
+        kind: NodeKind::Memory {
+            cells_max: sp.cells_max.round() as u64,
+            cpus_per_cell: sp.cpus_per_cell.round() as u64,
+            local_ns: sp.memory_local_latency,
+            remote_ns: sp.memory_remote_latency,
+        },
+    }];
+    // The segments, in order of their first slot: (shared name, slots).
+    let mut segments: Vec<(Option<&str>, Vec<&SlotSpec>)> = Vec::new();
+    for slot in &server.slots {
+        match slot.segment.as_deref() {
+            Some(seg) => match segments.iter_mut().find(|(n, _)| *n == Some(seg)) {
+                Some((_, slots)) => slots.push(slot),
+                None => segments.push((Some(seg), vec![slot])),
+            },
+            None => segments.push((None, vec![slot])),
+        }
+    }
+    // Controllers in file order, then the segments straight to memory.
+    let order = (0..server.io_controllers.len())
+        .map(Some)
+        .chain(std::iter::once(None));
+    for under in order {
+        let parent = match under {
+            Some(c) => {
+                let spec = &server.io_controllers[c];
+                let cp = IoControllerParams::from_set(&spec.params, &spec.at)?;
+                nodes.push(Node {
+                    id: format!("controller/{}", spec.name),
+                    parent: Some(0),
+                    depth: 1,
+                    capacity: Some(BytesPerSec(cp.bandwidth)),
+                    kind: NodeKind::IoController {
+                        packet_overhead: cp.packet_overhead.round() as u64,
+                    },
+                });
+                nodes.len() - 1
+            }
+            None => 0,
+        };
+        let depth = nodes[parent].depth + 1;
+        for (shared, slots) in segments.iter().filter(|(_, s)| s[0].controller == under) {
+            let mode = slots[0]
+                .modes
+                .iter()
+                .find(|m| slots.iter().all(|s| s.modes.contains(m)))
+                .cloned();
+            let capacity = match &mode {
+                Some(m) => Some(peak(reg, m)?),
+                None => None,
+            };
+            nodes.push(Node {
+                id: match shared {
+                    Some(n) => format!("segment/{n}"),
+                    None => format!("bus/{}", slots[0].name),
+                },
+                parent: Some(parent),
+                depth,
+                capacity,
+                kind: NodeKind::Segment {
+                    shared: shared.map(str::to_string),
+                    mode,
+                    bridge: bridge.clone(),
+                },
+            });
+            let seg = nodes.len() - 1;
+            for slot in slots {
+                let capacity = match slot.modes.first() {
+                    Some(m) => Some(peak(reg, m)?),
+                    None => None,
+                };
+                nodes.push(Node {
+                    id: format!("slot/{}", slot.name),
+                    parent: Some(seg),
+                    depth: depth + 1,
+                    capacity,
+                    kind: NodeKind::Slot {
+                        modes: slot.modes.clone(),
+                        ropes: slot.ropes,
+                        rope_capacity: BytesPerSec(sp.rope_bandwidth * f64::from(slot.ropes)),
+                    },
+                });
+            }
+        }
+    }
+    Ok(ServerTree {
+        server: server.name.clone(),
+        nodes,
+    })
+}
