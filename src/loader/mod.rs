@@ -562,6 +562,28 @@ fn add_model(
             let mut slots: Vec<SlotSpec> = Vec::new();
             for (i, raw) in s.slot.get_ref().iter().enumerate() {
                 if let Some(slot) = errs.take(slot_spec(src, i, raw, &slots, &io_controllers)) {
+                    // The slots of one segment share its bus adapter: its
+                    // ropes and the controller they end at.
+                    let first = slot
+                        .segment
+                        .as_ref()
+                        .and_then(|seg| slots.iter().find(|o| o.segment.as_ref() == Some(seg)));
+                    if let (Some(first), Some(seg)) = (first, raw.segment.as_ref()) {
+                        if first.ropes != slot.ropes || first.controller != slot.controller {
+                            errs.push(src.invalid(
+                                &format!("slot[{i}].segment"),
+                                seg.span(),
+                                format!(
+                                    "slot `{}` is on segment `{}` with slot `{}` but names other \
+                                     ropes or another controller: the slots of one segment share \
+                                     one bus adapter, its ropes and its controller",
+                                    slot.name,
+                                    seg.get_ref(),
+                                    first.name
+                                ),
+                            ));
+                        }
+                    }
                     slots.push(slot);
                 }
             }
