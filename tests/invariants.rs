@@ -645,3 +645,48 @@ fn every_configuration_stays_within_physical_bounds() {
         }
     }
 }
+
+/// `exp` with one flow less: the last card's FC workload if it has both,
+/// else its GigE one if it has both, else the last card (when there are
+/// two or more). None when nothing can be taken away.
+fn lighter(exp: &Exp) -> Option<Exp> {
+    let mut e = exp.clone();
+    let last = e.cards.last_mut()?;
+    match (last.gige, last.fc) {
+        (Some(_), Some(_)) => last.fc = None,
+        _ if e.cards.len() > 1 => {
+            e.cards.pop();
+        }
+        _ => return None,
+    }
+    Some(e)
+}
+
+proptest! {
+    #![proptest_config(fixed(96))]
+
+    /// Adding a flow never raises another flow's throughput beyond noise:
+    /// the flows share buses, ropes, memory and CPUs, and sharing only
+    /// takes away (the same cells, so the same memory).
+    #[test]
+    fn adding_load_never_raises_another_flow(exp in arb_exp(), seed in any::<u64>()) {
+        let Some(light) = lighter(&exp) else {
+            return Ok(());
+        };
+        let heavy = run_at(&exp, &Speeds::default(), seed);
+        let base = run_at(&light, &Speeds::default(), seed);
+        // The flows of the lighter experiment (a function with no workload
+        // moves nothing there, and may be the flow added).
+        for f in base.functions.iter().filter(|f| f.total().0 > 0.0) {
+            let Some(h) = heavy.functions.iter().find(|g| g.label == f.label) else {
+                return Err(TestCaseError::fail(format!("{} gone", f.label)));
+            };
+            let (x, y) = (f.total().0, h.total().0);
+            prop_assert!(
+                y <= x + tolerance(x, exp.duration_ms),
+                "{:?}: {} moves {:.2} MB/s, {:.2} MB/s with one flow more",
+                exp, f.label, x / 1e6, y / 1e6
+            );
+        }
+    }
+}
