@@ -291,9 +291,19 @@ pub fn read(path: &Path) -> Result<String> {
         path: path.to_path_buf(),
         source,
     };
-    let meta = std::fs::metadata(path).map_err(io_err)?;
+    // Opened without blocking (a FIFO put in a file's place between a check
+    // and the open would otherwise block the open), then checked through
+    // the open file itself, so what is checked is what is read.
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(io_err)?;
+    let meta = file.metadata().map_err(io_err)?;
     check_regular(path, &meta)?;
-    let file = std::fs::File::open(path).map_err(io_err)?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
