@@ -722,9 +722,14 @@ fn node_detail(tree: &ServerTree, i: usize) -> String {
             cpus_per_cell,
             local_ns,
             remote_ns,
-        } => format!(
-            "1 to {cells_max} cells x {cpus_per_cell} CPUs per cell; memory latency {local_ns} ns local, {remote_ns} ns remote"
-        ),
+        } => match remote_ns {
+            Some(remote_ns) => format!(
+                "1 to {cells_max} cells x {cpus_per_cell} CPUs per cell; memory latency {local_ns} ns local, {remote_ns} ns remote"
+            ),
+            None => format!(
+                "one memory, {cpus_per_cell} CPUs; memory latency {local_ns} ns"
+            ),
+        },
         NodeKind::IoController { packet_overhead } => {
             format!("link to memory, each way; {packet_overhead} bytes overhead per packet")
         }

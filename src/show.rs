@@ -19,8 +19,9 @@ pub enum NodeKind {
         cpus_per_cell: u64,
         /// Latency of a line from the cell's own memory, ns.
         local_ns: f64,
-        /// Latency of a line from another cell's memory, ns.
-        remote_ns: f64,
+        /// Latency of a line from another cell's memory, ns (None: a single
+        /// memory).
+        remote_ns: Option<f64>,
     },
     /// An I/O controller: its link to memory, shared by the slots under it.
     IoController {

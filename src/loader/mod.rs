@@ -932,7 +932,27 @@ fn check_registry(reg: &Registry) -> Result<()> {
         let Some(sp) = errs.take(schema::ServerParams::from_set(&s.params, &s.at)) else {
             continue;
         };
-        let (local, remote) = (sp.memory_local_latency, sp.memory_remote_latency);
+        // A server of several cells must say how far the other cells are.
+        if sp.cells_max > 1.0 {
+            for (key, v) in [
+                ("memory_remote_latency", sp.memory_remote_latency),
+                ("cpu_remote_memory_latency", sp.cpu_remote_memory_latency),
+            ] {
+                if v.is_none() {
+                    errs.push(Error::Invalid {
+                        at: s.at.clone(),
+                        message: format!(
+                            "`{key}` is missing: a server of up to {} cells has remote memory",
+                            readable(sp.cells_max)
+                        ),
+                    });
+                }
+            }
+        }
+        let local = sp.memory_local_latency;
+        let Some(remote) = sp.memory_remote_latency else {
+            continue;
+        };
         if remote < local {
             let at = s
                 .params

@@ -407,14 +407,16 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let cells = exp.cells.max(1);
     let memory = MemoryCfg {
         local: Picos::from_ns(sp.memory_local_latency),
-        remote: Picos::from_ns(sp.memory_remote_latency),
+        remote: Picos::from_ns(sp.memory_remote_latency.unwrap_or(sp.memory_local_latency)),
         p_remote: (cells - 1) as f64 / cells as f64,
         line: whole(sp.cache_line).max(1),
         lines_in_flight: whole(sp.line_fetches_in_flight).max(1),
     };
     // A CPU's misses go to memory interleaved over the partition's cells.
     let cpu_latency_ns = (sp.memory_local_latency
-        + sp.cpu_remote_memory_latency * (cells - 1) as f64)
+        + sp.cpu_remote_memory_latency
+            .unwrap_or(sp.memory_local_latency)
+            * (cells - 1) as f64)
         / cells as f64;
     let stall = Picos::from_ns(sp.cpu_misses_per_packet * cpu_latency_ns);
     let cpu = CpuCfg {
