@@ -9,6 +9,12 @@ mod common;
 /// A scenario of `n` A9782A cards in internal slots of a one-cell rp8400
 /// (4 CPUs), each GigE port running netperf bidirectional; FC idle.
 fn scenario(n: usize) -> String {
+    scenario_pinned(n, "")
+}
+
+/// [`scenario`] with `pins` (e.g. `interrupt_cpu = 0`) added to every
+/// workload.
+fn scenario_pinned(n: usize, pins: &str) -> String {
     let mut s = String::from(
         r#"[scenario]
 name = "cpu-pool"
@@ -40,6 +46,7 @@ kind = "netperf-tcp-stream"
 direction = "bidirectional"
 socket_kib = 128
 message_kib = 32
+{pins}
 "#
         );
     }
@@ -48,9 +55,14 @@ message_kib = 32
 
 /// (GigE Mbit/s per port, whole-machine CPU %, bottleneck) with `n` ports.
 fn run(n: usize) -> (Vec<f64>, f64, String) {
+    run_text(&scenario(n))
+}
+
+/// [`run`] of a scenario's text.
+fn run_text(text: &str) -> (Vec<f64>, f64, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("pool.toml");
-    std::fs::write(&path, scenario(n)).expect("write scenario");
+    std::fs::write(&path, text).expect("write scenario");
     let v = common::run_json(None, &path);
     let section = |name: &str| -> Vec<Value> {
         v[name]
@@ -91,5 +103,20 @@ fn ports_outnumbering_cpus_share_them_and_saturate_the_partition() {
     assert!(
         four.iter().sum::<f64>() < 2.0 * one[0],
         "{four:?} vs {one:?}"
+    );
+}
+
+#[test]
+fn interrupts_pinned_to_one_cpu_share_it() {
+    let (spread, _, _) = run(2);
+    let (pinned, _, bottleneck) = run_text(&scenario_pinned(2, "interrupt_cpu = 0"));
+    assert!(
+        bottleneck.starts_with("CPU 0: interrupts of") && bottleneck.contains("g1.gige, g2.gige"),
+        "{bottleneck}"
+    );
+    let sum = |v: &[f64]| v.iter().sum::<f64>();
+    assert!(
+        sum(&pinned) < 0.75 * sum(&spread),
+        "two ports' interrupts on one CPU: {pinned:?}, spread: {spread:?}"
     );
 }

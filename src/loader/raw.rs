@@ -152,6 +152,8 @@ pub const SCENARIO: Shape = Table(&[
                     ("message_kib", Any),
                     ("block_kib", Any),
                     ("outstanding", Any),
+                    ("interrupt_cpu", Any),
+                    ("process_cpu", Any),
                 ])),
             ),
             (
@@ -316,6 +318,8 @@ pub struct RawWorkload {
     pub message_kib: Option<Spanned<f64>>,
     pub block_kib: Option<Spanned<f64>>,
     pub outstanding: Option<Spanned<f64>>,
+    pub interrupt_cpu: Option<Spanned<f64>>,
+    pub process_cpu: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -611,6 +611,44 @@ fn workload(
     else {
         return Err(errs.into_error());
     };
+    // CPUs pinned by the scenario: whole numbers (checked against the
+    // partition when the experiment is assembled); only netperf runs a
+    // process.
+    let mut cpu = |k: &str, v: &Option<Spanned<f64>>| -> Option<(u32, crate::error::Location)> {
+        let v = v.as_ref()?;
+        let key = wk(k);
+        let n = errs.take(whole_number(src, &key, v, "CPUs"))?;
+        if !(0.0..4096.0).contains(&n) {
+            errs.push(src.invalid(
+                &key,
+                v.span(),
+                format!(
+                    "CPU {} is not plausible; CPUs are numbered from 0",
+                    readable(n)
+                ),
+            ));
+            return None;
+        }
+        Some((n as u32, src.at(&key, v.span())))
+    };
+    let interrupt_cpu = cpu("interrupt_cpu", &w.interrupt_cpu);
+    let process_cpu = cpu("process_cpu", &w.process_cpu);
+    if let (Some(p), false) = (
+        &w.process_cpu,
+        matches!(kind, WorkloadKind::NetperfTcpStream { .. }),
+    ) {
+        errs.push(src.invalid(
+            &wk("process_cpu"),
+            p.span(),
+            format!(
+                "`process_cpu` does not apply to a `{}` workload: only netperf runs a process",
+                w.kind.get_ref()
+            ),
+        ));
+    }
+    if !errs.is_empty() {
+        return Err(errs.into_error());
+    }
     // Where a check made when the experiment is assembled points: the
     // socket size of a netperf workload (its size is checked against the
     // link's segments), else the workload's kind.
@@ -624,6 +662,8 @@ fn workload(
         kind,
         direction,
         at,
+        interrupt_cpu,
+        process_cpu,
     })
 }
 

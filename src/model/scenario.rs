@@ -59,6 +59,11 @@ pub struct Workload {
     /// Where it is written (its `socket_kib` for netperf when given, else
     /// its `kind`), for checks made when the experiment is assembled.
     pub at: crate::error::Location,
+    /// The CPU the scenario pins the function's interrupts to, and where.
+    pub interrupt_cpu: Option<(u32, crate::error::Location)>,
+    /// The CPU the scenario pins the workload's netperf processes to, and
+    /// where.
+    pub process_cpu: Option<(u32, crate::error::Location)>,
 }
 
 /// `out`, `in` or `both ways`.
@@ -263,6 +268,8 @@ mod tests {
                 line: 0,
                 column: 0,
             },
+            interrupt_cpu: None,
+            process_cpu: None,
         }
         .to_string()
     }

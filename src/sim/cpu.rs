@@ -87,19 +87,42 @@ impl CpuPlacement {
     /// and a reader process) on the CPU with the least work placed on it so
     /// far. A role a function does not use is put on its interrupt CPU.
     pub fn os_rule(cpus: usize, processes: &[[bool; 2]]) -> CpuPlacement {
+        Self::pinned(cpus, processes, &vec![[None, None]; processes.len()])
+    }
+
+    /// [`CpuPlacement::os_rule`] with the scenario's pins: `pins[f]` is the
+    /// CPU function `f`'s interrupts and its processes are pinned to, if
+    /// any (each below `cpus`). Pinned work is placed first; the round robin
+    /// of interrupts goes over the functions not pinned, and the least-loaded
+    /// rule sees the pinned work.
+    pub fn pinned(
+        cpus: usize,
+        processes: &[[bool; 2]],
+        pins: &[[Option<usize>; 2]],
+    ) -> CpuPlacement {
         let cpus = cpus.max(1);
         let mut load = vec![0u32; cpus];
+        let pin = |f: usize, i: usize| pins.get(f).and_then(|p| p[i]).map(|c| c.min(cpus - 1));
+        let mut next = 0;
         let mut per_function: Vec<[usize; 3]> = (0..processes.len())
             .map(|f| {
-                let c = f % cpus;
+                let c = pin(f, 0).unwrap_or_else(|| {
+                    next += 1;
+                    (next - 1) % cpus
+                });
                 load[c] += 1;
                 [c; 3]
             })
             .collect();
-        for (f, used) in processes.iter().enumerate() {
-            for (role, used) in [CpuRole::Send, CpuRole::Reader].into_iter().zip(used) {
-                if *used {
-                    let c = (0..cpus).min_by_key(|&c| (load[c], c)).unwrap_or(0);
+        // Pinned processes first, then the others where there is least work.
+        for pinned_pass in [true, false] {
+            for (f, used) in processes.iter().enumerate() {
+                for (role, used) in [CpuRole::Send, CpuRole::Reader].into_iter().zip(used) {
+                    if !*used || pin(f, 1).is_some() != pinned_pass {
+                        continue;
+                    }
+                    let c = pin(f, 1)
+                        .unwrap_or_else(|| (0..cpus).min_by_key(|&c| (load[c], c)).unwrap_or(0));
                     load[c] += 1;
                     per_function[f][role as usize] = c;
                 }
@@ -301,6 +324,28 @@ mod tests {
         assert_eq!(
             p.describe(0, &label),
             "interrupts of f0, f4 + netperf send of f0, f4"
+        );
+    }
+
+    #[test]
+    fn pinned_work_goes_where_the_scenario_says_and_the_rest_around_it() {
+        // Three GigE functions sending on four CPUs; the first one's
+        // interrupts and process pinned to CPU 3.
+        let pins = [[Some(3), Some(3)], [None, None], [None, None]];
+        let p = CpuPlacement::pinned(4, &[[true, false]; 3], &pins);
+        assert_eq!(p.per_function[0][0], 3);
+        assert_eq!(p.per_function[0][1], 3);
+        // The round robin goes over the others: CPUs 0 and 1; their
+        // processes go to the least loaded: CPU 2, then CPU 0.
+        assert_eq!(p.per_function[1][0], 0);
+        assert_eq!(p.per_function[2][0], 1);
+        assert_eq!(p.per_function[1][1], 2);
+        assert_eq!(p.per_function[2][1], 0);
+        // No pins: the OS rule.
+        let none = [[None, None]; 3];
+        assert_eq!(
+            CpuPlacement::pinned(4, &[[true, false]; 3], &none),
+            CpuPlacement::os_rule(4, &[[true, false]; 3])
         );
     }
 
