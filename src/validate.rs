@@ -159,18 +159,14 @@ pub fn run_scenarios_at(
         .collect();
     // Every experiment is assembled (and so checked) before any is
     // simulated: one that cannot run is refused at once, in file order.
-    let mut cfgs: Vec<Vec<Option<SystemCfg>>> = Vec::with_capacity(regs.len());
-    for reg in regs {
-        let mut per = Vec::with_capacity(n);
-        for (_, e) in &exps {
-            per.push(Some(assemble(reg, e)?));
-        }
-        cfgs.push(per);
-    }
-    let cfgs: Vec<Vec<std::sync::Mutex<Option<SystemCfg>>>> = cfgs
-        .into_iter()
-        .map(|per| per.into_iter().map(std::sync::Mutex::new).collect())
-        .collect();
+    let cfgs = regs
+        .iter()
+        .map(|reg| {
+            exps.iter()
+                .map(|(_, e)| assemble(reg, e))
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<Vec<SystemCfg>>>>()?;
     let done = run_parallel(jobs.len(), threads, |j| {
         let (r, i) = jobs[j];
         let (sc, e) = exps[i];
@@ -179,11 +175,7 @@ pub fn run_scenarios_at(
             run.precision_pct = precision_pct;
         }
         check_deadline()?;
-        let cfg = cfgs[r][i]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .ok_or_else(|| crate::Error::Internal("an experiment ran twice".into()))?;
+        let cfg = cfgs[r][i].clone();
         let out = simulate_assembled(cfg, e, &run, experiment_seed(seed, &sc.name, &e.id));
         if let Some(hook) = limits().on_done {
             hook();

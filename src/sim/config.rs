@@ -540,6 +540,8 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         });
     }
     let mut functions = Vec::new();
+    // Per function (global index), the scenario's workloads on it.
+    let mut workloads_of = Vec::new();
     for (ci, (label, adapter_name, _)) in exp.cards.iter().enumerate() {
         let adapter = &reg.adapters[adapter_name];
         for (fi, f) in adapter.functions.iter().enumerate() {
@@ -679,6 +681,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                     })
                 }
             };
+            workloads_of.push(work);
             functions.push(PlacedFunction {
                 label: format!("{label}.{}", f.name),
                 link: f.link.clone().unwrap_or_else(|| "none".into()),
@@ -702,36 +705,28 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     // The scenario's pins, each on a CPU of the partition; one function's
     // interrupts pinned once.
     let mut pins: Vec<[Option<usize>; 2]> = vec![[None, None]; functions.len()];
-    let first_fn: Vec<usize> = {
-        let mut v = Vec::new();
-        let mut n = 0;
-        for (_, adapter_name, _) in &exp.cards {
-            v.push(n);
-            n += reg.adapters[adapter_name].functions.len();
-        }
-        v
-    };
-    for w in &exp.workloads {
-        let f = first_fn[w.card] + w.function;
-        for (i, pin) in [&w.interrupt_cpu, &w.process_cpu].into_iter().enumerate() {
-            let Some((c, at)) = pin else {
-                continue;
-            };
-            if *c >= cpus {
-                return Err(Error::Invalid {
-                    at: at.clone(),
-                    message: format!(
-                        "CPU {c} is not in the partition: it has {cpus} CPUs, numbered from 0"
-                    ),
-                });
+    for (f, work) in workloads_of.iter().enumerate() {
+        for w in work {
+            for (i, pin) in [&w.interrupt_cpu, &w.process_cpu].into_iter().enumerate() {
+                let Some((c, at)) = pin else {
+                    continue;
+                };
+                if *c >= cpus {
+                    return Err(Error::Invalid {
+                        at: at.clone(),
+                        message: format!(
+                            "CPU {c} is not in the partition: it has {cpus} CPUs, numbered from 0"
+                        ),
+                    });
+                }
+                if pins[f][i].is_some_and(|p| p != *c as usize) {
+                    return Err(Error::Invalid {
+                        at: at.clone(),
+                        message: "another workload of this function pins it to another CPU".into(),
+                    });
+                }
+                pins[f][i] = Some(*c as usize);
             }
-            if pins[f][i].is_some_and(|p| p != *c as usize) {
-                return Err(Error::Invalid {
-                    at: at.clone(),
-                    message: "another workload of this function pins it to another CPU".into(),
-                });
-            }
-            pins[f][i] = Some(*c as usize);
         }
     }
     let placement = CpuPlacement::pinned(cpus as usize, &processes, &pins);

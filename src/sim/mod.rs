@@ -181,12 +181,16 @@ impl System {
         }
     }
 
-    /// Measurements over the `window` that ends at `now`.
+    /// Measurements over the `window` that ends at `now` (lazy buses first
+    /// replay their retries up to `now`).
     pub fn results(
-        &self,
+        &mut self,
         now: Picos,
         window: Picos,
     ) -> (Vec<FunctionResult>, Vec<BusResult>, Vec<CpuResult>) {
+        for b in &mut self.p.buses {
+            b.catch_up(now);
+        }
         let secs = window.secs().max(1e-12);
         let util = |m: &meter::BusyMeter| m.total(now).secs() / secs;
         let p = &self.p;
@@ -396,9 +400,6 @@ pub fn simulate_assembled(
             }
         }
     }
-    for b in &mut sys.p.buses {
-        b.catch_up(end);
-    }
     let (functions, buses, cpus) = sys.results(end, end - warm);
     Ok(ExperimentResult::new(
         exp.id.clone(),
@@ -484,9 +485,6 @@ mod tests {
             run_until(&mut sys, &mut s, warm, limits);
             sys.reset_measurements(warm);
             run_until(&mut sys, &mut s, end, limits);
-            for b in &mut sys.p.buses {
-                b.catch_up(end);
-            }
             let (functions, buses, _) = sys.results(end, end - warm);
             (functions, buses, sys.totals(), s.events_processed())
         };
