@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{column_of, line_of, Error, Errors, Location, Result};
 use crate::model::{
-    AdapterSpec, BusSpec, EngineKind, Framing, FunctionSpec, IoControllerSpec, LinkSpec, Protocol,
-    Registry, ServerSpec, SlotSpec, TestbedSpec,
+    AdapterSpec, BusSpec, CardBridgeSpec, EngineKind, Framing, FunctionSpec, IoControllerSpec,
+    LinkSpec, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
 };
 use crate::units::readable;
 pub use calibration::{
@@ -633,6 +633,28 @@ fn add_model(
                     functions.push(f);
                 }
             }
+            let bridge = a.bridge.as_ref().and_then(|b| {
+                let raw = b.get_ref();
+                let secondary = errs.take(convert_params(
+                    src,
+                    "bridge.secondary",
+                    &raw.secondary,
+                    schema::BRIDGE,
+                ));
+                let primary = errs.take(convert_params(
+                    src,
+                    "bridge.primary",
+                    &raw.primary,
+                    schema::CARD_BRIDGE,
+                ));
+                Some(CardBridgeSpec {
+                    secondary_mode: raw.secondary_mode.get_ref().clone(),
+                    secondary_mode_at: src.at("bridge.secondary_mode", raw.secondary_mode.span()),
+                    secondary: secondary?,
+                    primary: primary?,
+                    at: src.at("bridge", b.span()),
+                })
+            });
             let (Some(name), Some(modes), true) = (name, modes, errs.is_empty()) else {
                 return Err(errs.into_error());
             };
@@ -643,6 +665,7 @@ fn add_model(
                     name: name.clone(),
                     modes,
                     modes_at: modes_at(src, "modes", &a.modes),
+                    bridge,
                     functions,
                     at: at.clone(),
                 },
@@ -897,6 +920,11 @@ fn check_registry(reg: &Registry) -> Result<()> {
         for (i, m) in a.modes.iter().enumerate() {
             if !reg.buses.contains_key(m) {
                 errs.push(unknown_mode(m, a.modes_at.get(i).unwrap_or(&a.at)));
+            }
+        }
+        if let Some(b) = &a.bridge {
+            if !reg.buses.contains_key(&b.secondary_mode) {
+                errs.push(unknown_mode(&b.secondary_mode, &b.secondary_mode_at));
             }
         }
         for f in &a.functions {

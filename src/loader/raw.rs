@@ -94,6 +94,15 @@ pub const ADAPTER: Shape = Table(&[
     ("description", Any),
     ("modes", Any),
     (
+        "bridge",
+        Table(&[
+            ("secondary_mode", Any),
+            ("note", Any),
+            ("secondary", PARAMS),
+            ("primary", PARAMS),
+        ]),
+    ),
+    (
         "function",
         Tables(&Table(&[
             ("name", Any),
@@ -263,7 +272,20 @@ pub struct RawAdapter {
     #[allow(dead_code)]
     pub description: String,
     pub modes: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub bridge: Option<Spanned<RawCardBridge>>,
     pub function: Spanned<Vec<RawFunction>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCardBridge {
+    pub secondary_mode: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub note: String,
+    pub secondary: Spanned<RawParams>,
+    pub primary: Spanned<RawParams>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,6 +11,6 @@ pub use calibration::{CalibrationSpec, FittedValue, FreeParam};
 pub use params::{ParamSet, ParamValue};
 pub use scenario::{Direction, Experiment, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind};
 pub use spec::{
-    negotiate_mode, AdapterSpec, BusSpec, EngineKind, Framing, FunctionSpec, IoControllerSpec,
-    LinkSpec, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
+    negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, EngineKind, Framing, FunctionSpec,
+    IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
 };

@@ -253,6 +253,15 @@ dma_engine_kind! {
 }
 
 dma_engine_kind! {
+    /// Parameters of an adapter's on-card PCI-to-PCI bridge as a master on
+    /// the slot's bus: it forwards its secondary bus's posted writes in
+    /// bursts and its reads as read requests there.
+    CARD_BRIDGE, CardBridgeParams {
+
+    }
+}
+
+dma_engine_kind! {
     /// Parameters of a raw DMA test function (a bus-test card with no link).
     RAW_DMA, RawDmaParams {
 
@@ -329,6 +338,13 @@ pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRu
         },
         "adapter" => reg.adapters.values().find_map(|a| {
             let f = rest.strip_prefix(a.name.as_str())?.strip_prefix('.')?;
+            if a.bridge.is_some() {
+                match f {
+                    "bridge.secondary" => return Some(BRIDGE),
+                    "bridge.primary" => return Some(CARD_BRIDGE),
+                    _ => {}
+                }
+            }
             let f = a.functions.iter().find(|x| x.name == f)?;
             Some(match f.engine {
                 super::EngineKind::Nic => NIC,

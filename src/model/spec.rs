@@ -150,6 +150,27 @@ pub struct AdapterSpec {
     pub modes_at: Vec<Location>,
     /// Its PCI functions.
     pub functions: Vec<FunctionSpec>,
+    /// Its on-card PCI-to-PCI bridge, if the functions sit behind one.
+    pub bridge: Option<CardBridgeSpec>,
+    /// Where it was defined.
+    pub at: Location,
+}
+
+/// An adapter's own PCI-to-PCI bridge: the card's functions share its
+/// secondary bus, and the bridge alone masters the slot's bus for them (a
+/// quad-port Ethernet card).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CardBridgeSpec {
+    /// Bus mode of the secondary bus (the card's own, fixed by its design).
+    pub secondary_mode: String,
+    /// Where `secondary_mode` is written.
+    pub secondary_mode_at: Location,
+    /// The bridge as the secondary bus sees it (posted-write buffer,
+    /// delayed reads): [`super::schema::BRIDGE`] rules.
+    pub secondary: ParamSet,
+    /// The bridge as a master on the slot's bus (read requests, write
+    /// bursts): [`super::schema::CARD_BRIDGE`] rules.
+    pub primary: ParamSet,
     /// Where it was defined.
     pub at: Location,
 }
@@ -210,6 +231,10 @@ impl Registry {
         for (n, a) in self.adapters.iter_mut() {
             for f in a.functions.iter_mut() {
                 v.push((format!("adapter.{n}.{}", f.name), &mut f.params));
+            }
+            if let Some(b) = a.bridge.as_mut() {
+                v.push((format!("adapter.{n}.bridge.secondary"), &mut b.secondary));
+                v.push((format!("adapter.{n}.bridge.primary"), &mut b.primary));
             }
         }
         for (n, t) in self.testbeds.iter_mut() {

@@ -86,6 +86,9 @@ pub enum BusItem {
     Pio {
         /// The stalled CPU.
         cpu: usize,
+        /// The bus of the card read (this one, or a card's secondary bus
+        /// below it, which the read goes on to).
+        target: usize,
     },
     /// Split completion of `bytes` for op `op` of global function `func`.
     Completion {
@@ -157,6 +160,7 @@ enum Tx {
     },
     Pio {
         cpu: usize,
+        target: usize,
     },
 }
 
@@ -555,16 +559,16 @@ impl Platform {
                                 bytes,
                                 kind: FetchKind::Delayed { slot, op },
                             };
-                            self.rope_push(b, super::path::RopeItem::ReadReq(fetch), s);
+                            self.up_push(b, super::path::RopeItem::ReadReq(fetch), s);
                         }
                         (Tx::Retry { m }, cfg.read_request)
                     }
                 }
             }
-            (Some(BusItem::Pio { cpu }), None) => {
+            (Some(BusItem::Pio { cpu, target }), None) => {
                 self.buses[b].masters[m].queue.pop_front();
                 (
-                    Tx::Pio { cpu },
+                    Tx::Pio { cpu, target },
                     cfg.completion_overhead + cfg.data_clocks(PIO_BYTES),
                 )
             }
@@ -702,10 +706,31 @@ impl Platform {
         self.bus_enqueue(b, bm, BusItem::Completion { func, op, bytes }, s);
     }
 
-    /// Queues a register read by CPU `cpu` at the bridge of bus `b`.
-    pub(super) fn bus_push_pio(&mut self, b: usize, cpu: usize, s: &mut Scheduler<Ev>) {
+    /// Queues a register read by CPU `cpu` of a card on bus `target` at the
+    /// bridge of bus `b`.
+    pub(super) fn bus_push_pio(
+        &mut self,
+        b: usize,
+        cpu: usize,
+        target: usize,
+        s: &mut Scheduler<Ev>,
+    ) {
         let bm = self.buses[b].request_master();
-        self.bus_enqueue(b, bm, BusItem::Pio { cpu }, s);
+        self.bus_enqueue(b, bm, BusItem::Pio { cpu, target }, s);
+    }
+
+    /// The bus one step below `b` on the way to bus `target` (the secondary
+    /// bus of the on-card bridge on `b` that `target` is, or sits behind).
+    fn bus_toward(&self, b: usize, target: usize) -> usize {
+        let mut t = target;
+        while let Some(cb) = self.cfg.buses[t].upstream {
+            let parent = self.cfg.card_bridges[cb].parent;
+            if parent == b {
+                return t;
+            }
+            t = parent;
+        }
+        target
     }
 
     /// Marks delayed-read slot `slot` of bus `b` ready.
@@ -741,8 +766,7 @@ impl System {
             Tx::Write { m, op, bytes, last } => {
                 self.p.buses[b].data_bytes += bytes;
                 self.p.totals.bus_write_bytes += bytes;
-                self.p
-                    .rope_push(b, super::path::RopeItem::Write { bytes }, s);
+                self.p.up_push(b, super::path::RopeItem::Write { bytes }, s);
                 if last {
                     if let Some(f) = self.p.buses[b].masters[m].func {
                         self.dma_write_done(f, op, s);
@@ -755,8 +779,7 @@ impl System {
                     bytes,
                     kind: FetchKind::Split { func, op },
                 };
-                self.p
-                    .rope_push(b, super::path::RopeItem::ReadReq(fetch), s);
+                self.p.up_push(b, super::path::RopeItem::ReadReq(fetch), s);
             }
             Tx::Retry { m } => {
                 let bus = &mut self.p.buses[b];
@@ -789,9 +812,13 @@ impl System {
                 self.p.buses[b].data_bytes += bytes;
                 self.dma_read_data(func, op, bytes, last, s);
             }
-            Tx::Pio { cpu } => {
-                self.p
-                    .rope_push(b, super::path::RopeItem::PioData { cpu }, s);
+            Tx::Pio { cpu, target } if target != b => {
+                // On to the card's own bus, through its bridge.
+                let next = self.p.bus_toward(b, target);
+                self.p.bus_push_pio(next, cpu, target, s);
+            }
+            Tx::Pio { cpu, .. } => {
+                self.p.up_push(b, super::path::RopeItem::PioData { cpu }, s);
             }
         }
         self.p.bus_arbitrate(b, s);
@@ -835,7 +862,7 @@ mod tests {
         for op in 0..3 {
             sys.p.bus_push_completion(0, 0, op, 512, &mut s);
         }
-        sys.p.bus_push_pio(0, 0, &mut s);
+        sys.p.bus_push_pio(0, 0, 0, &mut s);
         // What the bus carries, step by step (each tenure lasts far longer
         // than a step), consecutive repeats merged.
         let mut order = vec![on_bus(&sys)];
@@ -871,7 +898,7 @@ mod tests {
         run_until(&mut sys, &mut s, Picos::from_ns(100.0), limits);
         assert_eq!(on_bus(&sys), "completion");
         // A register read arrives 100 ns into it.
-        sys.p.bus_push_pio(0, 0, &mut s);
+        sys.p.bus_push_pio(0, 0, 0, &mut s);
         let mut read_at = None;
         for step in 101..50_000u64 {
             run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
@@ -916,7 +943,7 @@ mod tests {
                 ready: false,
             });
             let mut s = Scheduler::new();
-            sys.p.bus_push_pio(0, 0, &mut s);
+            sys.p.bus_push_pio(0, 0, 0, &mut s);
             (1..5_000u64).find(|&step| {
                 run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
                 on_bus(&sys) == "register read"

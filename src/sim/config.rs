@@ -6,8 +6,8 @@ use super::engines::raw_dma::RawDmaTest;
 use crate::error::{Error, Result};
 use crate::model::negotiate_mode;
 use crate::model::schema::{
-    BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams, IoControllerParams,
-    NicParams, RawDmaParams, ServerParams, TestbedParams,
+    BridgeParams, BusParams, CardBridgeParams, EthernetParams, FibreChannelParams, HbaParams,
+    IoControllerParams, NicParams, RawDmaParams, ServerParams, TestbedParams,
 };
 use crate::model::{BusSpec, EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
 use crate::units::{BytesPerSec, Picos};
@@ -82,6 +82,19 @@ pub struct BridgeCfg {
     pub retry_interval: Picos,
     /// In PCI mode a register read waits for a free delayed-read slot.
     pub register_reads_use_delayed_slots: bool,
+}
+
+impl BridgeCfg {
+    /// A bridge's settings from its checked parameters.
+    pub fn from_params(bp: &BridgeParams) -> BridgeCfg {
+        BridgeCfg {
+            posted_write_buffer: whole(bp.posted_write_buffer),
+            delayed_read_slots: whole(bp.delayed_read_slots).max(1) as usize,
+            delayed_read_prefetch: whole(bp.delayed_read_prefetch).max(1),
+            retry_interval: Picos::from_ns(bp.retry_interval),
+            register_reads_use_delayed_slots: whole(bp.register_reads_use_delayed_slots) > 0,
+        }
+    }
 }
 
 /// The path from a slot's bridge to memory.
@@ -318,7 +331,8 @@ pub struct PlacedFunction {
     pub label: String,
     /// Link name.
     pub link: String,
-    /// Index of its bus (one bus per card).
+    /// Index of its bus (its slot's segment, or its card's secondary bus
+    /// behind an on-card bridge).
     pub bus: usize,
     /// Engine and workload.
     pub cfg: FunctionCfg,
@@ -341,6 +355,20 @@ pub struct PlacedBus {
     /// The I/O controller its ropes end at (index into
     /// `SystemCfg::controllers`), if the server has one there.
     pub controller: Option<usize>,
+    /// For the secondary bus of an on-card bridge: that bridge (index into
+    /// `SystemCfg::card_bridges`), which carries everything the bus sends
+    /// up across the slot's bus; `None` for a bus whose own ropes go up.
+    pub upstream: Option<usize>,
+}
+
+/// An on-card PCI-to-PCI bridge: a master on the slot's bus (`parent`)
+/// for the functions on its secondary bus.
+#[derive(Debug, Clone)]
+pub struct CardBridgeCfg {
+    /// Index of the slot's bus (where it masters).
+    pub parent: usize,
+    /// How it reads and bursts on that bus.
+    pub dma: DmaCfg,
 }
 
 /// An I/O controller's link to memory, shared by the slots under it.
@@ -361,6 +389,8 @@ pub struct SystemCfg {
     pub buses: Vec<PlacedBus>,
     /// The I/O controllers the buses' ropes end at.
     pub controllers: Vec<ControllerCfg>,
+    /// On-card bridges, each between a slot's bus and its card's own.
+    pub card_bridges: Vec<CardBridgeCfg>,
     /// Functions, in card then function order.
     pub functions: Vec<PlacedFunction>,
     /// Memory.
@@ -435,14 +465,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         target_ps_per_kib: tp.target_per_kib.unwrap_or(0.0) * 1e3,
         outstanding: whole(tp.diskbench_outstanding).max(1) as u32,
     };
-    let bp = BridgeParams::from_set(&server.bridge, &server.at)?;
-    let bridge = BridgeCfg {
-        posted_write_buffer: whole(bp.posted_write_buffer),
-        delayed_read_slots: whole(bp.delayed_read_slots).max(1) as usize,
-        delayed_read_prefetch: whole(bp.delayed_read_prefetch).max(1),
-        retry_interval: Picos::from_ns(bp.retry_interval),
-        register_reads_use_delayed_slots: whole(bp.register_reads_use_delayed_slots) > 0,
-    };
+    let bridge = BridgeCfg::from_params(&BridgeParams::from_set(&server.bridge, &server.at)?);
     // The bus segments the cards are on, in order of first appearance: a
     // slot naming a segment shares it with every other slot naming it.
     let mut seg_keys: Vec<String> = Vec::new();
@@ -537,7 +560,44 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             bridge: bridge.clone(),
             path,
             controller,
+            upstream: None,
         });
+    }
+    // A card with its own bridge puts its functions on a secondary bus of
+    // their own, in the card's mode, behind the bridge on the slot's bus.
+    let mut card_bus = card_seg.clone();
+    let mut card_bridges = Vec::new();
+    for (ci, (label, adapter_name, slot_name)) in exp.cards.iter().enumerate() {
+        let Some(cb) = &reg.adapters[adapter_name].bridge else {
+            continue;
+        };
+        let spec = reg.buses.get(&cb.secondary_mode).ok_or_else(|| {
+            invalid(format!(
+                "unknown bus mode `{}` behind `{adapter_name}`",
+                cb.secondary_mode
+            ))
+        })?;
+        let pp = CardBridgeParams::from_set(&cb.primary, &cb.at)?;
+        card_bridges.push(CardBridgeCfg {
+            parent: card_seg[ci],
+            dma: dma_cfg(pp.max_read, pp.max_outstanding_reads, pp.write_burst),
+        });
+        // It has no ropes (reported with no capacity): what goes up crosses
+        // the bridge.
+        let path = PathCfg {
+            rope_rate: BytesPerSec(0.0),
+            ..buses[card_seg[ci]].path.clone()
+        };
+        buses.push(PlacedBus {
+            label: format!("{label}@{slot_name}/bridge"),
+            mode: cb.secondary_mode.clone(),
+            bus: BusCfg::from_spec(spec)?,
+            bridge: BridgeCfg::from_params(&BridgeParams::from_set(&cb.secondary, &cb.at)?),
+            path,
+            controller: None,
+            upstream: Some(card_bridges.len() - 1),
+        });
+        card_bus[ci] = buses.len() - 1;
     }
     let mut functions = Vec::new();
     // Per function (global index), the scenario's workloads on it.
@@ -685,7 +745,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             functions.push(PlacedFunction {
                 label: format!("{label}.{}", f.name),
                 link: f.link.clone().unwrap_or_else(|| "none".into()),
-                bus: card_seg[ci],
+                bus: card_bus[ci],
                 cfg,
             });
         }
@@ -733,6 +793,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     Ok(SystemCfg {
         buses,
         controllers,
+        card_bridges,
         functions,
         memory,
         cpu,

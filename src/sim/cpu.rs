@@ -250,7 +250,7 @@ impl Platform {
     fn cpu_read_register(&mut self, c: usize, f: usize, s: &mut Scheduler<Ev>) {
         let b = self.place[f].bus;
         self.cpus[c].pio_since = s.now();
-        self.down_push(b, super::path::RopeItem::PioReq { cpu: c }, s);
+        self.down_push(b, super::path::RopeItem::PioReq { cpu: c, target: b }, s);
     }
 }
 

@@ -8,19 +8,36 @@ use std::collections::VecDeque;
 
 use super::bus::BusItem;
 use super::engines::EngineEv;
+use super::path::RopeItem;
 use super::platform::Platform;
 use super::{Ev, System};
 use crate::engine::Scheduler;
 use crate::model::Protocol;
 
-/// A read in progress: bytes still to arrive and the engine's event when
-/// they have.
+/// Whom a DMA operation tells when it is done.
+#[derive(Debug, Clone, Copy)]
+pub enum DmaDone {
+    /// The function's engine, with this event.
+    Engine(EngineEv),
+    /// An on-card bridge has carried `item` of its secondary bus `bus`
+    /// across the slot's bus (a posted write posted there, a read's data
+    /// fetched): the item goes on as if it had crossed the ropes.
+    Forwarded {
+        /// The secondary bus.
+        bus: usize,
+        /// What arrives there (or, for a write, leaves its bridge).
+        item: RopeItem,
+    },
+}
+
+/// A read in progress: bytes still to arrive and whom to tell when they
+/// have.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadOp {
     /// Bytes not yet delivered.
     pub remaining: u64,
-    /// What to tell the engine when done.
-    pub done: EngineEv,
+    /// Whom to tell when done.
+    pub done: DmaDone,
 }
 
 /// Operations in progress by id: few at a time, so a vector searched from
@@ -61,7 +78,7 @@ pub struct DmaPort {
     /// Reads in progress.
     pub reads: InFlight<ReadOp>,
     /// Writes in progress.
-    pub writes: InFlight<EngineEv>,
+    pub writes: InFlight<DmaDone>,
     /// PCI-X read requests not yet issued: (op, bytes).
     pub unissued: VecDeque<(u64, u64)>,
     /// PCI-X read requests issued and not yet completed.
@@ -77,14 +94,9 @@ impl DmaPort {
 }
 
 impl Platform {
-    /// Starts a posted DMA write of `bytes` by function `f`.
-    pub(super) fn dma_write(
-        &mut self,
-        f: usize,
-        bytes: u64,
-        done: EngineEv,
-        s: &mut Scheduler<Ev>,
-    ) {
+    /// Starts a posted DMA write of `bytes` by DMA port `f` (a function, or
+    /// an on-card bridge after the functions).
+    pub(super) fn dma_write(&mut self, f: usize, bytes: u64, done: DmaDone, s: &mut Scheduler<Ev>) {
         let op = self.ports[f].new_op();
         self.ports[f].writes.insert(op, done);
         let pl = self.place[f];
@@ -95,8 +107,8 @@ impl Platform {
         self.bus_enqueue(pl.bus, 2 * pl.local, item, s);
     }
 
-    /// Starts a DMA read of `bytes` by function `f`.
-    pub(super) fn dma_read(&mut self, f: usize, bytes: u64, done: EngineEv, s: &mut Scheduler<Ev>) {
+    /// Starts a DMA read of `bytes` by DMA port `f`.
+    pub(super) fn dma_read(&mut self, f: usize, bytes: u64, done: DmaDone, s: &mut Scheduler<Ev>) {
         let bytes = bytes.max(1);
         let op = self.ports[f].new_op();
         self.ports[f].reads.insert(
@@ -173,7 +185,7 @@ impl System {
         }
         if done {
             if let Some(r) = self.p.ports[f].reads.remove(op) {
-                self.engine_event(f, r.done, s);
+                self.dma_done(f, r.done, s);
             }
         }
     }
@@ -181,7 +193,16 @@ impl System {
     /// The last burst of write op `op` of `f` was posted.
     pub(super) fn dma_write_done(&mut self, f: usize, op: u64, s: &mut Scheduler<Ev>) {
         if let Some(done) = self.p.ports[f].writes.remove(op) {
-            self.engine_event(f, done, s);
+            self.dma_done(f, done, s);
+        }
+    }
+
+    /// Operation of port `f` done: its engine hears of it, or what an
+    /// on-card bridge forwarded goes on.
+    fn dma_done(&mut self, f: usize, done: DmaDone, s: &mut Scheduler<Ev>) {
+        match done {
+            DmaDone::Engine(ev) => self.engine_event(f, ev, s),
+            DmaDone::Forwarded { bus, item } => self.p.path_arrived(bus, item, s),
         }
     }
 }

@@ -94,6 +94,17 @@ impl System {
             let rate = pf.cfg.wire_rate();
             wires.push([wire::Wire::new(rate), wire::Wire::new(rate)]);
         }
+        // Each on-card bridge is a DMA port after the functions, a master on
+        // its slot's bus.
+        for (j, cb) in cfg.card_bridges.iter().enumerate() {
+            place.push(DmaPlace {
+                bus: cb.parent,
+                local: per_bus[cb.parent].len(),
+                max_read: cb.dma.max_read,
+                max_outstanding: cb.dma.max_outstanding,
+            });
+            per_bus[cb.parent].push((n + j, cb.dma.write_burst));
+        }
         let buses = cfg
             .buses
             .iter()
@@ -117,7 +128,7 @@ impl System {
             .collect();
         System {
             p: Platform {
-                ports: (0..n).map(|_| dma::DmaPort::default()).collect(),
+                ports: (0..place.len()).map(|_| dma::DmaPort::default()).collect(),
                 cfg,
                 buses,
                 ropes,

@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 
 use super::config::{MemoryCfg, PathCfg};
+use super::dma::DmaDone;
 use super::meter::BusyMeter;
 use super::platform::Platform;
 use super::Ev;
@@ -66,10 +67,13 @@ pub enum RopeItem {
     ReadReq(Fetch),
     /// Read data coming down.
     ReadData(Fetch),
-    /// A CPU's register read going down to the bus adapter.
+    /// A CPU's register read going down to the bus adapter, for a card on
+    /// bus `target` (this bus, or a card's secondary bus below it).
     PioReq {
         /// The stalled CPU.
         cpu: usize,
+        /// The bus of the card read.
+        target: usize,
     },
     /// A register's value going up to CPU `cpu`: behind the posted writes
     /// (PCI ordering: a read completion does not pass posted writes).
@@ -232,11 +236,42 @@ impl Platform {
     }
 
     /// Queues a packet going down towards bus `b`: through its I/O
-    /// controller, if any, then its ropes.
+    /// controller, if any, then its ropes; towards the secondary bus of an
+    /// on-card bridge, down to the slot's bus first.
     pub(super) fn down_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+        if let Some(cb) = self.cfg.buses[b].upstream {
+            let parent = self.cfg.card_bridges[cb].parent;
+            return self.down_push(parent, item, s);
+        }
         match self.cfg.buses[b].controller {
             Some(c) => self.ctrl_push(c, b, item, s),
             None => self.rope_push(b, item, s),
+        }
+    }
+
+    /// Sends a packet of bus `b` up: onto its ropes, or, from the secondary
+    /// bus of an on-card bridge, through the bridge: a posted write becomes
+    /// the bridge's write on the slot's bus, a read request its read there
+    /// (the bus hears of either once the bridge is done), and a register's
+    /// value goes on up from the slot's bus (not behind the bridge's posted
+    /// writes: left out).
+    pub(super) fn up_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+        let Some(cb) = self.cfg.buses[b].upstream else {
+            return self.rope_push(b, item, s);
+        };
+        let port = self.cfg.functions.len() + cb;
+        let forwarded = |item| DmaDone::Forwarded { bus: b, item };
+        match item {
+            RopeItem::Write { bytes } => self.dma_write(port, bytes, forwarded(item), s),
+            RopeItem::ReadReq(f) => {
+                self.dma_read(port, f.bytes, forwarded(RopeItem::ReadData(f)), s)
+            }
+            RopeItem::PioData { .. } => {
+                let parent = self.cfg.card_bridges[cb].parent;
+                self.up_push(parent, item, s)
+            }
+            // Nothing else goes up.
+            RopeItem::ReadData(_) | RopeItem::PioReq { .. } => self.rope_push(b, item, s),
         }
     }
 
@@ -280,7 +315,7 @@ impl Platform {
     /// A packet of bus `b` has crossed the whole path: a posted write frees
     /// its bridge's buffer, a read request goes to memory, read data and a
     /// register read reach the bus, a register's value heads for its CPU.
-    fn path_arrived(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+    pub(super) fn path_arrived(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
         match item {
             RopeItem::Write { bytes } => {
                 self.totals.rope_write_bytes += bytes;
@@ -298,7 +333,7 @@ impl Platform {
                 FetchKind::Split { func, op } => self.bus_push_completion(b, func, op, f.bytes, s),
                 FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op, s),
             },
-            RopeItem::PioReq { cpu } => self.bus_push_pio(b, cpu, s),
+            RopeItem::PioReq { cpu, target } => self.bus_push_pio(b, cpu, target, s),
             RopeItem::PioData { cpu } => {
                 // The fixed part of the round trip (bus adapters and cell
                 // controller), as for a DMA read.

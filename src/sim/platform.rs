@@ -16,7 +16,8 @@ use super::{bus, dma, path, Ev, Totals};
 use crate::engine::{RngStream, Scheduler};
 use crate::units::Picos;
 
-/// Where one function sits and how its DMA engine reads.
+/// Where one DMA port sits (a function, or an on-card bridge mastering its
+/// slot's bus) and how it reads.
 #[derive(Debug, Clone, Copy)]
 pub struct DmaPlace {
     /// Index of its bus.
@@ -70,13 +71,15 @@ impl<'a> Ctx<'a> {
     /// Starts a DMA read of `bytes` from host memory; `done` comes back to
     /// the engine when the last byte has arrived.
     pub fn dma_read(&mut self, bytes: u64, done: EngineEv) {
-        self.p.dma_read(self.f, bytes, done, self.s);
+        self.p
+            .dma_read(self.f, bytes, dma::DmaDone::Engine(done), self.s);
     }
 
     /// Starts a posted DMA write of `bytes` to host memory; `done` comes back
     /// to the engine when its last burst has been posted.
     pub fn dma_write(&mut self, bytes: u64, done: EngineEv) {
-        self.p.dma_write(self.f, bytes, done, self.s);
+        self.p
+            .dma_write(self.f, bytes, dma::DmaDone::Engine(done), self.s);
     }
 
     /// Queues work costing `cost` on the CPU that plays `role` for this
