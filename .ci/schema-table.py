@@ -29,6 +29,7 @@ TABLES = {
     "HBA": "adapter `[function.param]`, engine = \"hba\"",
     "RAW_DMA": "adapter `[function.param]`, engine = \"dma\"",
     "TESTBED": "testbed `[param]`",
+    "CPU": "cpu `[param]`",
     "IO_CONTROLLER": "server `[[io_controller]]` `[io_controller.param]`",
 }
 

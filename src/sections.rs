@@ -722,12 +722,13 @@ fn node_detail(tree: &ServerTree, i: usize) -> String {
             cpus_per_cell,
             local_ns,
             remote_ns,
+            cpu,
         } => match remote_ns {
             Some(remote_ns) => format!(
-                "1 to {cells_max} cells x {cpus_per_cell} CPUs per cell; memory latency {local_ns} ns local, {remote_ns} ns remote"
+                "1 to {cells_max} cells x {cpus_per_cell} CPUs per cell; memory latency {local_ns} ns local, {remote_ns} ns remote; {cpu}"
             ),
             None => format!(
-                "one memory, {cpus_per_cell} CPUs; memory latency {local_ns} ns"
+                "one memory, {cpus_per_cell} CPUs; memory latency {local_ns} ns; {cpu}"
             ),
         },
         NodeKind::IoController { packet_overhead } => {

@@ -22,6 +22,9 @@ pub enum NodeKind {
         /// Latency of a line from another cell's memory, ns (None: a single
         /// memory).
         remote_ns: Option<f64>,
+        /// The CPU model, its clock and rating, and where the CPU costs
+        /// come from, in words.
+        cpu: String,
     },
     /// An I/O controller: its link to memory, shared by the slots under it.
     IoController {
@@ -122,6 +125,24 @@ fn peak(reg: &Registry, mode: &str) -> Result<BytesPerSec> {
     Ok(BusCfg::from_spec(b)?.peak())
 }
 
+/// The server's CPU model and the source of its CPU costs, in words.
+fn cpu_words(reg: &Registry, server: &ServerSpec) -> Result<String> {
+    let model = match &server.cpu {
+        Some((name, at)) => match reg.cpus.get(name) {
+            Some(c) => {
+                let p = crate::model::schema::CpuParams::from_set(&c.params, at)?;
+                format!("CPU {name} ({} MHz, {} {})", p.clock, c.benchmark, p.rating)
+            }
+            None => format!("CPU {name}"),
+        },
+        None => "CPU model not given".to_string(),
+    };
+    Ok(match &server.costs_from {
+        Some((from, _)) => format!("{model}; CPU costs scaled from {from} by rating"),
+        None => format!("{model}; CPU costs its own"),
+    })
+}
+
 /// The I/O tree of `server`: memory, then each I/O controller with the
 /// segments under it, then the segments whose ropes go straight to memory.
 /// A shared segment hangs under the controller of its first slot (as the
@@ -139,6 +160,7 @@ pub fn server_tree(reg: &Registry, server: &ServerSpec) -> Result<ServerTree> {
             cpus_per_cell: sp.cpus_per_cell.round() as u64,
             local_ns: sp.memory_local_latency,
             remote_ns: sp.memory_remote_latency,
+            cpu: cpu_words(reg, server)?,
         },
     }];
     // The segments, in order of their first slot: (shared name, slots).

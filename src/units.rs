@@ -143,7 +143,7 @@ impl fmt::Display for Dimension {
             Dimension::Size => "a size (bit, byte, KB, KiB)",
             Dimension::Rate => "a rate (MB/s, Mbit/s, Gbit/s)",
             Dimension::SymbolRate => "a symbol rate (Gbaud, Mbaud)",
-            Dimension::Count => "a count (count, ratio, clocks, percent)",
+            Dimension::Count => "a count (count, ratio, clocks, percent, index)",
         };
         f.write_str(s)
     }
@@ -215,7 +215,9 @@ pub fn to_base(value: f64, unit: &str) -> Option<(Dimension, f64)> {
         "Gbit/s" => (Rate, 1e9 / 8.0),
         "Mbaud" => (SymbolRate, 1e6),
         "Gbaud" => (SymbolRate, 1e9),
-        "count" | "ratio" | "clocks" | "lines" | "frames" | "cpus" | "cells" => (Count, 1.0),
+        "count" | "ratio" | "clocks" | "lines" | "frames" | "cpus" | "cells" | "index" => {
+            (Count, 1.0)
+        }
         "percent" => (Count, 0.01),
         _ => return None,
     };

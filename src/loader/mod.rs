@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{column_of, line_of, Error, Errors, Location, Result};
 use crate::model::{
-    AdapterSpec, BusSpec, CardBridgeSpec, EngineKind, Framing, FunctionSpec, IoControllerSpec,
-    LinkSpec, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
+    AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineKind, Framing, FunctionSpec,
+    IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
 };
 use crate::units::readable;
 pub use calibration::{
@@ -467,7 +467,7 @@ fn add_model(
                 line: 1,
                 column: 1,
             },
-            message: "missing `kind` (one of bus, link, server, adapter, testbed)".into(),
+            message: "missing `kind` (one of bus, link, server, adapter, testbed, cpu)".into(),
         });
     };
     // Every error of the file is kept; the model is added only if none.
@@ -603,6 +603,10 @@ fn add_model(
                 return Err(errs.into_error());
             };
             let at = src.at("name", s.name.span());
+            let named = |key: &str, v: &Option<toml::Spanned<String>>| {
+                v.as_ref()
+                    .map(|n| (n.get_ref().clone(), src.at(key, n.span())))
+            };
             reg.servers.insert(
                 name.clone(),
                 ServerSpec {
@@ -610,6 +614,8 @@ fn add_model(
                     params,
                     bridge,
                     io_controllers,
+                    cpu: named("cpu", &s.cpu),
+                    costs_from: named("costs_from", &s.costs_from),
                     slots,
                     at: at.clone(),
                 },
@@ -672,6 +678,33 @@ fn add_model(
             );
             ("adapter", name, at)
         }
+        "cpu" => {
+            let c: raw::RawCpu = src.parse(&raw::CPU)?;
+            let name = errs.take(check_name(src, "name", &c.name));
+            let params = errs.take(convert_params(src, "param", &c.param, schema::CPU));
+            let benchmark = c.benchmark.get_ref().trim().to_string();
+            if benchmark.is_empty() {
+                errs.push(src.invalid(
+                    "benchmark",
+                    c.benchmark.span(),
+                    "name the benchmark the rating is on (e.g. SPECint95)",
+                ));
+            }
+            let (Some(name), Some(params), true) = (name, params, errs.is_empty()) else {
+                return Err(errs.into_error());
+            };
+            let at = src.at("name", c.name.span());
+            reg.cpus.insert(
+                name.clone(),
+                CpuSpec {
+                    name: name.clone(),
+                    benchmark,
+                    params,
+                    at: at.clone(),
+                },
+            );
+            ("cpu", name, at)
+        }
         "testbed" => {
             let t: raw::RawTestbed = src.parse(&raw::TESTBED)?;
             let name = errs.take(check_name(src, "name", &t.name));
@@ -705,15 +738,13 @@ fn add_model(
                 format!("a `{k}` file is not a model and is not read from a --models directory: give it with {flag} FILE instead"),
             ));
         }
-        other => {
-            return Err(src.invalid(
-                "kind",
-                kind.span(),
-                format!(
-                    "unknown kind `{other}`; expected one of bus, link, server, adapter, testbed"
-                ),
-            ))
-        }
+        other => return Err(src.invalid(
+            "kind",
+            kind.span(),
+            format!(
+                "unknown kind `{other}`; expected one of bus, link, server, adapter, testbed, cpu"
+            ),
+        )),
     };
     Ok(Some(added))
 }
@@ -882,6 +913,71 @@ fn function_spec(
     })
 }
 
+/// A server's CPU model and cost source: the CPU it names exists; the
+/// server it takes costs from exists, is another, states its own costs,
+/// and has a CPU rated on the same benchmark; and without such a server
+/// every CPU cost is given.
+fn check_cpu_costs(reg: &Registry, s: &ServerSpec, errs: &mut Errors) {
+    let cpu_of = |server: &ServerSpec| server.cpu.as_ref().and_then(|(name, _)| reg.cpus.get(name));
+    if let Some((name, at)) = &s.cpu {
+        if !reg.cpus.contains_key(name) {
+            errs.push(Error::Unknown {
+                at: at.clone(),
+                what: "CPU model",
+                name: name.clone(),
+                known: known(reg.cpus.keys()).into(),
+            });
+        }
+    }
+    let Some((from_name, at)) = &s.costs_from else {
+        for key in schema::SCALED_COSTS {
+            if key != "cpu_per_send_call" && s.params.value(key).is_none() {
+                errs.push(Error::Invalid {
+                    at: s.at.clone(),
+                    message: format!(
+                        "missing parameter `{key}` (give it, or `costs_from` a server whose costs scale to this one's CPU)"
+                    ),
+                });
+            }
+        }
+        return;
+    };
+    let invalid = |message: String| Error::Invalid {
+        at: at.clone(),
+        message,
+    };
+    let Some(from) = reg.servers.get(from_name) else {
+        errs.push(Error::Unknown {
+            at: at.clone(),
+            what: "server",
+            name: from_name.clone(),
+            known: known(reg.servers.keys()).into(),
+        });
+        return;
+    };
+    if from.name == s.name || from.costs_from.is_some() {
+        errs.push(invalid(format!(
+            "costs come from a server that states its own: `{from_name}` {}",
+            if from.name == s.name {
+                "is this server"
+            } else {
+                "takes its costs from another"
+            }
+        )));
+        return;
+    }
+    match (cpu_of(s), cpu_of(from)) {
+        (Some(mine), Some(theirs)) if mine.benchmark == theirs.benchmark => {}
+        (Some(mine), Some(theirs)) => errs.push(invalid(format!(
+            "`{}` is rated on {} and `{}` on {}: ratings on different benchmarks do not compare",
+            mine.name, mine.benchmark, theirs.name, theirs.benchmark
+        ))),
+        _ => errs.push(invalid(format!(
+            "costs scale by the ratio of two CPUs' ratings: this server and `{from_name}` must each name a known `cpu`"
+        ))),
+    }
+}
+
 /// The location of each entry of a `modes` list (`key[i]`, its line).
 fn modes_at(
     src: &Source,
@@ -957,6 +1053,7 @@ fn check_registry(reg: &Registry) -> Result<()> {
         }
     }
     for s in reg.servers.values() {
+        check_cpu_costs(reg, s, &mut errs);
         let Some(sp) = errs.take(schema::ServerParams::from_set(&s.params, &s.at)) else {
             continue;
         };

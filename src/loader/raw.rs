@@ -68,6 +68,8 @@ pub const SERVER: Shape = Table(&[
     ("kind", Any),
     ("name", Any),
     ("description", Any),
+    ("cpu", Any),
+    ("costs_from", Any),
     ("param", PARAMS),
     ("bridge", PARAMS),
     (
@@ -111,6 +113,15 @@ pub const ADAPTER: Shape = Table(&[
             ("param", PARAMS),
         ])),
     ),
+]);
+
+/// [`RawCpu`].
+pub const CPU: Shape = Table(&[
+    ("kind", Any),
+    ("name", Any),
+    ("description", Any),
+    ("benchmark", Any),
+    ("param", PARAMS),
 ]);
 
 /// [`RawTestbed`].
@@ -236,6 +247,10 @@ pub struct RawServer {
     #[serde(default)]
     #[allow(dead_code)]
     pub description: String,
+    #[serde(default)]
+    pub cpu: Option<Spanned<String>>,
+    #[serde(default)]
+    pub costs_from: Option<Spanned<String>>,
     pub param: Spanned<RawParams>,
     pub bridge: Spanned<RawParams>,
     #[serde(default)]
@@ -286,6 +301,19 @@ pub struct RawCardBridge {
     pub note: String,
     pub secondary: Spanned<RawParams>,
     pub primary: Spanned<RawParams>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCpu {
+    #[allow(dead_code)]
+    pub kind: String,
+    pub name: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub description: String,
+    pub benchmark: Spanned<String>,
+    pub param: Spanned<RawParams>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,6 +11,7 @@ pub use calibration::{CalibrationSpec, FittedValue, FreeParam};
 pub use params::{ParamSet, ParamValue};
 pub use scenario::{Direction, Experiment, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind};
 pub use spec::{
-    negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, EngineKind, Framing, FunctionSpec,
-    IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
+    negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineKind, Framing,
+    FunctionSpec, IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec,
+    TestbedSpec,
 };

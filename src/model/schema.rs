@@ -198,23 +198,27 @@ param_kind! {
         rope_packet_overhead: Size whole, 0.0, 64.0,
             "header bytes per rope packet";
         cpu_per_packet: Time, 100.0, 200000.0,
-            "CPU time per packet received and per ACK sent (interrupt, driver, TCP/IP), memory stalls excluded";
+            "CPU time per packet received and per ACK sent (interrupt, driver, TCP/IP), memory stalls excluded",
+            absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
         cpu_per_segment_sent: Time, 100.0, 200000.0,
-            "CPU time to build and send one data segment (socket copy, TCP output, driver), memory stalls excluded";
+            "CPU time to build and send one data segment (socket copy, TCP output, driver), memory stalls excluded",
+            absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
         cpu_misses_per_packet: Count, 0.0, 500.0,
             "cache misses to memory per packet handled; each stalls the CPU for the partition's mean load-to-use latency";
         cpu_remote_memory_latency: Time, 50.0, 5000.0,
             "CPU load-to-use latency of a line held by another cell",
             absent = "a single memory (a server of one cell): no remote memory; required when cells_max is above 1";
         cpu_per_kb: Time, 0.0, 100000.0,
-            "CPU time per KiB of network payload (copy, checksum)";
+            "CPU time per KiB of network payload (copy, checksum)",
+            absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
         cpu_per_io: Time, 1000.0, 1000000.0,
-            "CPU time per disk I/O (issue, interrupt, completion)";
+            "CPU time per disk I/O (issue, interrupt, completion)",
+            absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
         tcp_ack_every: Count whole, 1.0, 8.0,
             "segments acknowledged by one ACK";
         cpu_per_send_call: Time, 0.0, 1000000.0,
             "CPU time of one send() call of a sending application (system call entry and exit, socket locking), beyond the segments it fills; one call per message (netperf's send size)",
-            absent = "send calls cost nothing beyond the segments they fill, whose cost includes the socket copy, so the send size does not matter";
+            absent = "send calls cost nothing beyond the segments they fill, whose cost includes the socket copy, so the send size does not matter (with `costs_from`, that server's value scaled, if it has one)";
     }
 }
 
@@ -286,6 +290,16 @@ dma_engine_kind! {
 }
 
 param_kind! {
+    /// Parameters of a CPU model.
+    CPU, CpuParams {
+        clock: Frequency, 10.0, 10000.0,
+            "clock frequency";
+        rating: Count, 0.1, 1e6,
+            "published speed rating on the model's `benchmark` (an index: higher is faster); a CPU cost scales by the inverse ratio of two ratings on the same benchmark";
+    }
+}
+
+param_kind! {
     /// Parameters of a test bed (the machines at the far end of the links).
     TESTBED, TestbedParams {
         peer_turnaround: Time, 0.0, 1e7,
@@ -312,6 +326,16 @@ param_kind! {
             "header bytes per packet on that link";
     }
 }
+
+/// The server CPU costs that, when absent, are scaled from the server named
+/// in `costs_from` by the ratio of the two CPUs' ratings.
+pub const SCALED_COSTS: [&str; 5] = [
+    "cpu_per_packet",
+    "cpu_per_segment_sent",
+    "cpu_per_kb",
+    "cpu_per_io",
+    "cpu_per_send_call",
+];
 
 /// The rules of the model kind of the parameter set at dotted `prefix` in
 /// the registry (`bus.pcix133`, `server.rp8400-seu.bridge`,
@@ -353,6 +377,7 @@ pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRu
             })
         }),
         "testbed" => reg.testbeds.contains_key(rest).then_some(TESTBED),
+        "cpu" => reg.cpus.contains_key(rest).then_some(CPU),
         _ => None,
     }
 }
@@ -401,7 +426,7 @@ mod tests {
         assert!(SERVER
             .iter()
             .filter(|r| r.absent.is_some())
-            .all(|r| r.key == "cpu_per_send_call" || r.key.contains("remote")));
+            .all(|r| SCALED_COSTS.contains(&r.key) || r.key.contains("remote")));
         // Every optional parameter says what its absence means.
         for rules in [SERVER, HBA, TESTBED] {
             assert!(rules.iter().all(|r| r.absent.is_none_or(|a| !a.is_empty())));
@@ -410,9 +435,9 @@ mod tests {
 
     #[test]
     fn every_count_and_size_is_whole_but_a_mean_and_whole_ranges_have_whole_ends() {
-        // A count or size that may be fractional must say so here: the
-        // simulator rounds none of them.
-        const MEANS: [&str; 1] = ["cpu_misses_per_packet"];
+        // A count or size that may be fractional (a mean, a benchmark
+        // index) must say so here: the simulator rounds none of them.
+        const MEANS: [&str; 2] = ["cpu_misses_per_packet", "rating"];
         for rules in [
             BUS,
             ETHERNET,
@@ -423,6 +448,8 @@ mod tests {
             RAW_DMA,
             HBA,
             TESTBED,
+            CPU,
+            CARD_BRIDGE,
         ] {
             for r in rules {
                 let countable = matches!(r.dim, Count | Size);

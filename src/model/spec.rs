@@ -96,6 +96,12 @@ pub struct ServerSpec {
     /// The I/O controllers the slots' ropes end at (none: each slot's
     /// ropes go straight to memory).
     pub io_controllers: Vec<IoControllerSpec>,
+    /// Its CPU model (a `cpu` file), where one is given, and where it is
+    /// named.
+    pub cpu: Option<(String, Location)>,
+    /// The server whose CPU costs this one's absent costs are scaled from,
+    /// by the ratio of the two CPUs' speed ratings, and where it is named.
+    pub costs_from: Option<(String, Location)>,
     /// The slots.
     pub slots: Vec<SlotSpec>,
     /// Where it was defined.
@@ -185,6 +191,22 @@ pub fn negotiate_mode(adapter: &AdapterSpec, slot: &SlotSpec) -> Option<String> 
         .cloned()
 }
 
+/// A CPU model: its clock and a published speed rating, through which a
+/// CPU cost measured (or fitted) on one CPU carries to another rated on
+/// the same benchmark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuSpec {
+    /// Name used by servers.
+    pub name: String,
+    /// The benchmark its rating is on (`SPECint95`, `iCOMP 2.0`, ...):
+    /// ratings on different benchmarks are never compared.
+    pub benchmark: String,
+    /// Clock and rating.
+    pub params: ParamSet,
+    /// Where it was defined.
+    pub at: Location,
+}
+
 /// The machines at the far end of the links (netperf peer, disk arrays).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestbedSpec {
@@ -209,6 +231,8 @@ pub struct Registry {
     pub adapters: BTreeMap<String, AdapterSpec>,
     /// Test beds.
     pub testbeds: BTreeMap<String, TestbedSpec>,
+    /// CPU models.
+    pub cpus: BTreeMap<String, CpuSpec>,
 }
 
 impl Registry {
@@ -239,6 +263,9 @@ impl Registry {
         }
         for (n, t) in self.testbeds.iter_mut() {
             v.push((format!("testbed.{n}"), &mut t.params));
+        }
+        for (n, c) in self.cpus.iter_mut() {
+            v.push((format!("cpu.{n}"), &mut c.params));
         }
         v
     }

@@ -6,10 +6,12 @@ use super::engines::raw_dma::RawDmaTest;
 use crate::error::{Error, Result};
 use crate::model::negotiate_mode;
 use crate::model::schema::{
-    BridgeParams, BusParams, CardBridgeParams, EthernetParams, FibreChannelParams, HbaParams,
-    IoControllerParams, NicParams, RawDmaParams, ServerParams, TestbedParams,
+    BridgeParams, BusParams, CardBridgeParams, CpuParams, EthernetParams, FibreChannelParams,
+    HbaParams, IoControllerParams, NicParams, RawDmaParams, ServerParams, TestbedParams,
 };
-use crate::model::{BusSpec, EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
+use crate::model::{
+    BusSpec, EngineKind, Experiment, ParamSet, Protocol, Registry, ServerSpec, WorkloadKind,
+};
 use crate::units::{BytesPerSec, Picos};
 
 /// A bus in the mode negotiated between a card and its slot (its timing:
@@ -405,6 +407,30 @@ pub struct SystemCfg {
     pub placement: CpuPlacement,
 }
 
+/// The server's CPU cost `key` (ns; ns per KiB for `cpu_per_kb`): its own
+/// value, or, when absent, the value of the server it names in
+/// `costs_from` times that server's CPU rating over its own (a CPU twice as
+/// fast on the same benchmark takes half the time). An error when neither
+/// gives it (the loader reports that first).
+pub fn stack_cost(reg: &Registry, server: &ServerSpec, key: &str) -> Result<f64> {
+    if let Some(v) = server.params.value(key) {
+        return Ok(v);
+    }
+    let missing = || Error::Invalid {
+        at: server.at.clone(),
+        message: format!("missing parameter `{key}` and no `costs_from` server to scale it from"),
+    };
+    let (from_name, _) = server.costs_from.as_ref().ok_or_else(missing)?;
+    let from = reg.servers.get(from_name).ok_or_else(missing)?;
+    let v = from.params.value(key).ok_or_else(missing)?;
+    let rating = |s: &ServerSpec| -> Result<f64> {
+        let (name, at) = s.cpu.as_ref().ok_or_else(missing)?;
+        let cpu = reg.cpus.get(name).ok_or_else(missing)?;
+        Ok(CpuParams::from_set(&cpu.params, at)?.rating)
+    };
+    Ok(v * rating(from)? / rating(server)?)
+}
+
 /// A parameter that counts whole things (clocks, bytes, frames).
 fn whole(v: f64) -> u64 {
     v.round().max(0.0) as u64
@@ -449,13 +475,14 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             * (cells - 1) as f64)
         / cells as f64;
     let stall = Picos::from_ns(sp.cpu_misses_per_packet * cpu_latency_ns);
+    let cost = |key: &str| stack_cost(reg, server, key);
     let cpu = CpuCfg {
-        per_packet: Picos::from_ns(sp.cpu_per_packet) + stall,
-        per_segment_sent: Picos::from_ns(sp.cpu_per_segment_sent) + stall,
-        per_kib_ps: sp.cpu_per_kb * 1e3,
-        per_io: Picos::from_ns(sp.cpu_per_io),
+        per_packet: Picos::from_ns(cost("cpu_per_packet")?) + stall,
+        per_segment_sent: Picos::from_ns(cost("cpu_per_segment_sent")?) + stall,
+        per_kib_ps: cost("cpu_per_kb")? * 1e3,
+        per_io: Picos::from_ns(cost("cpu_per_io")?),
         ack_every: whole(sp.tcp_ack_every).max(1) as u32,
-        per_send_call: Picos::from_ns(sp.cpu_per_send_call.unwrap_or(0.0)),
+        per_send_call: Picos::from_ns(stack_cost(reg, server, "cpu_per_send_call").unwrap_or(0.0)),
     };
     let tp = TestbedParams::from_set(&tb.params, &tb.at)?;
     let testbed = TestbedCfg {
