@@ -816,7 +816,8 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             }
         }
     }
-    let placement = CpuPlacement::pinned(cpus as usize, &processes, &pins);
+    let busy: Vec<bool> = workloads_of.iter().map(|w| !w.is_empty()).collect();
+    let placement = CpuPlacement::pinned(cpus as usize, &processes, &pins, &busy);
     Ok(SystemCfg {
         buses,
         controllers,

@@ -87,18 +87,23 @@ impl CpuPlacement {
     /// and a reader process) on the CPU with the least work placed on it so
     /// far. A role a function does not use is put on its interrupt CPU.
     pub fn os_rule(cpus: usize, processes: &[[bool; 2]]) -> CpuPlacement {
-        Self::pinned(cpus, processes, &vec![[None, None]; processes.len()])
+        let n = processes.len();
+        Self::pinned(cpus, processes, &vec![[None, None]; n], &vec![true; n])
     }
 
     /// [`CpuPlacement::os_rule`] with the scenario's pins: `pins[f]` is the
     /// CPU function `f`'s interrupts and its processes are pinned to, if
     /// any (each below `cpus`). Pinned work is placed first; the round robin
     /// of interrupts goes over the functions not pinned, and the least-loaded
-    /// rule sees the pinned work.
+    /// rule sees the pinned work. The rule counts the interrupts of busy
+    /// functions only (`busy[f]`: function `f` carries a workload): an idle
+    /// port's interrupt assignment costs its CPU nothing, and the scheduler
+    /// sees an idle CPU.
     pub fn pinned(
         cpus: usize,
         processes: &[[bool; 2]],
         pins: &[[Option<usize>; 2]],
+        busy: &[bool],
     ) -> CpuPlacement {
         let cpus = cpus.max(1);
         let mut load = vec![0u32; cpus];
@@ -110,7 +115,7 @@ impl CpuPlacement {
                     next += 1;
                     (next - 1) % cpus
                 });
-                load[c] += 1;
+                load[c] += u32::from(busy.get(f).copied().unwrap_or(true));
                 [c; 3]
             })
             .collect();
@@ -332,7 +337,7 @@ mod tests {
         // Three GigE functions sending on four CPUs; the first one's
         // interrupts and process pinned to CPU 3.
         let pins = [[Some(3), Some(3)], [None, None], [None, None]];
-        let p = CpuPlacement::pinned(4, &[[true, false]; 3], &pins);
+        let p = CpuPlacement::pinned(4, &[[true, false]; 3], &pins, &[true; 3]);
         assert_eq!(p.per_function[0][0], 3);
         assert_eq!(p.per_function[0][1], 3);
         // The round robin goes over the others: CPUs 0 and 1; their
@@ -344,9 +349,27 @@ mod tests {
         // No pins: the OS rule.
         let none = [[None, None]; 3];
         assert_eq!(
-            CpuPlacement::pinned(4, &[[true, false]; 3], &none),
+            CpuPlacement::pinned(4, &[[true, false]; 3], &none, &[true; 3]),
             CpuPlacement::os_rule(4, &[[true, false]; 3])
         );
+    }
+
+    #[test]
+    fn processes_go_beside_idle_functions_not_busy_ones() {
+        // Four dual-function cards, the first function of each idle, the
+        // second receiving: eight CPUs, interrupts round robin, so the busy
+        // functions' interrupts sit on the odd CPUs.
+        let processes: Vec<[bool; 2]> = (0..8).map(|f| [false, f % 2 == 1]).collect();
+        let busy: Vec<bool> = (0..8).map(|f| f % 2 == 1).collect();
+        let p = CpuPlacement::pinned(8, &processes, &[[None, None]; 8], &busy);
+        for f in [1, 3, 5, 7] {
+            assert_eq!(p.cpu(CpuRole::Interrupt, f), f);
+            let reader = p.cpu(CpuRole::Reader, f);
+            assert!(
+                reader % 2 == 0,
+                "function {f}'s process on CPU {reader}, beside a busy function's interrupts"
+            );
+        }
     }
 
     #[test]
