@@ -141,9 +141,11 @@ pub fn calibrate_cmd(
         },
     )?;
     diag(&format!(
-        "calibrate: {} iterations, {} model evaluations, {:.1} s",
+        "calibrate: {} iterations, {} model evaluations, {} experiment runs ({} experiments), {:.1} s",
         f.iterations,
         f.evaluations,
+        pb.memo.runs(),
+        pb.scenarios.iter().map(|s| s.experiments.len()).sum::<usize>(),
         t0.elapsed().as_secs_f64()
     ));
     let text = fitted_file(&f, common.seed, &spec.file.display().to_string())?;
@@ -194,8 +196,9 @@ pub fn cross_validate_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Res
         }
     })?;
     diag(&format!(
-        "cross-validate: {} figures held out in turn, {:.1} s",
+        "cross-validate: {} figures held out in turn, {} experiment runs, {:.1} s",
         cv.held.len(),
+        pb.memo.runs(),
         t0.elapsed().as_secs_f64()
     ));
     let mut rep = Report {

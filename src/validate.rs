@@ -149,55 +149,83 @@ pub fn run_scenarios_at(
         .iter()
         .flat_map(|sc| sc.experiments.iter().map(move |e| (sc, e)))
         .collect();
-    let n = exps.len();
-    // Jobs (registry, experiment), the costliest experiments first.
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(cost(i)));
-    let jobs: Vec<(usize, usize)> = order
+    let jobs: Vec<Job> = regs
         .iter()
-        .flat_map(|&i| (0..regs.len()).map(move |r| (r, i)))
-        .collect();
-    // Every experiment is assembled (and so checked) before any is
-    // simulated: one that cannot run is refused at once, in file order.
-    let cfgs = regs
-        .iter()
-        .map(|reg| {
-            exps.iter()
-                .map(|(_, e)| assemble(reg, e))
-                .collect::<Result<Vec<_>>>()
+        .flat_map(|reg| {
+            exps.iter().enumerate().map(move |(i, &(sc, e))| Job {
+                reg,
+                scenario: sc,
+                experiment: e,
+                cost: cost(i),
+            })
         })
-        .collect::<Result<Vec<Vec<SystemCfg>>>>()?;
-    let done = run_parallel(jobs.len(), threads, |j| {
-        let (r, i) = jobs[j];
-        let (sc, e) = exps[i];
-        let mut run = sc.run;
+        .collect();
+    let mut done = run_experiments(&jobs, seed, threads, precision_pct)?.into_iter();
+    Ok(regs
+        .iter()
+        .map(|_| {
+            scenarios
+                .iter()
+                .map(|sc| done.by_ref().take(sc.experiments.len()).collect())
+                .collect()
+        })
+        .collect())
+}
+
+/// One experiment to run on a registry, with a guess of its cost (e.g. its
+/// events in an earlier run) to order the pool.
+#[derive(Clone, Copy)]
+pub struct Job<'a> {
+    /// The models it runs on.
+    pub reg: &'a Registry,
+    /// Its scenario (run settings, name for the seed).
+    pub scenario: &'a Scenario,
+    /// The experiment.
+    pub experiment: &'a crate::model::Experiment,
+    /// Larger runs first.
+    pub cost: u64,
+}
+
+/// Runs `jobs` in one pool, the costliest first (ties in the given order),
+/// each experiment assembled (and so checked) before any is simulated: one
+/// that cannot run is refused at once, in the given order. Results in the
+/// given order; they do not depend on the order or the threads.
+pub fn run_experiments(
+    jobs: &[Job],
+    seed: u64,
+    threads: usize,
+    precision_pct: Option<f64>,
+) -> Result<Vec<ExperimentResult>> {
+    let cfgs = jobs
+        .iter()
+        .map(|j| assemble(j.reg, j.experiment))
+        .collect::<Result<Vec<SystemCfg>>>()?;
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].cost));
+    let done = run_parallel(order.len(), threads, |k| {
+        let j = &jobs[order[k]];
+        let mut run = j.scenario.run;
         if precision_pct.is_some() {
             run.precision_pct = precision_pct;
         }
         check_deadline()?;
-        let cfg = cfgs[r][i].clone();
-        let out = simulate_assembled(cfg, e, &run, experiment_seed(seed, &sc.name, &e.id));
+        let cfg = cfgs[order[k]].clone();
+        let out = simulate_assembled(
+            cfg,
+            j.experiment,
+            &run,
+            experiment_seed(seed, &j.scenario.name, &j.experiment.id),
+        );
         if let Some(hook) = limits().on_done {
             hook();
         }
         out
     })?;
-    let mut flat: Vec<Vec<Option<ExperimentResult>>> = (0..regs.len())
-        .map(|_| (0..n).map(|_| None).collect())
-        .collect();
-    for (&(r, i), result) in jobs.iter().zip(done) {
-        flat[r][i] = Some(result);
+    let mut flat: Vec<Option<ExperimentResult>> = (0..jobs.len()).map(|_| None).collect();
+    for (&i, result) in order.iter().zip(done) {
+        flat[i] = Some(result);
     }
-    Ok(flat
-        .into_iter()
-        .map(|per_reg| {
-            let mut it = per_reg.into_iter().flatten();
-            scenarios
-                .iter()
-                .map(|sc| it.by_ref().take(sc.experiments.len()).collect())
-                .collect()
-        })
-        .collect())
+    Ok(flat.into_iter().flatten().collect())
 }
 
 /// Runs `job(0)` to `job(n - 1)` on up to `threads` scoped threads, each
@@ -281,9 +309,23 @@ pub fn predicted(result: &ExperimentResult, card_fn_label: &str, unit: &str) -> 
 
 /// Figure rows of one scenario given its results (in experiment order).
 pub fn figure_rows(reg: &Registry, sc: &Scenario, results: &[ExperimentResult]) -> Vec<FigureRow> {
-    let mut rows = Vec::new();
-    for (e, r) in sc.experiments.iter().zip(results) {
-        for fig in &e.figures {
+    sc.experiments
+        .iter()
+        .zip(results)
+        .flat_map(|(e, r)| experiment_rows(reg, sc, e, r))
+        .collect()
+}
+
+/// The figure rows of experiment `e` of `sc`, from its result `r`.
+pub fn experiment_rows(
+    reg: &Registry,
+    sc: &Scenario,
+    e: &crate::model::Experiment,
+    r: &ExperimentResult,
+) -> Vec<FigureRow> {
+    e.figures
+        .iter()
+        .map(|fig| {
             let (card_label, adapter, _) = &e.cards[fig.card];
             let fname = reg
                 .adapters
@@ -292,7 +334,7 @@ pub fn figure_rows(reg: &Registry, sc: &Scenario, results: &[ExperimentResult]) 
                 .map(|f| f.name.clone())
                 .unwrap_or_default();
             let p = predicted(r, &format!("{card_label}.{fname}"), &fig.unit);
-            rows.push(FigureRow {
+            FigureRow {
                 id: fig.id.clone(),
                 paper: sc.source.clone(),
                 source: fig.source.clone(),
@@ -301,10 +343,9 @@ pub fn figure_rows(reg: &Registry, sc: &Scenario, results: &[ExperimentResult]) 
                 predicted: p,
                 unit: fig.unit.clone(),
                 error_pct: (p - fig.published) / fig.published * 100.0,
-            });
-        }
-    }
-    rows
+            }
+        })
+        .collect()
 }
 
 /// MAPE and worst error per paper, in order of first appearance.

@@ -729,3 +729,42 @@ fn points_evaluated_together_give_what_each_gives_alone() {
         );
     }
 }
+
+/// The calibration reruns an experiment only when a parameter changes what
+/// its work reads (`SystemCfg::fingerprint`): the TCP stack cost is not
+/// read by an FC-only experiment, the disk array's latency is; an idle
+/// GigE function's driver settings are not read at all.
+#[test]
+fn an_experiment_fingerprint_changes_only_with_what_its_work_reads() {
+    let reg = load_registry(&[]).expect("bundled models");
+    let scenarios = iosim::loader::load_bundled_scenarios(&reg).expect("bundled scenarios");
+    let find = |name: &str, id: &str| {
+        scenarios
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| s.experiments.iter().find(|e| e.id == id))
+            .cloned()
+            .expect("the bundled experiment")
+    };
+    let fc_read = find("hp2g-fig5-fc-read", "fc-rd.pcix.c1");
+    let gige_rx = find("hp2g-fig2-gige-receive", "gige-rx.pcix.c1");
+    let print = |reg: &Registry, e: &iosim::model::Experiment| {
+        iosim::sim::config::assemble(reg, e)
+            .expect("assembles")
+            .fingerprint()
+    };
+    let with = |path: &str, v: f64| {
+        let mut r = reg.clone();
+        assert!(r.set_param(path, v), "{path}");
+        r
+    };
+    let stack = with("server.rp8400-seu.cpu_per_packet", 33_000.0);
+    let array = with("testbed.hp-2004-lab.target_latency", 3_000_000.0);
+    let driver = with("adapter.a9782a.gige.pio_reads_per_interrupt", 7.0);
+    assert_eq!(print(&reg, &fc_read), print(&stack, &fc_read));
+    assert_eq!(print(&reg, &fc_read), print(&driver, &fc_read));
+    assert_ne!(print(&reg, &fc_read), print(&array, &fc_read));
+    assert_ne!(print(&reg, &gige_rx), print(&stack, &gige_rx));
+    assert_ne!(print(&reg, &gige_rx), print(&driver, &gige_rx));
+    assert_eq!(print(&reg, &gige_rx), print(&array, &gige_rx));
+}

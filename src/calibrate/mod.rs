@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use crate::error::Result;
 use crate::model::{FreeParam, Registry, Scenario};
-use crate::validate::{figure_rows, run_scenarios_at, FigureRow};
+use crate::validate::{experiment_rows, run_experiments, FigureRow, Job};
 use lm::{minimise, LmSettings};
 
 pub use budget::check_budget;
@@ -36,18 +36,32 @@ pub struct Problem<'a> {
     pub memo: Memo,
 }
 
-/// A point (the bits of its base-unit values) and the precision its runs
-/// were measured to.
-type PointKey = (Vec<u64>, Option<u64>);
+/// An experiment (its index among the problem's experiments, in scenario
+/// then file order), the bits of the values of the free parameters that
+/// change its assembled configuration, and the precision it was measured to.
+type ExperimentKey = (usize, Vec<u64>, Option<u64>);
 
-/// The rows of every point a [`Problem`] has evaluated (a point evaluated
-/// again, by another phase or another cross-validation fold, is not simulated
-/// again: same inputs and seed give the same rows), and each experiment's
-/// events in its last run (the pool runs the longest first).
+/// What a [`Problem`] has learnt while running: the figure rows of every
+/// experiment run, keyed by the values of only the free parameters that
+/// change that experiment (an experiment is simulated again only when one of
+/// them changes: same configuration and seed give the same result, so a
+/// Jacobian column of a parameter that only the FC experiments see runs only
+/// those, and another phase or cross-validation fold reuses what an earlier
+/// one ran), and each experiment's events in its last run (the pool runs
+/// the longest first).
 #[derive(Debug, Default)]
 pub struct Memo {
-    rows: std::sync::Mutex<HashMap<PointKey, Vec<FigureRow>>>,
-    events: std::sync::Mutex<Vec<u64>>,
+    rows: std::sync::Mutex<HashMap<ExperimentKey, Vec<FigureRow>>>,
+    events: std::sync::Mutex<HashMap<usize, u64>>,
+    relevant: std::sync::OnceLock<Vec<Vec<usize>>>,
+}
+
+impl Memo {
+    /// Experiments simulated so far (each at one set of the values it
+    /// depends on, at one precision).
+    pub fn runs(&self) -> usize {
+        self.rows.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
 }
 
 impl Problem<'_> {
@@ -133,65 +147,126 @@ impl Problem<'_> {
     }
 
     /// [`Problem::rows_at_precision`] at each of `xs`, simulated together in
-    /// one pool (points evaluated before come from the memo).
+    /// one pool (experiments run before at the same values of the
+    /// parameters they depend on come from the memo).
     pub fn rows_at_points(
         &self,
         xs: &[Vec<f64>],
         precision_pct: Option<f64>,
     ) -> Result<Vec<Vec<FigureRow>>> {
-        let key = |x: &[f64]| -> PointKey {
+        let exps: Vec<(&Scenario, &crate::model::Experiment)> = self
+            .scenarios
+            .iter()
+            .flat_map(|sc| sc.experiments.iter().map(move |e| (sc, e)))
+            .collect();
+        let relevant = self.relevant();
+        let key = |i: usize, x: &[f64]| -> ExperimentKey {
             (
-                x.iter().map(|v| v.to_bits()).collect::<Vec<u64>>(),
+                i,
+                relevant[i].iter().map(|&p| x[p].to_bits()).collect(),
                 precision_pct.map(f64::to_bits),
             )
         };
-        let mut todo: Vec<&Vec<f64>> = Vec::new();
+        // The (point, experiment) pairs not run before, each key once.
+        let mut todo: Vec<(usize, usize)> = Vec::new();
         {
             let known = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
-            for x in xs {
-                if !known.contains_key(&key(x)) && !todo.iter().any(|t| key(t) == key(x)) {
-                    todo.push(x);
+            let mut queued = std::collections::HashSet::new();
+            for (j, x) in xs.iter().enumerate() {
+                for i in 0..exps.len() {
+                    let k = key(i, x);
+                    if !known.contains_key(&k) && queued.insert(k) {
+                        todo.push((j, i));
+                    }
                 }
             }
         }
         if !todo.is_empty() {
-            let regs: Vec<Registry> = todo.iter().map(|x| self.registry_at(x)).collect();
-            let refs: Vec<&Registry> = regs.iter().collect();
+            let mut regs: HashMap<usize, Registry> = HashMap::new();
+            for &(j, _) in &todo {
+                regs.entry(j).or_insert_with(|| self.registry_at(&xs[j]));
+            }
             let costs = self
                 .memo
                 .events
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone();
-            let results = run_scenarios_at(
-                &refs,
-                self.scenarios,
-                self.seed,
-                self.threads,
-                precision_pct,
-                &|i| costs.get(i).copied().unwrap_or(0),
-            )?;
-            let mut events = Vec::new();
+            let jobs: Vec<Job> = todo
+                .iter()
+                .map(|&(j, i)| Job {
+                    reg: &regs[&j],
+                    scenario: exps[i].0,
+                    experiment: exps[i].1,
+                    cost: costs.get(&i).copied().unwrap_or(0),
+                })
+                .collect();
+            let results = run_experiments(&jobs, self.seed, self.threads, precision_pct)?;
             let mut memo = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
-            for ((x, reg), per_sc) in todo.iter().zip(&regs).zip(results) {
-                let mut rows = Vec::new();
-                events.clear();
-                for (sc, results) in self.scenarios.iter().zip(per_sc) {
-                    events.extend(results.iter().map(|r| r.events));
-                    rows.extend(figure_rows(reg, sc, &results));
-                }
-                memo.insert(key(x), rows);
+            let mut events = self.memo.events.lock().unwrap_or_else(|e| e.into_inner());
+            for (&(j, i), r) in todo.iter().zip(&results) {
+                let (sc, e) = exps[i];
+                memo.insert(key(i, &xs[j]), experiment_rows(&regs[&j], sc, e, r));
+                events.insert(i, r.events);
             }
-            *self.memo.events.lock().unwrap_or_else(|e| e.into_inner()) = events;
         }
         let memo = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
         xs.iter()
             .map(|x| {
-                memo.get(&key(x))
-                    .cloned()
-                    .ok_or_else(|| crate::Error::Internal("a point's rows went missing".into()))
+                let mut rows = Vec::new();
+                for i in 0..exps.len() {
+                    rows.extend(memo.get(&key(i, x)).cloned().ok_or_else(|| {
+                        crate::Error::Internal("an experiment's rows went missing".into())
+                    })?);
+                }
+                Ok(rows)
             })
             .collect()
+    }
+
+    /// Per experiment (in scenario then file order), the free parameters
+    /// that change its assembled configuration: those whose lowest and
+    /// highest values (or first and last choices) give another
+    /// configuration fingerprint (`SystemCfg::fingerprint`: what its work
+    /// reads). An experiment that cannot be assembled at a bound
+    /// counts every parameter (run checks refuse it later, if at all).
+    fn relevant(&self) -> &Vec<Vec<usize>> {
+        self.memo.relevant.get_or_init(|| {
+            let exps: Vec<&crate::model::Experiment> = self
+                .scenarios
+                .iter()
+                .flat_map(|sc| sc.experiments.iter())
+                .collect();
+            let describe = |reg: &Registry| -> Vec<Option<String>> {
+                exps.iter()
+                    .map(|e| {
+                        crate::sim::config::assemble(reg, e)
+                            .ok()
+                            .map(|c| c.fingerprint())
+                    })
+                    .collect()
+            };
+            let mid: Vec<f64> = self.unscale(&vec![0.5; self.free.len()]);
+            let base = describe(&self.registry_at(&mid));
+            let mut relevant = vec![Vec::new(); exps.len()];
+            for p in 0..self.free.len() {
+                let mut changed = vec![false; exps.len()];
+                for end in [0.0, 1.0] {
+                    let mut u = self.scale(&mid);
+                    u[p] = end;
+                    let other = describe(&self.registry_at(&self.unscale(&u)));
+                    for (i, (a, b)) in base.iter().zip(&other).enumerate() {
+                        changed[i] |= a.is_none() || b.is_none() || a != b;
+                    }
+                }
+                for (i, c) in changed.iter().enumerate() {
+                    if *c {
+                        relevant[i].push(p);
+                    }
+                }
+            }
+            relevant
+        })
     }
 }
 

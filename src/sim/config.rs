@@ -431,6 +431,72 @@ pub fn stack_cost(reg: &Registry, server: &ServerSpec, key: &str) -> Result<f64>
     Ok(v * rating(from)? / rating(server)?)
 }
 
+impl FunctionCfg {
+    /// Whether a workload runs on the function (an idle one never masters
+    /// its bus, drives its link or asks for CPU time).
+    pub fn busy(&self) -> bool {
+        match self {
+            FunctionCfg::Nic { streams, .. } => streams.0.is_some() || streams.1.is_some(),
+            FunctionCfg::Hba { streams, .. } => streams.0.is_some() || streams.1.is_some(),
+            FunctionCfg::RawDma(r) => r.test.reads > 0 || r.test.writes > 0,
+        }
+    }
+}
+
+impl SystemCfg {
+    /// The configuration as text, without what this experiment's work never
+    /// reads: the engine settings of idle functions, the TCP stack costs
+    /// and netperf peer when no NIC is busy, the I/O cost and disk array
+    /// when no HBA is busy. Two configurations with the same fingerprint
+    /// give the same simulation (same seed), so the calibration reruns an
+    /// experiment only when a parameter changes its fingerprint. Every
+    /// engine kind is named here (no wildcard), so a new one must say what
+    /// it reads.
+    pub fn fingerprint(&self) -> String {
+        let mut c = self.clone();
+        let (mut nic, mut hba) = (false, false);
+        for f in &mut c.functions {
+            let busy = f.cfg.busy();
+            match &f.cfg {
+                FunctionCfg::Nic { .. } => nic |= busy,
+                FunctionCfg::Hba { .. } => hba |= busy,
+                FunctionCfg::RawDma(_) => {}
+            }
+            if !busy {
+                // Only its place on the bus remains.
+                f.cfg = FunctionCfg::RawDma(RawDmaCfg {
+                    dma: DmaCfg {
+                        max_read: 0,
+                        max_outstanding: 0,
+                        write_burst: 0,
+                    },
+                    test: RawDmaTest {
+                        block: 0,
+                        reads: 0,
+                        writes: 0,
+                    },
+                });
+            }
+        }
+        if !nic {
+            c.cpu.per_packet = Picos(0);
+            c.cpu.per_segment_sent = Picos(0);
+            c.cpu.per_kib_ps = 0.0;
+            c.cpu.per_send_call = Picos(0);
+            c.cpu.ack_every = 0;
+            c.testbed.peer_turnaround = Picos(0);
+            c.testbed.peer_per_segment = Picos(0);
+        }
+        if !hba {
+            c.cpu.per_io = Picos(0);
+            c.testbed.target_latency = Picos(0);
+            c.testbed.target_ps_per_kib = 0.0;
+            c.testbed.outstanding = 0;
+        }
+        format!("{c:?}")
+    }
+}
+
 /// A parameter that counts whole things (clocks, bytes, frames).
 fn whole(v: f64) -> u64 {
     v.round().max(0.0) as u64

@@ -359,7 +359,8 @@ mod tests {
         // Four dual-function cards, the first function of each idle, the
         // second receiving: eight CPUs, interrupts round robin, so the busy
         // functions' interrupts sit on the odd CPUs.
-        let processes: Vec<[bool; 2]> = (0..8usize).map(|f| [false, !f.is_multiple_of(2)]).collect();
+        let processes: Vec<[bool; 2]> =
+            (0..8usize).map(|f| [false, !f.is_multiple_of(2)]).collect();
         let busy: Vec<bool> = (0..8usize).map(|f| !f.is_multiple_of(2)).collect();
         let p = CpuPlacement::pinned(8, &processes, &[[None, None]; 8], &busy);
         for f in [1, 3, 5, 7] {
