@@ -125,3 +125,26 @@ fn interrupts_pinned_to_one_cpu_share_it() {
         "two ports' interrupts on one CPU: {pinned:?}, spread: {spread:?}"
     );
 }
+
+#[test]
+fn eight_busy_functions_run_on_four_cpus_and_saturate_them() {
+    // Four A9782A cards, both functions of each busy (FC 8 KiB reads, GigE
+    // bidirectional), on a one-cell partition of 4 CPUs: eight functions'
+    // interrupts and eight netperf processes share the four CPUs.
+    let mut s = scenario(4);
+    for i in 1..=4 {
+        s += &format!(
+            "\n[[experiment.workload]]\ncard = \"g{i}\"\nfunction = \"fc\"\nkind = \"diskbench\"\ndirection = \"read\"\nblock_kib = 8\n"
+        );
+    }
+    let (gige, cpu, bottleneck) = run_text(&s);
+    let (alone, _, _) = run(1);
+    assert_eq!(gige.len(), 4);
+    assert!(cpu > 95.0, "whole-machine CPU {cpu}%");
+    assert!(bottleneck.starts_with("CPU"), "{bottleneck}");
+    let mean = gige.iter().sum::<f64>() / 4.0;
+    assert!(
+        mean < 0.5 * alone[0],
+        "each GigE port gets less beside seven busy functions: {gige:?} against {alone:?} alone"
+    );
+}
