@@ -538,6 +538,17 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
         "{}",
         latency(&cv.all)
     );
+    // The parameters split in two parts that no experiment joins (the FC
+    // read reads no TCP stack cost, the GigE runs no array latency): a fold
+    // refits only its group's part and keeps the other at the full fit.
+    assert_eq!(fold.params[0].value, cv.all[0].value, "CPU per packet kept");
+    for f in cv.folds.iter().filter(|f| f.group != rd.group) {
+        assert_eq!(
+            f.params[1].value, cv.all[1].value,
+            "{}: latency kept",
+            f.group
+        );
+    }
 }
 
 /// Every bundled value whose source says "fitted" is a free parameter of the

@@ -273,9 +273,14 @@ impl Problem<'_> {
 /// A figure's group: its paper and figure or table (`Figure 2` and
 /// `Figure 2 text` are one group).
 pub fn group_of(row: &FigureRow) -> String {
-    let head = row.source.split(':').next().unwrap_or("").trim();
+    group_key(&row.paper, &row.source)
+}
+
+/// The group of a figure of `paper` whose source is `source`.
+fn group_key(paper: &str, source: &str) -> String {
+    let head = source.split(':').next().unwrap_or("").trim();
     let head = head.strip_suffix(" text").unwrap_or(head);
-    format!("{} {}", row.paper, head)
+    format!("{paper} {head}")
 }
 
 /// One fitted parameter.
@@ -651,6 +656,15 @@ pub struct CrossValidation {
 }
 
 /// Leave-one-group-out cross-validation. `progress` hears (group, index, count).
+///
+/// A fold refits, from the declared initial values, the free parameters
+/// its left-out figures depend on and every parameter tied to them through
+/// other figures (the connected part of the graph of parameters and the
+/// experiments whose work they change), on the experiments with figures
+/// that part reaches; every other parameter keeps its full-fit value, which
+/// no figure of the group influenced (their experiments do not read the
+/// part's parameters, nor the group's figures theirs). With one paper every
+/// parameter is usually tied to every other, and a fold refits them all.
 pub fn cross_validate<P>(
     pb: &Problem,
     start: &[f64],
@@ -662,6 +676,7 @@ where
     P: FnMut(&str, usize, usize),
 {
     let all = fit(pb, start, |_| true, settings, objective, |_, _| {})?;
+    let x_all: Vec<f64> = all.params.iter().map(|p| p.value).collect();
     let mut groups: Vec<String> = Vec::new();
     for r in &all.rows_fitted {
         let g = group_of(r);
@@ -669,31 +684,119 @@ where
             groups.push(g);
         }
     }
+    // Per experiment (scenario then file order): its figure groups, and
+    // the free parameters its work reads.
+    let exps: Vec<(usize, &crate::model::Experiment)> = pb
+        .scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(si, sc)| sc.experiments.iter().map(move |e| (si, e)))
+        .collect();
+    let exp_groups: Vec<Vec<String>> = exps
+        .iter()
+        .map(|(si, e)| {
+            e.figures
+                .iter()
+                .map(|f| group_key(&pb.scenarios[*si].source, &f.source))
+                .collect()
+        })
+        .collect();
+    let relevant = pb.relevant();
     let mut held = Vec::new();
     let mut folds = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
         progress(g, gi + 1, groups.len());
-        // Each fold starts from the declared initial values, not from the full fit.
+        // The part of the graph the group reaches: its experiments'
+        // parameters, then every experiment with figures that reads one of
+        // them, and so on.
+        let mut params = vec![false; pb.free.len()];
+        let mut reached: Vec<bool> = exp_groups.iter().map(|gs| gs.contains(g)).collect();
+        loop {
+            for (i, _) in reached.iter().enumerate().filter(|(_, r)| **r) {
+                for &p in &relevant[i] {
+                    params[p] = true;
+                }
+            }
+            let mut grew = false;
+            for i in 0..exps.len() {
+                if !reached[i]
+                    && !exp_groups[i].is_empty()
+                    && relevant[i].iter().any(|&p| params[p])
+                {
+                    reached[i] = true;
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let part: Vec<usize> = (0..pb.free.len()).filter(|&p| params[p]).collect();
+        if part.is_empty() {
+            // No free parameter touches the group: the full fit's prediction
+            // is already blind to it.
+            for r in all.rows_fitted.iter().filter(|r| &group_of(r) == g) {
+                held.push(HeldOut {
+                    row: r.clone(),
+                    fitted_error_pct: r.error_pct,
+                    group: g.clone(),
+                });
+            }
+            folds.push(Fold {
+                group: g.clone(),
+                params: all.params.clone(),
+            });
+            continue;
+        }
+        // The others at their full-fit values; the part's experiments only.
+        let fixed = pb.registry_at(&x_all);
+        let free: Vec<FreeParam> = part.iter().map(|&p| pb.free[p].clone()).collect();
+        let mut k = 0;
+        let scenarios: Vec<Scenario> = pb
+            .scenarios
+            .iter()
+            .map(|sc| {
+                let mut sc = sc.clone();
+                sc.experiments.retain(|_| {
+                    k += 1;
+                    reached[k - 1]
+                });
+                sc
+            })
+            .filter(|sc| !sc.experiments.is_empty())
+            .collect();
+        let sub = Problem {
+            reg: &fixed,
+            scenarios: &scenarios,
+            free: &free,
+            seed: pb.seed,
+            threads: pb.threads,
+            memo: Memo::default(),
+        };
+        let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
         let f = fit(
-            pb,
-            start,
+            &sub,
+            &sub_start,
             |r| &group_of(r) != g,
             settings,
             objective,
             |_, _| {},
         )?;
-        for (r, fitted) in f.rows_fitted.iter().zip(&all.rows_fitted) {
-            if &group_of(r) == g {
-                held.push(HeldOut {
-                    row: r.clone(),
-                    fitted_error_pct: fitted.error_pct,
-                    group: g.clone(),
-                });
-            }
+        for r in f.rows_fitted.iter().filter(|r| &group_of(r) == g) {
+            let fitted = all.rows_fitted.iter().find(|a| a.id == r.id);
+            held.push(HeldOut {
+                row: r.clone(),
+                fitted_error_pct: fitted.map_or(f64::NAN, |a| a.error_pct),
+                group: g.clone(),
+            });
+        }
+        let mut params = all.params.clone();
+        for (j, &p) in part.iter().enumerate() {
+            params[p] = f.params[j].clone();
         }
         folds.push(Fold {
             group: g.clone(),
-            params: f.params,
+            params,
         });
     }
     // Back in the order of the full fit's figures.
