@@ -176,6 +176,26 @@ param_kind! {
 }
 
 param_kind! {
+    /// Parameters of an ATM link: AAL5 frames in cells on a SONET payload.
+    ATM, AtmParams {
+        payload_rate: Rate, 1e6, 1e10,
+            "SONET synchronous payload envelope rate: the bits per second left for cells after section, line and path overhead";
+        cell: Size whole, 53.0, 53.0,
+            "bytes of one ATM cell on the wire (5-byte header and payload)";
+        cell_payload: Size whole, 48.0, 48.0,
+            "payload bytes of one cell";
+        aal5_trailer: Size whole, 8.0, 8.0,
+            "AAL5 CPCS trailer per frame; the frame and trailer are padded to a whole number of cell payloads";
+        encapsulation: Size whole, 0.0, 64.0,
+            "bytes before the IP packet in the AAL5 frame: LAN Emulation's 2-byte LE header and 14-byte Ethernet header, or Classical IP's 8-byte LLC/SNAP header";
+        mtu: Size whole, 576.0, 65536.0,
+            "largest IP packet of the interface";
+        tcp_ip_headers: Size whole, 40.0, 80.0,
+            "IPv4 and TCP headers with options, per segment";
+    }
+}
+
+param_kind! {
     /// Parameters of a server (memory, I/O path, CPUs, stack costs).
     SERVER, ServerParams {
         cells_max: Count whole, 1.0, 16.0,
@@ -249,6 +269,15 @@ dma_engine_kind! {
             "on-chip receive FIFO";
         pio_reads_per_interrupt: Count whole, 0.0, 16.0,
             "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
+        processor_tx_per_frame: Time, 0.0, 1e7,
+            "time the card's own processor (its firmware) spends on each frame it transmits, beside its time per cell (segmentation: one frame at a time, shared with receive)",
+            absent = "no on-card processor: frames go from the bus to the link as fast as the bus and link let them";
+        processor_rx_per_frame: Time, 0.0, 1e7,
+            "time the card's own processor spends on each frame it receives, beside its time per cell (reassembly and the frame's hand-off to the host, one frame at a time, shared with transmit)",
+            absent = "no on-card processor: frames go from the link to the bus as fast as the bus and link let them";
+        processor_per_cell: Time, 0.0, 1e6,
+            "time the card's own processor spends on each cell of a frame it transmits or receives (ATM segmentation and reassembly)",
+            absent = "no time per cell (an Ethernet card, or a SAR whose cell handling never limits)";
     }
 }
 
@@ -315,6 +344,7 @@ pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRu
         "link" => reg.links.get(rest).map(|l| match l.framing {
             super::Framing::Ethernet => ETHERNET,
             super::Framing::FibreChannel => FIBRE_CHANNEL,
+            super::Framing::Atm => ATM,
         }),
         "server" => match rest.strip_suffix(".bridge") {
             Some(name) if reg.servers.contains_key(name) => Some(BRIDGE),
@@ -387,7 +417,7 @@ mod tests {
             .filter(|r| r.absent.is_some())
             .all(|r| r.key == "cpu_per_send_call" || r.key.contains("remote")));
         // Every optional parameter says what its absence means.
-        for rules in [SERVER, HBA, TESTBED] {
+        for rules in [SERVER, HBA, TESTBED, NIC] {
             assert!(rules.iter().all(|r| r.absent.is_none_or(|a| !a.is_empty())));
         }
     }
@@ -401,6 +431,7 @@ mod tests {
             BUS,
             ETHERNET,
             FIBRE_CHANNEL,
+            ATM,
             SERVER,
             BRIDGE,
             NIC,

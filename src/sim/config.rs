@@ -6,10 +6,12 @@ use super::engines::raw_dma::RawDmaTest;
 use crate::error::{Error, Result};
 use crate::model::negotiate_mode;
 use crate::model::schema::{
-    BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams, IoControllerParams,
+    AtmParams, BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams, IoControllerParams,
     NicParams, RawDmaParams, ServerParams, TestbedParams,
 };
-use crate::model::{BusSpec, EngineKind, Experiment, ParamSet, Protocol, Registry, WorkloadKind};
+use crate::model::{
+    BusSpec, EngineKind, Experiment, Framing, ParamSet, Protocol, Registry, WorkloadKind,
+};
 use crate::units::{BytesPerSec, Picos};
 
 /// A bus in the mode negotiated between a card and its slot (its timing:
@@ -128,7 +130,29 @@ pub struct CpuCfg {
     pub per_send_call: Picos,
 }
 
-/// Ethernet framing.
+/// ATM cells under a frame: AAL5 pads the frame and its trailer to a whole
+/// number of cell payloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellCfg {
+    /// Bytes of a cell on the wire.
+    pub cell: u64,
+    /// Payload bytes of a cell.
+    pub payload: u64,
+    /// AAL5 trailer per frame.
+    pub trailer: u64,
+}
+
+impl CellCfg {
+    /// Cells carrying an AAL5 frame of `frame` bytes (its trailer and
+    /// padding included).
+    pub fn cells(&self, frame: u64) -> u64 {
+        (frame + self.trailer).div_ceil(self.payload.max(1))
+    }
+}
+
+/// A NIC's link framing: Ethernet frames, or frames in ATM cells (an
+/// `Atm` link: `cells` is set, `rate` is the SONET payload rate and
+/// `frame` the AAL5 frame, encapsulation to IP packet).
 #[derive(Debug, Clone)]
 pub struct EthCfg {
     /// Line rate.
@@ -141,12 +165,22 @@ pub struct EthCfg {
     pub wire_overhead: u64,
     /// Frame bytes of a pure ACK (at least the minimum frame).
     pub ack_frame: u64,
+    /// ATM cells, for a link of ATM framing (None: Ethernet).
+    pub cells: Option<CellCfg>,
 }
 
 impl EthCfg {
-    /// Wire bytes of a frame of `frame` bytes.
+    /// Wire bytes of a frame of `frame` bytes: the frame and its framing
+    /// (preamble and gap), or the cells that carry it.
     pub fn wire_bytes(&self, frame: u64) -> u64 {
-        frame + self.wire_overhead
+        match self.cells {
+            Some(c) => c.cells(frame) * c.cell,
+            None => frame + self.wire_overhead,
+        }
+    }
+    /// Cells of a frame of `frame` bytes (zero on Ethernet).
+    pub fn cells_of(&self, frame: u64) -> u64 {
+        self.cells.map_or(0, |c| c.cells(frame))
     }
     /// TCP payload ceiling of the line.
     pub fn goodput_ceiling(&self) -> BytesPerSec {
@@ -197,6 +231,36 @@ pub struct NicCfg {
     pub rx_fifo: u64,
     /// Register reads per interrupt (one interrupt per received frame).
     pub pio_reads: u32,
+    /// On-card processor (an ATM card's SAR firmware): time per frame
+    /// sent, per frame received, per cell either way; all zero without one.
+    pub processor: CardProcessorCfg,
+}
+
+/// An adapter's own processor: its time per frame each way and per cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CardProcessorCfg {
+    /// Per frame transmitted.
+    pub tx_per_frame: Picos,
+    /// Per frame received.
+    pub rx_per_frame: Picos,
+    /// Per cell of a frame, either way.
+    pub per_cell: Picos,
+}
+
+impl CardProcessorCfg {
+    /// Whether the card has a processor in the frames' path.
+    pub fn present(&self) -> bool {
+        *self != CardProcessorCfg::default()
+    }
+    /// Its time for one frame of `cells` cells, transmitted or received.
+    pub fn frame_cost(&self, transmit: bool, cells: u64) -> Picos {
+        let per_frame = if transmit {
+            self.tx_per_frame
+        } else {
+            self.rx_per_frame
+        };
+        per_frame + Picos(self.per_cell.0 * cells)
+    }
 }
 
 /// HBA engine parameters.
@@ -375,6 +439,44 @@ pub struct SystemCfg {
     pub placement: CpuPlacement,
 }
 
+/// A NIC's framing from its link: Ethernet, or AAL5 frames in ATM cells.
+fn eth_cfg(
+    link: Option<&crate::model::LinkSpec>,
+    set: &ParamSet,
+    at: &crate::error::Location,
+) -> Result<EthCfg> {
+    if link.is_some_and(|l| l.framing == Framing::Atm) {
+        let lp = AtmParams::from_set(set, at)?;
+        let mtu = whole(lp.mtu);
+        let hdrs = whole(lp.tcp_ip_headers);
+        let encap = whole(lp.encapsulation);
+        return Ok(EthCfg {
+            rate: BytesPerSec(lp.payload_rate),
+            mss: mtu.saturating_sub(hdrs).max(1),
+            frame: mtu + encap,
+            wire_overhead: 0,
+            // AAL5 has no minimum frame: an ACK is its headers alone.
+            ack_frame: encap + hdrs,
+            cells: Some(CellCfg {
+                cell: whole(lp.cell),
+                payload: whole(lp.cell_payload).max(1),
+                trailer: whole(lp.aal5_trailer),
+            }),
+        });
+    }
+    let lp = EthernetParams::from_set(set, at)?;
+    let mtu = whole(lp.mtu);
+    let hdrs = whole(lp.tcp_ip_headers);
+    Ok(EthCfg {
+        rate: BytesPerSec(lp.line_rate),
+        mss: mtu.saturating_sub(hdrs).max(1),
+        frame: mtu + whole(lp.header) + whole(lp.fcs),
+        wire_overhead: whole(lp.preamble) + whole(lp.gap),
+        ack_frame: (whole(lp.header) + hdrs + whole(lp.fcs)).max(whole(lp.min_frame)),
+        cells: None,
+    })
+}
+
 /// A parameter that counts whole things (clocks, bytes, frames).
 fn whole(v: f64) -> u64 {
     v.round().max(0.0) as u64
@@ -546,8 +648,15 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         let adapter = &reg.adapters[adapter_name];
         for (fi, f) in adapter.functions.iter().enumerate() {
             let empty = ParamSet::default();
-            let link_set = match &f.link {
-                Some(l) => &reg.links[l].params,
+            // The scenario may run the card over another link of the same
+            // framing (an interface setting: MTU, encapsulation).
+            let link_name = match (&f.link, exp.links.get(ci).and_then(|l| l.as_ref())) {
+                (Some(_), Some(over)) => Some(over.clone()),
+                (l, _) => l.clone(),
+            };
+            let link = link_name.as_ref().and_then(|l| reg.links.get(l));
+            let link_set = match link {
+                Some(l) => &l.params,
                 None => &empty,
             };
             let work: Vec<_> = exp
@@ -557,19 +666,8 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                 .collect();
             let cfg = match f.engine {
                 EngineKind::Nic => {
-                    let lp = EthernetParams::from_set(link_set, &f.at)?;
+                    let eth = eth_cfg(link, link_set, &f.at)?;
                     let fp = NicParams::from_set(&f.params, &f.at)?;
-                    let mtu = whole(lp.mtu);
-                    let hdrs = whole(lp.tcp_ip_headers);
-                    let frame = mtu + whole(lp.header) + whole(lp.fcs);
-                    let eth = EthCfg {
-                        rate: BytesPerSec(lp.line_rate),
-                        mss: mtu.saturating_sub(hdrs).max(1),
-                        frame,
-                        wire_overhead: whole(lp.preamble) + whole(lp.gap),
-                        ack_frame: (whole(lp.header) + hdrs + whole(lp.fcs))
-                            .max(whole(lp.min_frame)),
-                    };
                     let mut streams = (None, None);
                     let mut message = u64::MAX;
                     for w in &work {
@@ -604,6 +702,11 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         tx_fifo: whole(fp.tx_fifo),
                         rx_fifo: whole(fp.rx_fifo),
                         pio_reads: whole(fp.pio_reads_per_interrupt) as u32,
+                        processor: CardProcessorCfg {
+                            tx_per_frame: Picos::from_ns(fp.processor_tx_per_frame.unwrap_or(0.0)),
+                            rx_per_frame: Picos::from_ns(fp.processor_rx_per_frame.unwrap_or(0.0)),
+                            per_cell: Picos::from_ns(fp.processor_per_cell.unwrap_or(0.0)),
+                        },
                     };
                     if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
                         return Err(Error::Invalid {
@@ -684,7 +787,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             workloads_of.push(work);
             functions.push(PlacedFunction {
                 label: format!("{label}.{}", f.name),
-                link: f.link.clone().unwrap_or_else(|| "none".into()),
+                link: link_name.clone().unwrap_or_else(|| "none".into()),
                 bus: card_seg[ci],
                 cfg,
             });
