@@ -282,7 +282,12 @@ pub fn predicted(result: &ExperimentResult, card_fn_label: &str, unit: &str) -> 
 /// The model's value of a figure of any scope: its function's throughput,
 /// the sum of that function over every card, or the whole machine's CPU
 /// utilisation in percent.
-pub fn predicted_figure(result: &ExperimentResult, fig: &crate::model::FigureSpec, fn_label: &str, fname: &str) -> f64 {
+pub fn predicted_figure(
+    result: &ExperimentResult,
+    fig: &crate::model::FigureSpec,
+    fn_label: &str,
+    fname: &str,
+) -> f64 {
     use crate::model::FigureScope;
     match fig.scope {
         FigureScope::Function => predicted(result, fn_label, &fig.unit),

@@ -11,8 +11,7 @@ use super::{bundled_files, check_name, known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
     negotiate_mode, Direction, EngineKind, Experiment, FigureScope, FigureSpec, Registry, RunSpec,
-    Scenario,
-    ServerSpec, Workload, WorkloadKind,
+    Scenario, ServerSpec, Workload, WorkloadKind,
 };
 use crate::units::readable;
 
@@ -790,7 +789,10 @@ fn figure(
     let place = if all {
         let found = cards.iter().enumerate().find_map(|(ci, c)| {
             let a = reg.adapters.get(&c.1)?;
-            let fi = a.functions.iter().position(|x| &x.name == f.function.get_ref())?;
+            let fi = a
+                .functions
+                .iter()
+                .position(|x| &x.name == f.function.get_ref())?;
             Some((ci, fi))
         });
         if found.is_none() {

@@ -269,15 +269,18 @@ dma_engine_kind! {
             "on-chip receive FIFO";
         pio_reads_per_interrupt: Count whole, 0.0, 16.0,
             "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
-        processor_tx_per_frame: Time, 0.0, 1e7,
-            "time the card's own processor (its firmware) spends on each frame it transmits, beside its time per cell (segmentation: one frame at a time, shared with receive)",
-            absent = "no on-card processor: frames go from the bus to the link as fast as the bus and link let them";
-        processor_rx_per_frame: Time, 0.0, 1e7,
-            "time the card's own processor spends on each frame it receives, beside its time per cell (reassembly and the frame's hand-off to the host, one frame at a time, shared with transmit)",
-            absent = "no on-card processor: frames go from the link to the bus as fast as the bus and link let them";
-        processor_per_cell: Time, 0.0, 1e6,
-            "time the card's own processor spends on each cell of a frame it transmits or receives (ATM segmentation and reassembly)",
-            absent = "no time per cell (an Ethernet card, or a SAR whose cell handling never limits)";
+        processor_clock: Frequency, 1.0, 2000.0,
+            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware), which runs the `processor_*` cycles below one frame at a time for both directions",
+            absent = "no on-card processor in the frames' path: frames go between bus and link as fast as both let them";
+        processor_tx_clocks_per_frame: Count, 0.0, 1e7,
+            "mean processor clocks of the card's firmware per frame transmitted (segmentation set-up), beside its clocks per cell",
+            absent = "no firmware time per frame transmitted";
+        processor_rx_clocks_per_frame: Count, 0.0, 1e7,
+            "mean processor clocks of the card's firmware per frame received (reassembly done, checks, host buffer and status), beside its clocks per cell",
+            absent = "no firmware time per frame received";
+        processor_clocks_per_cell: Count, 0.0, 1e5,
+            "mean processor clocks per cell of a frame transmitted or received (ATM segmentation and reassembly)",
+            absent = "no time per cell";
     }
 }
 
@@ -426,7 +429,12 @@ mod tests {
     fn every_count_and_size_is_whole_but_a_mean_and_whole_ranges_have_whole_ends() {
         // A count or size that may be fractional must say so here: the
         // simulator rounds none of them.
-        const MEANS: [&str; 1] = ["cpu_misses_per_packet"];
+        const MEANS: [&str; 4] = [
+            "cpu_misses_per_packet",
+            "processor_tx_clocks_per_frame",
+            "processor_rx_clocks_per_frame",
+            "processor_clocks_per_cell",
+        ];
         for rules in [
             BUS,
             ETHERNET,

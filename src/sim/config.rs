@@ -6,8 +6,8 @@ use super::engines::raw_dma::RawDmaTest;
 use crate::error::{Error, Result};
 use crate::model::negotiate_mode;
 use crate::model::schema::{
-    AtmParams, BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams, IoControllerParams,
-    NicParams, RawDmaParams, ServerParams, TestbedParams,
+    AtmParams, BridgeParams, BusParams, EthernetParams, FibreChannelParams, HbaParams,
+    IoControllerParams, NicParams, RawDmaParams, ServerParams, TestbedParams,
 };
 use crate::model::{
     BusSpec, EngineKind, Experiment, Framing, ParamSet, Protocol, Registry, WorkloadKind,
@@ -439,6 +439,20 @@ pub struct SystemCfg {
     pub placement: CpuPlacement,
 }
 
+/// A NIC's on-card processor: its clocks per frame and per cell at its
+/// clock (all zero without a clock: no processor).
+fn card_processor(fp: &NicParams) -> CardProcessorCfg {
+    let Some(mhz) = fp.processor_clock.filter(|c| *c > 0.0) else {
+        return CardProcessorCfg::default();
+    };
+    let time = |clocks: Option<f64>| Picos::from_ns(clocks.unwrap_or(0.0) * 1e3 / mhz);
+    CardProcessorCfg {
+        tx_per_frame: time(fp.processor_tx_clocks_per_frame),
+        rx_per_frame: time(fp.processor_rx_clocks_per_frame),
+        per_cell: time(fp.processor_clocks_per_cell),
+    }
+}
+
 /// A NIC's framing from its link: Ethernet, or AAL5 frames in ATM cells.
 fn eth_cfg(
     link: Option<&crate::model::LinkSpec>,
@@ -702,11 +716,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         tx_fifo: whole(fp.tx_fifo),
                         rx_fifo: whole(fp.rx_fifo),
                         pio_reads: whole(fp.pio_reads_per_interrupt) as u32,
-                        processor: CardProcessorCfg {
-                            tx_per_frame: Picos::from_ns(fp.processor_tx_per_frame.unwrap_or(0.0)),
-                            rx_per_frame: Picos::from_ns(fp.processor_rx_per_frame.unwrap_or(0.0)),
-                            per_cell: Picos::from_ns(fp.processor_per_cell.unwrap_or(0.0)),
-                        },
+                        processor: card_processor(&fp),
                     };
                     if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
                         return Err(Error::Invalid {
@@ -843,4 +853,72 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         cpus,
         placement,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::load_registry;
+
+    /// The framing of a bundled link, as a NIC on it sees it.
+    fn framing(link: &str) -> EthCfg {
+        let reg = load_registry(&[]).expect("bundled models load");
+        let l = &reg.links[link];
+        eth_cfg(Some(l), &l.params, &l.at).expect("a complete link")
+    }
+
+    #[test]
+    fn an_aal5_frame_is_padded_to_whole_cells_with_its_trailer() {
+        let c = CellCfg {
+            cell: 53,
+            payload: 48,
+            trailer: 8,
+        };
+        // 40 bytes + 8 = 48: one cell; one byte more needs a second.
+        assert_eq!(c.cells(40), 1);
+        assert_eq!(c.cells(41), 2);
+        // LANE MTU 9218: 9234-byte frame + 8 = 9242 bytes, 193 cells.
+        assert_eq!(c.cells(9234), 193);
+        // LANE MTU 1500: 1516 + 8 = 1524 bytes, 32 cells.
+        assert_eq!(c.cells(1516), 32);
+    }
+
+    #[test]
+    fn atm_goodput_comes_from_the_cell_arithmetic() {
+        let lane = framing("atm155-lane9218");
+        assert_eq!((lane.frame, lane.mss), (9234, 9178));
+        assert_eq!(lane.wire_bytes(lane.frame), 193 * 53);
+        // 149.76 Mbit/s x 9178 / (193 x 53) = 134.37 Mbit/s of TCP payload
+        // (the paper's four adapters: 538 outbound, 134.5 each).
+        let g = lane.goodput_ceiling().0 * 8.0 / 1e6;
+        assert!((g - 134.37).abs() < 0.01, "{g}");
+        // The ACK: LE and Ethernet headers + TCP/IP, 56 bytes, two cells.
+        assert_eq!(lane.wire_bytes(lane.ack_frame), 2 * 53);
+        let small = framing("atm155-lane1516");
+        let g = small.goodput_ceiling().0 * 8.0 / 1e6;
+        // 149.76 x 1460 / (32 x 53) = 128.92 Mbit/s.
+        assert!((g - 128.92).abs() < 0.01, "{g}");
+        let clip = framing("atm622-clip9180");
+        // 9180 + 8 LLC/SNAP + 8 trailer = 9196 bytes: 192 cells (9216).
+        assert_eq!(clip.wire_bytes(clip.frame), 192 * 53);
+        let g = clip.goodput_ceiling().0 * 8.0 / 1e6;
+        assert!((g - 599.04 * 9140.0 / (192.0 * 53.0)).abs() < 0.01, "{g}");
+        // Ethernet is unchanged: frame plus preamble and gap.
+        let gige = framing("gige");
+        assert_eq!(gige.wire_bytes(gige.frame), 1518 + 20);
+        assert_eq!(gige.cells_of(gige.frame), 0);
+    }
+
+    #[test]
+    fn a_card_processor_costs_its_time_per_frame_and_per_cell() {
+        let p = CardProcessorCfg {
+            tx_per_frame: Picos::from_ns(1000.0),
+            rx_per_frame: Picos::from_ns(5000.0),
+            per_cell: Picos::from_ns(100.0),
+        };
+        assert!(p.present());
+        assert_eq!(p.frame_cost(true, 32), Picos::from_ns(4200.0));
+        assert_eq!(p.frame_cost(false, 2), Picos::from_ns(5200.0));
+        assert!(!CardProcessorCfg::default().present());
+    }
 }

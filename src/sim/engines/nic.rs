@@ -15,12 +15,13 @@
 //!    up the ropes behind the posted writes; the CPU stalls meanwhile.
 //!
 //! Over an ATM link (a card with a segmentation and reassembly processor,
-//! `processor_*`), the same transactions per frame, with the frame's AAL5
-//! segmentation between steps 2 and the wire, and its reassembly between
+//! `processor_clock`), the same transactions per frame, with the frame's
+//! AAL5 segmentation between step 2 and the wire, and its reassembly between
 //! the last cell's arrival and step 1 of the receive list: the card's own
-//! processor spends `processor_tx_per_frame` or `processor_rx_per_frame`
-//! plus `processor_per_cell` for each of the frame's cells, one frame at a
-//! time for both directions (see `config::CardProcessorCfg`). The wire
+//! processor spends `processor_tx_clocks_per_frame` or
+//! `processor_rx_clocks_per_frame` plus `processor_clocks_per_cell` for each
+//! of the frame's cells, at its clock, one frame at a time for both
+//! directions (see `config::CardProcessorCfg`). The wire
 //! carries the frame's cells: AAL5 trailer and padding to whole cells,
 //! 53 bytes per 48 (see `config::EthCfg`).
 //!
