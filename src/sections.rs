@@ -17,12 +17,25 @@ use crate::validate::{run_scenario, summarise, FigureRow, PaperSummary};
 /// The columns every `figures` section starts with (the JSON contract).
 pub const FIGURE_COLUMNS: [&str; 5] = ["id", "published", "predicted", "unit", "error_pct"];
 
-/// A figure's cells under [`FIGURE_COLUMNS`].
+/// Decimals that show a published value as written (at least 1, at most 3),
+/// so a CPU figure of 2.75 % is not printed as 2.8.
+fn published_decimals(v: f64) -> usize {
+    (1..3)
+        .find(|&d| {
+            let scale = 10f64.powi(d as i32);
+            ((v * scale).round() - v * scale).abs() < 1e-6
+        })
+        .unwrap_or(3)
+}
+
+/// A figure's cells under [`FIGURE_COLUMNS`]: a CPU utilisation (`%`) with
+/// two decimals, a throughput with one.
 pub fn figure_cells(r: &FigureRow) -> Vec<Cell> {
+    let predicted_decimals = if r.unit == "%" { 2 } else { 1 };
     vec![
         Cell::Text(r.id.clone()),
-        Cell::Num(r.published, 1),
-        Cell::Num(r.predicted, 1),
+        Cell::Num(r.published, published_decimals(r.published)),
+        Cell::Num(r.predicted, predicted_decimals),
         Cell::Text(r.unit.clone()),
         Cell::Num(r.error_pct, 1),
     ]
@@ -837,6 +850,15 @@ pub fn server_tree_dot(tree: &ServerTree) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_published_value_is_shown_as_written() {
+        assert_eq!(published_decimals(929.0), 1);
+        assert_eq!(published_decimals(6.8), 1);
+        assert_eq!(published_decimals(2.75), 2);
+        assert_eq!(published_decimals(14.36), 2);
+        assert_eq!(published_decimals(0.125), 3);
+    }
     use super::*;
     use crate::calibrate::Unpinned;
     use crate::show::Node;

@@ -307,6 +307,37 @@ pub fn predicted(result: &ExperimentResult, card_fn_label: &str, unit: &str) -> 
     }
 }
 
+/// The model's value of a figure of any scope: its function's throughput,
+/// the sum of that function over every card, or the whole machine's CPU
+/// utilisation in percent.
+pub fn predicted_figure(
+    result: &ExperimentResult,
+    fig: &crate::model::FigureSpec,
+    fn_label: &str,
+    fname: &str,
+) -> f64 {
+    use crate::model::FigureScope;
+    match fig.scope {
+        FigureScope::Function => predicted(result, fn_label, &fig.unit),
+        FigureScope::AllCards => {
+            let suffix = format!(".{fname}");
+            let t: f64 = result
+                .functions
+                .iter()
+                .filter(|f| f.label.ends_with(&suffix))
+                .map(|f| f.total().0)
+                .sum();
+            let t = crate::units::BytesPerSec(t);
+            if fig.unit == "Mbit/s" {
+                t.mbit_s()
+            } else {
+                t.mb_s()
+            }
+        }
+        FigureScope::Cpu => result.cpu_util * 100.0,
+    }
+}
+
 /// Figure rows of one scenario given its results (in experiment order).
 pub fn figure_rows(reg: &Registry, sc: &Scenario, results: &[ExperimentResult]) -> Vec<FigureRow> {
     sc.experiments
@@ -333,7 +364,7 @@ pub fn experiment_rows(
                 .and_then(|a| a.functions.get(fig.function))
                 .map(|f| f.name.clone())
                 .unwrap_or_default();
-            let p = predicted(r, &format!("{card_label}.{fname}"), &fig.unit);
+            let p = predicted_figure(r, fig, &format!("{card_label}.{fname}"), &fname);
             FigureRow {
                 id: fig.id.clone(),
                 paper: sc.source.clone(),

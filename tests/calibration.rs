@@ -341,29 +341,35 @@ fn malformed_calibration_toml_is_located() {
 #[test]
 fn too_many_free_parameters_for_the_figures_are_refused() {
     let dir = tempfile::TempDir::new().expect("temp dir");
-    // Eleven continuous parameters (one that counts whole things could be
-    // free only with `choices`).
+    // Nineteen continuous parameters, more than the 74 bundled figures allow
+    // (one that counts whole things could be free only with `choices`).
     let keys = [
-        "io_read_latency",
-        "memory_remote_latency",
-        "cpu_per_packet",
-        "cpu_per_segment_sent",
-        "cpu_misses_per_packet",
-        "cpu_per_io",
-        "bridge.retry_interval",
-        "cpu_per_kb",
-        "memory_local_latency",
-        "cpu_remote_memory_latency",
-        "rope_bandwidth",
+        "server.rp8400-seu.io_read_latency",
+        "server.rp8400-seu.memory_remote_latency",
+        "server.rp8400-seu.cpu_per_packet",
+        "server.rp8400-seu.cpu_per_segment_sent",
+        "server.rp8400-seu.cpu_misses_per_packet",
+        "server.rp8400-seu.cpu_per_io",
+        "server.rp8400-seu.bridge.retry_interval",
+        "server.rp8400-seu.cpu_per_kb",
+        "server.rp8400-seu.memory_local_latency",
+        "server.rp8400-seu.cpu_remote_memory_latency",
+        "server.rp8400-seu.rope_bandwidth",
+        "server.n4000.io_read_latency",
+        "server.n4000.memory_local_latency",
+        "server.n4000.cpu_per_io",
+        "server.n4000.rope_bandwidth",
+        "server.v2500.io_read_latency",
+        "server.v2500.memory_local_latency",
+        "server.v2500.cpu_misses_per_packet",
+        "server.v2500.rope_bandwidth",
     ];
     let mut text = String::from("kind = \"calibration\"\n");
     let mut reg = load_registry(&[]).expect("bundled");
     for k in keys {
-        let p = reg
-            .param(&format!("server.rp8400-seu.{k}"))
-            .expect("exists");
+        let p = reg.param(k).expect("exists");
         text.push_str(&format!(
-            "[[free]]\nparam = \"server.rp8400-seu.{k}\"\nunit = \"{}\"\nmin = {}\nmax = {}\ninitial = {}\nmeaning = \"x\"\n",
+            "[[free]]\nparam = \"{k}\"\nunit = \"{}\"\nmin = {}\nmax = {}\ninitial = {}\nmeaning = \"x\"\n",
             p.unit,
             p.written * 0.9,
             p.written * 1.1 + 1.0,

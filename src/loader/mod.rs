@@ -510,12 +510,13 @@ fn add_model(
             let framing = match l.framing.get_ref().as_str() {
                 "ethernet" => Some((Framing::Ethernet, schema::ETHERNET)),
                 "fibre-channel" => Some((Framing::FibreChannel, schema::FIBRE_CHANNEL)),
+                "atm" => Some((Framing::Atm, schema::ATM)),
                 other => {
                     errs.push(src.invalid(
                         "framing",
                         l.framing.span(),
                         format!(
-                            "unknown framing `{other}`; expected `ethernet` or `fibre-channel`"
+                            "unknown framing `{other}`; expected `ethernet`, `fibre-channel` or `atm`"
                         ),
                     ));
                     None
@@ -1040,7 +1041,8 @@ fn check_registry(reg: &Registry) -> Result<()> {
             };
             let ok = matches!(
                 (f.engine, link.framing),
-                (EngineKind::Nic, Framing::Ethernet) | (EngineKind::Hba, Framing::FibreChannel)
+                (EngineKind::Nic, Framing::Ethernet | Framing::Atm)
+                    | (EngineKind::Hba, Framing::FibreChannel)
             );
             if !ok {
                 errs.push(Error::Invalid {

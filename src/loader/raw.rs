@@ -159,7 +159,12 @@ pub const SCENARIO: Shape = Table(&[
             ("note", Any),
             (
                 "card",
-                Tables(&Table(&[("name", Any), ("adapter", Any), ("slot", Any)])),
+                Tables(&Table(&[
+                    ("name", Any),
+                    ("adapter", Any),
+                    ("slot", Any),
+                    ("link", Any),
+                ])),
             ),
             (
                 "workload",
@@ -355,6 +360,7 @@ pub struct RawCard {
     pub name: Option<Spanned<String>>,
     pub adapter: Spanned<String>,
     pub slot: Spanned<String>,
+    pub link: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

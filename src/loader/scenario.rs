@@ -10,8 +10,8 @@ use super::raw::{RawExperiment, RawFigure, RawScenario, RawWorkload, SCENARIO};
 use super::{bundled_files, check_name, known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
-    negotiate_mode, Direction, EngineKind, Experiment, FigureSpec, Registry, RunSpec, Scenario,
-    ServerSpec, Workload, WorkloadKind,
+    negotiate_mode, Direction, EngineKind, Experiment, FigureScope, FigureSpec, Registry, RunSpec,
+    Scenario, ServerSpec, Workload, WorkloadKind,
 };
 use crate::units::readable;
 
@@ -280,13 +280,17 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         ));
     }
     let mut cards: Vec<Card> = Vec::new();
+    let mut links: Vec<Option<String>> = Vec::new();
     let mut cards_ok = server.is_some();
     for (j, c) in e.card.get_ref().iter().enumerate() {
         let Some(server) = server else {
             break;
         };
         match card(src, reg, server, &k(&format!("card[{j}]")), c, &cards) {
-            Ok(c) => cards.push(c),
+            Ok((c, l)) => {
+                cards.push(c);
+                links.push(l);
+            }
             Err(err) => {
                 errs.push(err);
                 cards_ok = false;
@@ -310,9 +314,14 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
             };
             // A figure of a function that runs nothing would be compared
             // with a prediction of zero.
-            let runs = workloads
-                .iter()
-                .any(|w| w.card == fig.card && w.function == fig.function);
+            let runs = workloads.iter().any(|w| match fig.scope {
+                FigureScope::Function => w.card == fig.card && w.function == fig.function,
+                FigureScope::AllCards => {
+                    fn_name(reg, &cards, w.card, w.function)
+                        == fn_name(reg, &cards, fig.card, fig.function)
+                }
+                FigureScope::Cpu => true,
+            });
             let all_known = workloads.len() == e.workload.len();
             if !runs && all_known {
                 errs.push(src.invalid(
@@ -339,6 +348,7 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         testbed: e.testbed.get_ref().clone(),
         cells: cells as u32,
         cards,
+        links,
         workloads,
         figures,
         at: src.at(&k("id"), e.id.span()),
@@ -354,7 +364,7 @@ fn card(
     key: &str,
     c: &super::raw::RawCard,
     earlier: &[Card],
-) -> Result<Card> {
+) -> Result<(Card, Option<String>)> {
     let ck = |s: &str| format!("{key}.{s}");
     let mut errs = Errors::default();
     let adapter = reg.adapters.get(c.adapter.get_ref());
@@ -418,11 +428,53 @@ fn card(
             ));
         }
     }
+    // Another link for the card's functions: one of the same framing as
+    // each function's own (an interface setting such as the MTU).
+    let mut link = None;
+    if let (Some(l), Some(adapter)) = (&c.link, adapter) {
+        match reg.links.get(l.get_ref()) {
+            None => errs.push(Error::Unknown {
+                at: src.at(&ck("link"), l.span()),
+                what: "link",
+                name: l.get_ref().clone(),
+                known: known(reg.links.keys()).into(),
+            }),
+            Some(spec) => {
+                let own: Vec<_> = adapter
+                    .functions
+                    .iter()
+                    .filter_map(|f| f.link.as_ref().and_then(|n| reg.links.get(n)))
+                    .collect();
+                if own.is_empty() || own.iter().any(|o| o.framing != spec.framing) {
+                    errs.push(src.invalid(
+                        &ck("link"),
+                        l.span(),
+                        format!(
+                            "link `{}` ({:?} framing) cannot replace the links of adapter `{}`: each of its functions must drive a link of that framing",
+                            spec.name, spec.framing, adapter.name
+                        ),
+                    ));
+                } else {
+                    link = Some(spec.name.clone());
+                }
+            }
+        }
+    }
     let (Some(label), Some(adapter), Some(slot), true) = (label, adapter, slot, errs.is_empty())
     else {
         return Err(errs.into_error());
     };
-    Ok((label, adapter.name.clone(), slot.name.clone()))
+    Ok(((label, adapter.name.clone(), slot.name.clone()), link))
+}
+
+/// The name of function `fi` of card `ci`.
+fn fn_name<'a>(reg: &'a Registry, cards: &[Card], ci: usize, fi: usize) -> Option<&'a str> {
+    let c = cards.get(ci)?;
+    reg.adapters
+        .get(&c.1)?
+        .functions
+        .get(fi)
+        .map(|f| f.name.as_str())
 }
 
 /// The card and function indices `card` and `func` name, at `key.card` and
@@ -731,16 +783,53 @@ fn figure(
 ) -> Result<FigureSpec> {
     let fk = |s: &str| format!("{key}.{s}");
     let mut errs = Errors::default();
-    let place = errs.take(find_fn(src, reg, cards, key, &f.card, &f.function));
     let unit = f.unit.get_ref().clone();
-    if unit != "Mbit/s" && unit != "MB/s" {
+    // `card = "*"`: the function of that name on every card that has it.
+    let all = f.card.get_ref() == "*";
+    let place = if all {
+        let found = cards.iter().enumerate().find_map(|(ci, c)| {
+            let a = reg.adapters.get(&c.1)?;
+            let fi = a
+                .functions
+                .iter()
+                .position(|x| &x.name == f.function.get_ref())?;
+            Some((ci, fi))
+        });
+        if found.is_none() {
+            errs.push(Error::Unknown {
+                at: src.at(&fk("function"), f.function.span()),
+                what: "function",
+                name: f.function.get_ref().clone(),
+                known: "no card of this experiment has it".into(),
+            });
+        }
+        found
+    } else {
+        errs.take(find_fn(src, reg, cards, key, &f.card, &f.function))
+    };
+    let scope = match unit.as_str() {
+        "%" => FigureScope::Cpu,
+        _ if all => FigureScope::AllCards,
+        _ => FigureScope::Function,
+    };
+    if unit != "Mbit/s" && unit != "MB/s" && unit != "%" {
         errs.push(src.invalid(
             &fk("unit"),
             f.unit.span(),
-            format!("unknown figure unit `{unit}`; expected Mbit/s or MB/s"),
+            format!("unknown figure unit `{unit}`; expected Mbit/s, MB/s or % (the whole machine's CPU utilisation)"),
         ));
     }
     let published = *f.published.get_ref();
+    if unit == "%" && published > 100.0 {
+        errs.push(src.invalid(
+            &fk("published"),
+            f.published.span(),
+            format!(
+                "{} % is not a CPU utilisation: expected more than 0, at most 100",
+                readable(published)
+            ),
+        ));
+    }
     if !(published.is_finite() && published > 0.0 && published <= 1e7) {
         errs.push(src.invalid(
             &fk("published"),
@@ -761,6 +850,7 @@ fn figure(
         function,
         published,
         unit,
+        scope,
         source: f.source.clone(),
         at: src.at(&fk("id"), f.id.span()),
     })

@@ -9,7 +9,9 @@ mod spec;
 
 pub use calibration::{CalibrationSpec, FittedValue, FreeParam};
 pub use params::{ParamSet, ParamValue};
-pub use scenario::{Direction, Experiment, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind};
+pub use scenario::{
+    Direction, Experiment, FigureScope, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind,
+};
 pub use spec::{
     negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineKind, Framing,
     FunctionSpec, IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec,

@@ -159,12 +159,29 @@ pub struct FigureSpec {
     pub function: usize,
     /// Published value, unchanged.
     pub published: f64,
-    /// Unit of the published value (`Mbit/s` or `MB/s`).
+    /// Unit of the published value (`Mbit/s` or `MB/s` for a throughput,
+    /// `%` for the whole machine's CPU utilisation).
     pub unit: String,
+    /// What the figure measures: the function's throughput, the sum over
+    /// every card of the experiment, or the whole machine's CPU.
+    pub scope: FigureScope,
     /// Where in the paper.
     pub source: String,
     /// Where the figure's id is written.
     pub at: crate::error::Location,
+}
+
+/// What a published figure measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureScope {
+    /// The throughput of its card's function (both directions together).
+    Function,
+    /// The throughput of the function of that name summed over every card
+    /// of the experiment (`card = "*"`): an aggregate of several adapters.
+    AllCards,
+    /// The utilisation of the whole machine's CPUs, in percent (mean over
+    /// the partition's CPUs, as netperf reports it; unit `%`).
+    Cpu,
 }
 
 /// One experiment: a configuration that is simulated once.
@@ -180,6 +197,10 @@ pub struct Experiment {
     pub cells: u32,
     /// (card label, adapter name, slot name).
     pub cards: Vec<(String, String, String)>,
+    /// Per card (same order), the link its functions run over instead of
+    /// their adapter's (an interface setting such as the MTU), if the
+    /// scenario names one.
+    pub links: Vec<Option<String>>,
     /// Workloads.
     pub workloads: Vec<Workload>,
     /// Figures to compare against.

@@ -176,6 +176,26 @@ param_kind! {
 }
 
 param_kind! {
+    /// Parameters of an ATM link: AAL5 frames in cells on a SONET payload.
+    ATM, AtmParams {
+        payload_rate: Rate, 1e6, 1e10,
+            "SONET synchronous payload envelope rate: the bits per second left for cells after section, line and path overhead";
+        cell: Size whole, 53.0, 53.0,
+            "bytes of one ATM cell on the wire (5-byte header and payload)";
+        cell_payload: Size whole, 48.0, 48.0,
+            "payload bytes of one cell";
+        aal5_trailer: Size whole, 8.0, 8.0,
+            "AAL5 CPCS trailer per frame; the frame and trailer are padded to a whole number of cell payloads";
+        encapsulation: Size whole, 0.0, 64.0,
+            "bytes before the IP packet in the AAL5 frame: LAN Emulation's 2-byte LE header and 14-byte Ethernet header, or Classical IP's 8-byte LLC/SNAP header";
+        mtu: Size whole, 576.0, 65536.0,
+            "largest IP packet of the interface";
+        tcp_ip_headers: Size whole, 40.0, 80.0,
+            "IPv4 and TCP headers with options, per segment";
+    }
+}
+
+param_kind! {
     /// Parameters of a server (memory, I/O path, CPUs, stack costs).
     SERVER, ServerParams {
         cells_max: Count whole, 1.0, 16.0,
@@ -253,6 +273,18 @@ dma_engine_kind! {
             "on-chip receive FIFO";
         pio_reads_per_interrupt: Count whole, 0.0, 16.0,
             "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
+        processor_clock: Frequency, 1.0, 2000.0,
+            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware), which runs the `processor_*` cycles below one frame at a time for both directions",
+            absent = "no on-card processor in the frames' path: frames go between bus and link as fast as both let them";
+        processor_tx_clocks_per_frame: Count, 0.0, 1e7,
+            "mean processor clocks of the card's firmware per frame transmitted (segmentation set-up), beside its clocks per cell",
+            absent = "no firmware time per frame transmitted";
+        processor_rx_clocks_per_frame: Count, 0.0, 1e7,
+            "mean processor clocks of the card's firmware per frame received (reassembly done, checks, host buffer and status), beside its clocks per cell",
+            absent = "no firmware time per frame received";
+        processor_clocks_per_cell: Count, 0.0, 1e5,
+            "mean processor clocks per cell of a frame transmitted or received (ATM segmentation and reassembly)",
+            absent = "no time per cell";
     }
 }
 
@@ -348,6 +380,7 @@ pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRu
         "link" => reg.links.get(rest).map(|l| match l.framing {
             super::Framing::Ethernet => ETHERNET,
             super::Framing::FibreChannel => FIBRE_CHANNEL,
+            super::Framing::Atm => ATM,
         }),
         "server" => match rest.strip_suffix(".bridge") {
             Some(name) if reg.servers.contains_key(name) => Some(BRIDGE),
@@ -428,7 +461,7 @@ mod tests {
             .filter(|r| r.absent.is_some())
             .all(|r| SCALED_COSTS.contains(&r.key) || r.key.contains("remote")));
         // Every optional parameter says what its absence means.
-        for rules in [SERVER, HBA, TESTBED] {
+        for rules in [SERVER, HBA, TESTBED, NIC] {
             assert!(rules.iter().all(|r| r.absent.is_none_or(|a| !a.is_empty())));
         }
     }
@@ -437,11 +470,18 @@ mod tests {
     fn every_count_and_size_is_whole_but_a_mean_and_whole_ranges_have_whole_ends() {
         // A count or size that may be fractional (a mean, a benchmark
         // index) must say so here: the simulator rounds none of them.
-        const MEANS: [&str; 2] = ["cpu_misses_per_packet", "rating"];
+        const MEANS: [&str; 5] = [
+            "cpu_misses_per_packet",
+            "rating",
+            "processor_tx_clocks_per_frame",
+            "processor_rx_clocks_per_frame",
+            "processor_clocks_per_cell",
+        ];
         for rules in [
             BUS,
             ETHERNET,
             FIBRE_CHANNEL,
+            ATM,
             SERVER,
             BRIDGE,
             NIC,

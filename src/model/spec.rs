@@ -34,6 +34,9 @@ pub enum Framing {
     Ethernet,
     /// Fibre Channel frames, 8b/10b, idles between frames.
     FibreChannel,
+    /// ATM: frames carried in AAL5 over 53-byte cells on a SONET payload
+    /// (LAN Emulation or Classical IP encapsulation).
+    Atm,
 }
 
 /// A network or storage link.

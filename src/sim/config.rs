@@ -6,11 +6,13 @@ use super::engines::raw_dma::RawDmaTest;
 use crate::error::{Error, Result};
 use crate::model::negotiate_mode;
 use crate::model::schema::{
-    BridgeParams, BusParams, CardBridgeParams, CpuParams, EthernetParams, FibreChannelParams,
-    HbaParams, IoControllerParams, NicParams, RawDmaParams, ServerParams, TestbedParams,
+    AtmParams, BridgeParams, BusParams, CardBridgeParams, CpuParams, EthernetParams,
+    FibreChannelParams, HbaParams, IoControllerParams, NicParams, RawDmaParams, ServerParams,
+    TestbedParams,
 };
 use crate::model::{
-    BusSpec, EngineKind, Experiment, ParamSet, Protocol, Registry, ServerSpec, WorkloadKind,
+    BusSpec, EngineKind, Experiment, Framing, ParamSet, Protocol, Registry, ServerSpec,
+    WorkloadKind,
 };
 use crate::units::{BytesPerSec, Picos};
 
@@ -143,7 +145,29 @@ pub struct CpuCfg {
     pub per_send_call: Picos,
 }
 
-/// Ethernet framing.
+/// ATM cells under a frame: AAL5 pads the frame and its trailer to a whole
+/// number of cell payloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellCfg {
+    /// Bytes of a cell on the wire.
+    pub cell: u64,
+    /// Payload bytes of a cell.
+    pub payload: u64,
+    /// AAL5 trailer per frame.
+    pub trailer: u64,
+}
+
+impl CellCfg {
+    /// Cells carrying an AAL5 frame of `frame` bytes (its trailer and
+    /// padding included).
+    pub fn cells(&self, frame: u64) -> u64 {
+        (frame + self.trailer).div_ceil(self.payload.max(1))
+    }
+}
+
+/// A NIC's link framing: Ethernet frames, or frames in ATM cells (an
+/// `Atm` link: `cells` is set, `rate` is the SONET payload rate and
+/// `frame` the AAL5 frame, encapsulation to IP packet).
 #[derive(Debug, Clone)]
 pub struct EthCfg {
     /// Line rate.
@@ -156,12 +180,22 @@ pub struct EthCfg {
     pub wire_overhead: u64,
     /// Frame bytes of a pure ACK (at least the minimum frame).
     pub ack_frame: u64,
+    /// ATM cells, for a link of ATM framing (None: Ethernet).
+    pub cells: Option<CellCfg>,
 }
 
 impl EthCfg {
-    /// Wire bytes of a frame of `frame` bytes.
+    /// Wire bytes of a frame of `frame` bytes: the frame and its framing
+    /// (preamble and gap), or the cells that carry it.
     pub fn wire_bytes(&self, frame: u64) -> u64 {
-        frame + self.wire_overhead
+        match self.cells {
+            Some(c) => c.cells(frame) * c.cell,
+            None => frame + self.wire_overhead,
+        }
+    }
+    /// Cells of a frame of `frame` bytes (zero on Ethernet).
+    pub fn cells_of(&self, frame: u64) -> u64 {
+        self.cells.map_or(0, |c| c.cells(frame))
     }
     /// TCP payload ceiling of the line.
     pub fn goodput_ceiling(&self) -> BytesPerSec {
@@ -212,6 +246,36 @@ pub struct NicCfg {
     pub rx_fifo: u64,
     /// Register reads per interrupt (one interrupt per received frame).
     pub pio_reads: u32,
+    /// On-card processor (an ATM card's SAR firmware): time per frame
+    /// sent, per frame received, per cell either way; all zero without one.
+    pub processor: CardProcessorCfg,
+}
+
+/// An adapter's own processor: its time per frame each way and per cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CardProcessorCfg {
+    /// Per frame transmitted.
+    pub tx_per_frame: Picos,
+    /// Per frame received.
+    pub rx_per_frame: Picos,
+    /// Per cell of a frame, either way.
+    pub per_cell: Picos,
+}
+
+impl CardProcessorCfg {
+    /// Whether the card has a processor in the frames' path.
+    pub fn present(&self) -> bool {
+        *self != CardProcessorCfg::default()
+    }
+    /// Its time for one frame of `cells` cells, transmitted or received.
+    pub fn frame_cost(&self, transmit: bool, cells: u64) -> Picos {
+        let per_frame = if transmit {
+            self.tx_per_frame
+        } else {
+            self.rx_per_frame
+        };
+        per_frame + Picos(self.per_cell.0 * cells)
+    }
 }
 
 /// HBA engine parameters.
@@ -497,6 +561,58 @@ impl SystemCfg {
     }
 }
 
+/// A NIC's on-card processor: its clocks per frame and per cell at its
+/// clock (all zero without a clock: no processor).
+fn card_processor(fp: &NicParams) -> CardProcessorCfg {
+    let Some(mhz) = fp.processor_clock.filter(|c| *c > 0.0) else {
+        return CardProcessorCfg::default();
+    };
+    let time = |clocks: Option<f64>| Picos::from_ns(clocks.unwrap_or(0.0) * 1e3 / mhz);
+    CardProcessorCfg {
+        tx_per_frame: time(fp.processor_tx_clocks_per_frame),
+        rx_per_frame: time(fp.processor_rx_clocks_per_frame),
+        per_cell: time(fp.processor_clocks_per_cell),
+    }
+}
+
+/// A NIC's framing from its link: Ethernet, or AAL5 frames in ATM cells.
+fn eth_cfg(
+    link: Option<&crate::model::LinkSpec>,
+    set: &ParamSet,
+    at: &crate::error::Location,
+) -> Result<EthCfg> {
+    if link.is_some_and(|l| l.framing == Framing::Atm) {
+        let lp = AtmParams::from_set(set, at)?;
+        let mtu = whole(lp.mtu);
+        let hdrs = whole(lp.tcp_ip_headers);
+        let encap = whole(lp.encapsulation);
+        return Ok(EthCfg {
+            rate: BytesPerSec(lp.payload_rate),
+            mss: mtu.saturating_sub(hdrs).max(1),
+            frame: mtu + encap,
+            wire_overhead: 0,
+            // AAL5 has no minimum frame: an ACK is its headers alone.
+            ack_frame: encap + hdrs,
+            cells: Some(CellCfg {
+                cell: whole(lp.cell),
+                payload: whole(lp.cell_payload).max(1),
+                trailer: whole(lp.aal5_trailer),
+            }),
+        });
+    }
+    let lp = EthernetParams::from_set(set, at)?;
+    let mtu = whole(lp.mtu);
+    let hdrs = whole(lp.tcp_ip_headers);
+    Ok(EthCfg {
+        rate: BytesPerSec(lp.line_rate),
+        mss: mtu.saturating_sub(hdrs).max(1),
+        frame: mtu + whole(lp.header) + whole(lp.fcs),
+        wire_overhead: whole(lp.preamble) + whole(lp.gap),
+        ack_frame: (whole(lp.header) + hdrs + whole(lp.fcs)).max(whole(lp.min_frame)),
+        cells: None,
+    })
+}
+
 /// A parameter that counts whole things (clocks, bytes, frames).
 fn whole(v: f64) -> u64 {
     v.round().max(0.0) as u64
@@ -699,8 +815,15 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         let adapter = &reg.adapters[adapter_name];
         for (fi, f) in adapter.functions.iter().enumerate() {
             let empty = ParamSet::default();
-            let link_set = match &f.link {
-                Some(l) => &reg.links[l].params,
+            // The scenario may run the card over another link of the same
+            // framing (an interface setting: MTU, encapsulation).
+            let link_name = match (&f.link, exp.links.get(ci).and_then(|l| l.as_ref())) {
+                (Some(_), Some(over)) => Some(over.clone()),
+                (l, _) => l.clone(),
+            };
+            let link = link_name.as_ref().and_then(|l| reg.links.get(l));
+            let link_set = match link {
+                Some(l) => &l.params,
                 None => &empty,
             };
             let work: Vec<_> = exp
@@ -710,19 +833,8 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                 .collect();
             let cfg = match f.engine {
                 EngineKind::Nic => {
-                    let lp = EthernetParams::from_set(link_set, &f.at)?;
+                    let eth = eth_cfg(link, link_set, &f.at)?;
                     let fp = NicParams::from_set(&f.params, &f.at)?;
-                    let mtu = whole(lp.mtu);
-                    let hdrs = whole(lp.tcp_ip_headers);
-                    let frame = mtu + whole(lp.header) + whole(lp.fcs);
-                    let eth = EthCfg {
-                        rate: BytesPerSec(lp.line_rate),
-                        mss: mtu.saturating_sub(hdrs).max(1),
-                        frame,
-                        wire_overhead: whole(lp.preamble) + whole(lp.gap),
-                        ack_frame: (whole(lp.header) + hdrs + whole(lp.fcs))
-                            .max(whole(lp.min_frame)),
-                    };
                     let mut streams = (None, None);
                     let mut message = u64::MAX;
                     for w in &work {
@@ -757,6 +869,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         tx_fifo: whole(fp.tx_fifo),
                         rx_fifo: whole(fp.rx_fifo),
                         pio_reads: whole(fp.pio_reads_per_interrupt) as u32,
+                        processor: card_processor(&fp),
                     };
                     if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
                         return Err(Error::Invalid {
@@ -837,7 +950,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             workloads_of.push(work);
             functions.push(PlacedFunction {
                 label: format!("{label}.{}", f.name),
-                link: f.link.clone().unwrap_or_else(|| "none".into()),
+                link: link_name.clone().unwrap_or_else(|| "none".into()),
                 bus: card_bus[ci],
                 cfg,
             });
@@ -895,4 +1008,72 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         cpus,
         placement,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::load_registry;
+
+    /// The framing of a bundled link, as a NIC on it sees it.
+    fn framing(link: &str) -> EthCfg {
+        let reg = load_registry(&[]).expect("bundled models load");
+        let l = &reg.links[link];
+        eth_cfg(Some(l), &l.params, &l.at).expect("a complete link")
+    }
+
+    #[test]
+    fn an_aal5_frame_is_padded_to_whole_cells_with_its_trailer() {
+        let c = CellCfg {
+            cell: 53,
+            payload: 48,
+            trailer: 8,
+        };
+        // 40 bytes + 8 = 48: one cell; one byte more needs a second.
+        assert_eq!(c.cells(40), 1);
+        assert_eq!(c.cells(41), 2);
+        // LANE MTU 9218: 9234-byte frame + 8 = 9242 bytes, 193 cells.
+        assert_eq!(c.cells(9234), 193);
+        // LANE MTU 1500: 1516 + 8 = 1524 bytes, 32 cells.
+        assert_eq!(c.cells(1516), 32);
+    }
+
+    #[test]
+    fn atm_goodput_comes_from_the_cell_arithmetic() {
+        let lane = framing("atm155-lane9218");
+        assert_eq!((lane.frame, lane.mss), (9234, 9178));
+        assert_eq!(lane.wire_bytes(lane.frame), 193 * 53);
+        // 149.76 Mbit/s x 9178 / (193 x 53) = 134.37 Mbit/s of TCP payload
+        // (the paper's four adapters: 538 outbound, 134.5 each).
+        let g = lane.goodput_ceiling().0 * 8.0 / 1e6;
+        assert!((g - 134.37).abs() < 0.01, "{g}");
+        // The ACK: LE and Ethernet headers + TCP/IP, 56 bytes, two cells.
+        assert_eq!(lane.wire_bytes(lane.ack_frame), 2 * 53);
+        let small = framing("atm155-lane1516");
+        let g = small.goodput_ceiling().0 * 8.0 / 1e6;
+        // 149.76 x 1460 / (32 x 53) = 128.92 Mbit/s.
+        assert!((g - 128.92).abs() < 0.01, "{g}");
+        let clip = framing("atm622-clip9180");
+        // 9180 + 8 LLC/SNAP + 8 trailer = 9196 bytes: 192 cells (9216).
+        assert_eq!(clip.wire_bytes(clip.frame), 192 * 53);
+        let g = clip.goodput_ceiling().0 * 8.0 / 1e6;
+        assert!((g - 599.04 * 9140.0 / (192.0 * 53.0)).abs() < 0.01, "{g}");
+        // Ethernet is unchanged: frame plus preamble and gap.
+        let gige = framing("gige");
+        assert_eq!(gige.wire_bytes(gige.frame), 1518 + 20);
+        assert_eq!(gige.cells_of(gige.frame), 0);
+    }
+
+    #[test]
+    fn a_card_processor_costs_its_time_per_frame_and_per_cell() {
+        let p = CardProcessorCfg {
+            tx_per_frame: Picos::from_ns(1000.0),
+            rx_per_frame: Picos::from_ns(5000.0),
+            per_cell: Picos::from_ns(100.0),
+        };
+        assert!(p.present());
+        assert_eq!(p.frame_cost(true, 32), Picos::from_ns(4200.0));
+        assert_eq!(p.frame_cost(false, 2), Picos::from_ns(5200.0));
+        assert!(!CardProcessorCfg::default().present());
+    }
 }

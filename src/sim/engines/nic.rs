@@ -14,6 +14,17 @@
 //!    interrupt per frame), each mastered by the bridge, its value returning
 //!    up the ropes behind the posted writes; the CPU stalls meanwhile.
 //!
+//! Over an ATM link (a card with a segmentation and reassembly processor,
+//! `processor_clock`), the same transactions per frame, with the frame's
+//! AAL5 segmentation between step 2 and the wire, and its reassembly between
+//! the last cell's arrival and step 1 of the receive list: the card's own
+//! processor spends `processor_tx_clocks_per_frame` or
+//! `processor_rx_clocks_per_frame` plus `processor_clocks_per_cell` for each
+//! of the frame's cells, at its clock, one frame at a time for both
+//! directions (see `config::CardProcessorCfg`). The wire
+//! carries the frame's cells: AAL5 trailer and padding to whole cells,
+//! 53 bytes per 48 (see `config::EthCfg`).
+//!
 //! The driver queues at most `tx_ring_frames` data segments for transmission
 //! (ACKs are always queued). CPU work: building a segment on the send CPU,
 //! each received frame on the interrupt CPU, each ACK the receiver sends on
@@ -38,6 +49,10 @@ pub enum NicEv {
     TxDesc,
     /// DMA: a frame to transmit has been read.
     TxData,
+    /// Card processor: the oldest frame read for transmission is segmented.
+    TxSegmented,
+    /// Card processor: the oldest frame received is reassembled.
+    RxReassembled,
     /// DMA: a transmit descriptor has been written back.
     TxWriteback,
     /// DMA: a batch of receive descriptors has been read.
@@ -72,6 +87,8 @@ pub struct Nic {
     tcp: TcpConn,
     tx_ring: VecDeque<Frame>,
     fetching: Option<Frame>,
+    segmenting: VecDeque<Frame>,
+    reassembling: VecDeque<Frame>,
     tx_fifo: VecDeque<Frame>,
     tx_fifo_used: u64,
     rx_fifo: VecDeque<Frame>,
@@ -96,6 +113,8 @@ impl Nic {
             eth,
             tx_ring: VecDeque::new(),
             fetching: None,
+            segmenting: VecDeque::new(),
+            reassembling: VecDeque::new(),
             tx_fifo: VecDeque::new(),
             tx_fifo_used: 0,
             rx_fifo: VecDeque::new(),
@@ -111,7 +130,10 @@ impl Nic {
 
     /// Frames queued for transmission: in the ring, being fetched, or in the FIFO.
     fn queued_frames(&self) -> usize {
-        self.tx_ring.len() + self.tx_fifo.len() + usize::from(self.fetching.is_some())
+        self.tx_ring.len()
+            + self.segmenting.len()
+            + self.tx_fifo.len()
+            + usize::from(self.fetching.is_some())
     }
 
     fn data_frame(&self, end: u64) -> Frame {
@@ -200,10 +222,29 @@ impl Nic {
             }
             NicEv::TxData => {
                 if let Some(frame) = self.fetching.take() {
-                    self.tx_fifo.push_back(frame);
+                    let p = self.cfg.processor;
+                    if p.present() {
+                        let cost = p.frame_cost(true, self.eth.cells_of(frame.bytes));
+                        self.segmenting.push_back(frame);
+                        cx.card_processor(cost, ev(NicEv::TxSegmented));
+                    } else {
+                        self.tx_fifo.push_back(frame);
+                    }
                 }
                 self.kick(Way::Out, cx);
                 self.tx_pump(cx);
+            }
+            NicEv::TxSegmented => {
+                if let Some(frame) = self.segmenting.pop_front() {
+                    self.tx_fifo.push_back(frame);
+                }
+                self.kick(Way::Out, cx);
+            }
+            NicEv::RxReassembled => {
+                if let Some(frame) = self.reassembling.pop_front() {
+                    self.rx_fifo.push_back(frame);
+                }
+                self.rx_pump(cx);
             }
             NicEv::TxWriteback => {}
             NicEv::RxDesc => {
@@ -323,8 +364,15 @@ impl Nic {
                 }
             }
             Way::In => {
-                self.rx_fifo.push_back(frame);
-                self.rx_pump(cx);
+                let p = self.cfg.processor;
+                if p.present() {
+                    let cost = p.frame_cost(false, self.eth.cells_of(frame.bytes));
+                    self.reassembling.push_back(frame);
+                    cx.card_processor(cost, ev(NicEv::RxReassembled));
+                } else {
+                    self.rx_fifo.push_back(frame);
+                    self.rx_pump(cx);
+                }
             }
         }
     }

@@ -1,0 +1,278 @@
+//! The ATM paper's claims (hp-atm-a5483a-a5513a-a5515a-1999.txt; ids from
+//! published-claims.md), checked against what the real binary predicts with
+//! the bundled fit: `atm.mtu` from the bundled Table 8 and 9 scenarios,
+//! `atm.socket-size`, `atm.vclass.per-controller` and
+//! `atm.nclass.twin-turbo` from scenarios written here.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Figure id -> prediction, from `iosim validate --format json`.
+fn validated() -> &'static BTreeMap<String, f64> {
+    static V: OnceLock<BTreeMap<String, f64>> = OnceLock::new();
+    V.get_or_init(|| {
+        let out = Command::new(env!("CARGO_BIN_EXE_iosim"))
+            .args(["validate", "--format", "json"])
+            .output()
+            .expect("iosim runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        js["figures"]
+            .as_array()
+            .expect("figures")
+            .iter()
+            .map(|f| {
+                (
+                    f["id"].as_str().expect("id").to_string(),
+                    f["predicted"].as_f64().expect("predicted"),
+                )
+            })
+            .collect()
+    })
+}
+
+fn v(id: &str) -> f64 {
+    *validated()
+        .get(id)
+        .unwrap_or_else(|| panic!("no prediction for {id}"))
+}
+
+#[test]
+fn atm_mtu_9218_beats_1516_most_of_all_inbound_and_bidirectional() {
+    for card in ["atm155", "atm622"] {
+        for d in ["out", "in", "bd"] {
+            let (big, small) = (
+                v(&format!("atm.{card}.{d}.mtu9218")),
+                v(&format!("atm.{card}.{d}.mtu1516")),
+            );
+            assert!(
+                big > small * 1.1,
+                "{card} {d}: MTU 9218 {big} vs 1516 {small}"
+            );
+        }
+    }
+    // The gain of the large MTU is larger inbound and bidirectional than
+    // outbound, summed over both adapters' tables.
+    let gain = |d: &str| -> f64 {
+        ["atm155", "atm622"]
+            .iter()
+            .map(|c| v(&format!("atm.{c}.{d}.mtu9218")) / v(&format!("atm.{c}.{d}.mtu1516")))
+            .sum::<f64>()
+    };
+    let (out, inn, bd) = (gain("out"), gain("in"), gain("bd"));
+    assert!(
+        inn > out && bd > out,
+        "gain 9218/1516 out {out}, in {inn}, bd {bd}"
+    );
+}
+
+/// One experiment: `cards` (adapter, slot) on `server`, each running netperf
+/// `direction` with `socket_kib` over `link`.
+fn experiment(
+    id: &str,
+    server: &str,
+    cards: &[(&str, &str)],
+    link: &str,
+    direction: &str,
+    socket_kib: u32,
+) -> String {
+    let mut s = format!(
+        "\n[[experiment]]\nid = \"{id}\"\nserver = \"{server}\"\ntestbed = \"hp-1999-atm-lab\"\ncells = 1\n"
+    );
+    for (i, (adapter, slot)) in cards.iter().enumerate() {
+        s += &format!(
+            "\n[[experiment.card]]\nname = \"c{i}\"\nadapter = \"{adapter}\"\nslot = \"{slot}\"\nlink = \"{link}\"\n"
+        );
+    }
+    for i in 0..cards.len() {
+        s += &format!(
+            "\n[[experiment.workload]]\ncard = \"c{i}\"\nfunction = \"atm\"\nkind = \"netperf-tcp-stream\"\ndirection = \"{direction}\"\nsocket_kib = {socket_kib}\nmessage_kib = {socket_kib}\n"
+        );
+    }
+    s
+}
+
+/// Runs the experiments; experiment id -> mean throughput per adapter
+/// (Mbit/s, both directions).
+fn run(experiments: &[String]) -> BTreeMap<String, f64> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("atm.toml");
+    let text = format!(
+        "[scenario]\nname = \"atm-claims\"\ntitle = \"ATM claims\"\n\n[run]\nwarmup_ms = 20\nduration_ms = 100\n{}",
+        experiments.concat()
+    );
+    std::fs::write(&file, text).expect("scenario");
+    per_adapter(&common::run_json(None, Path::new(&file)))
+}
+
+fn per_adapter(js: &serde_json::Value) -> BTreeMap<String, f64> {
+    let mut sum: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    for f in js["functions"].as_array().expect("functions") {
+        let e = sum
+            .entry(f["experiment"].as_str().expect("experiment").to_string())
+            .or_default();
+        e.0 += f["total_Mbit_s"].as_f64().expect("total_Mbit_s");
+        e.1 += 1;
+    }
+    sum.into_iter()
+        .map(|(k, (t, n))| (k, t / n as f64))
+        .collect()
+}
+
+#[test]
+fn atm_socket_size_knee_at_or_below_144_kib() {
+    // One ATM/622 receiving (the receiver's socket is the window) over LANE
+    // MTU 9218 and 1516: throughput against socket size rises, then is flat
+    // from 144 KiB on.
+    for (link, sizes) in [
+        (
+            "atm622-lane9218",
+            &[24, 32, 48, 64, 96, 128, 144, 256, 512][..],
+        ),
+        ("atm622-lane1516", &[4, 8, 16, 32, 64, 144, 512][..]),
+    ] {
+        let exps: Vec<String> = sizes
+            .iter()
+            .map(|s| {
+                experiment(
+                    &format!("s{s}"),
+                    "n4000",
+                    &[("a5513a", "ike0-twin-turbo-1")],
+                    link,
+                    "receive",
+                    *s,
+                )
+            })
+            .collect();
+        let t = run(&exps);
+        let at = |s: u32| t[&format!("s{s}")];
+        let top = at(512);
+        assert!(
+            at(144) >= 0.98 * top,
+            "{link}: 144 KiB gives {} of {top}: the knee is above 144 KiB ({t:?})",
+            at(144)
+        );
+        let least = sizes[0];
+        assert!(
+            at(least) < 0.9 * top,
+            "{link}: a {least} KiB socket gives {} of {top}: no knee ({t:?})",
+            at(least)
+        );
+        for w in sizes.windows(2) {
+            assert!(
+                at(w[1]) >= at(w[0]) * 0.99,
+                "{link}: throughput falls from {} to {} KiB ({t:?})",
+                w[0],
+                w[1]
+            );
+        }
+    }
+}
+
+#[test]
+fn atm_vclass_per_controller_a_fourth_155_and_a_second_622_get_less() {
+    // On one V2500 EPIC (one shared 64-bit 33 MHz PCI bus), outbound TCP over
+    // LANE MTU 9218, where the cards' DMA reads load the bus most.
+    let slots = ["epic0-1", "epic0-2", "epic0-3", "epic0-4"];
+    let on = |adapter: &'static str, n: usize| -> Vec<(&'static str, &'static str)> {
+        slots[..n].iter().map(|s| (adapter, *s)).collect()
+    };
+    let t = run(&[
+        experiment(
+            "155x3",
+            "v2500",
+            &on("a5483a", 3),
+            "atm155-lane9218",
+            "transmit",
+            144,
+        ),
+        experiment(
+            "155x4",
+            "v2500",
+            &on("a5483a", 4),
+            "atm155-lane9218",
+            "transmit",
+            144,
+        ),
+        experiment(
+            "622x1",
+            "v2500",
+            &on("a5513a", 1),
+            "atm622-lane9218",
+            "transmit",
+            144,
+        ),
+        experiment(
+            "622x2",
+            "v2500",
+            &on("a5513a", 2),
+            "atm622-lane9218",
+            "transmit",
+            144,
+        ),
+    ]);
+    assert!(
+        t["155x4"] < 0.95 * t["155x3"],
+        "a fourth ATM/155: {} per adapter against {} with three",
+        t["155x4"],
+        t["155x3"]
+    );
+    assert!(
+        t["622x2"] < 0.95 * t["622x1"],
+        "a second ATM/622: {} per adapter against {} alone",
+        t["622x2"],
+        t["622x1"]
+    );
+}
+
+#[test]
+#[ignore = "model gap: four ATM/622 on the N4000 are limited by their own SAR processors \
+            (fitted to Table 9), so Twin Turbo or Turbo slots, one IKE or two, predict the \
+            same throughput within 1% (374.5 spread over Twin Turbo, 375.2 in Turbo slots, \
+            374.8 on one IKE, Mbit/s per adapter bidirectional, MTU 9218); run with \
+            --ignored to see it fail"]
+fn atm_nclass_twin_turbo_spread_beats_turbo_and_one_controller() {
+    let cards = |slots: [&'static str; 4]| -> Vec<(&'static str, &'static str)> {
+        slots.iter().map(|s| ("a5513a", *s)).collect()
+    };
+    let spread = cards([
+        "ike0-twin-turbo-1",
+        "ike1-twin-turbo-1",
+        "ike0-twin-turbo-2",
+        "ike1-twin-turbo-2",
+    ]);
+    let turbo = cards([
+        "ike0-turbo-1",
+        "ike1-turbo-1",
+        "ike0-turbo-2",
+        "ike1-turbo-2",
+    ]);
+    let one = cards([
+        "ike0-twin-turbo-1",
+        "ike0-twin-turbo-2",
+        "ike0-turbo-1",
+        "ike0-turbo-2",
+    ]);
+    for (link, dir) in [
+        ("atm622-lane9218", "bidirectional"),
+        ("atm622-lane9218", "transmit"),
+    ] {
+        let t = run(&[
+            experiment("spread", "n4000", &spread, link, dir, 144),
+            experiment("turbo", "n4000", &turbo, link, dir, 144),
+            experiment("one", "n4000", &one, link, dir, 144),
+        ]);
+        assert!(
+            t["spread"] > 1.02 * t["turbo"] && t["spread"] > 1.02 * t["one"],
+            "{link} {dir}: {t:?}"
+        );
+    }
+}
