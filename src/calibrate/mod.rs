@@ -54,13 +54,25 @@ pub struct Memo {
     rows: std::sync::Mutex<HashMap<ExperimentKey, Vec<FigureRow>>>,
     events: std::sync::Mutex<HashMap<usize, u64>>,
     relevant: std::sync::OnceLock<Vec<Vec<usize>>>,
+    /// Experiments simulated, by this memo and by those of the part
+    /// problems made from it ([`Memo::child`]).
+    runs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Memo {
     /// Experiments simulated so far (each at one set of the values it
     /// depends on, at one precision).
     pub fn runs(&self) -> usize {
-        self.rows.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.runs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A fresh memo for a problem made from this one's (a part, a fold),
+    /// whose runs count with this one's.
+    pub fn child(&self) -> Memo {
+        Memo {
+            runs: self.runs.clone(),
+            ..Memo::default()
+        }
     }
 }
 
@@ -202,6 +214,9 @@ impl Problem<'_> {
                 })
                 .collect();
             let results = run_experiments(&jobs, self.seed, self.threads, precision_pct)?;
+            self.memo
+                .runs
+                .fetch_add(results.len(), std::sync::atomic::Ordering::Relaxed);
             let mut memo = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
             let mut events = self.memo.events.lock().unwrap_or_else(|e| e.into_inner());
             for (&(j, i), r) in todo.iter().zip(&results) {
@@ -222,6 +237,95 @@ impl Problem<'_> {
                 Ok(rows)
             })
             .collect()
+    }
+
+    /// The parts of the free parameters that no experiment joins: each a
+    /// set of parameters (indices, in order) and the experiments with
+    /// figures that read them (per experiment, in scenario then file
+    /// order), closed both ways (every parameter such an experiment reads is
+    /// in the part, every experiment with figures reading one of them too).
+    /// Parameters no experiment with figures reads are in no part.
+    pub fn parts(&self) -> Vec<(Vec<usize>, Vec<bool>)> {
+        let relevant = self.relevant();
+        let with_figures: Vec<bool> = self
+            .scenarios
+            .iter()
+            .flat_map(|sc| sc.experiments.iter().map(|e| !e.figures.is_empty()))
+            .collect();
+        let mut taken = vec![false; self.free.len()];
+        let mut parts = Vec::new();
+        for seed in 0..self.free.len() {
+            if taken[seed] {
+                continue;
+            }
+            let mut params = vec![false; self.free.len()];
+            params[seed] = true;
+            let reached = self.reach(&mut params, vec![false; relevant.len()], &with_figures);
+            if !reached.iter().any(|r| *r) {
+                continue;
+            }
+            let part: Vec<usize> = (0..self.free.len()).filter(|&p| params[p]).collect();
+            for &p in &part {
+                taken[p] = true;
+            }
+            parts.push((part, reached));
+        }
+        parts
+    }
+
+    /// Closes `params` and `reached` (experiments) both ways over the
+    /// experiments with figures; returns the experiments reached.
+    fn reach(
+        &self,
+        params: &mut [bool],
+        mut reached: Vec<bool>,
+        with_figures: &[bool],
+    ) -> Vec<bool> {
+        let relevant = self.relevant();
+        loop {
+            for (i, _) in reached.iter().enumerate().filter(|(_, r)| **r) {
+                for &p in &relevant[i] {
+                    params[p] = true;
+                }
+            }
+            let mut grew = false;
+            for i in 0..relevant.len() {
+                if !reached[i] && with_figures[i] && relevant[i].iter().any(|&p| params[p]) {
+                    reached[i] = true;
+                    grew = true;
+                }
+            }
+            if !grew {
+                return reached;
+            }
+        }
+    }
+
+    /// The models with every free parameter at `x`, the free parameters of
+    /// `part`, and the scenarios cut to the `reached` experiments: a
+    /// problem of that part alone.
+    fn restricted(
+        &self,
+        part: &[usize],
+        reached: &[bool],
+        x: &[f64],
+    ) -> (Registry, Vec<FreeParam>, Vec<Scenario>) {
+        let free: Vec<FreeParam> = part.iter().map(|&p| self.free[p].clone()).collect();
+        let mut k = 0;
+        let scenarios: Vec<Scenario> = self
+            .scenarios
+            .iter()
+            .map(|sc| {
+                let mut sc = sc.clone();
+                sc.experiments.retain(|_| {
+                    k += 1;
+                    reached[k - 1]
+                });
+                sc
+            })
+            .filter(|sc| !sc.experiments.is_empty())
+            .collect();
+        (self.registry_at(x), free, scenarios)
     }
 
     /// Per experiment (in scenario then file order), the free parameters
@@ -395,7 +499,86 @@ impl Objective {
 /// `start` (base units), minimising the figures' costs (see [`Objective`])
 /// plus the prior's. Intervals and pinning come from the figures' residuals
 /// alone. `progress` hears (iteration, sum of squares).
+///
+/// The parameters fall into parts that no experiment joins (see
+/// [`Problem::parts`]: a paper's parameters, say, read by none of another
+/// paper's experiments); each part is fitted on its own experiments, so
+/// adding a paper neither moves another paper's fit nor costs its runs. The
+/// fit of a single part is the whole fit.
 pub fn fit<T, P>(
+    pb: &Problem,
+    start: &[f64],
+    train: T,
+    settings: LmSettings,
+    objective: Objective,
+    mut progress: P,
+) -> Result<Fit>
+where
+    T: Fn(&FigureRow) -> bool,
+    P: FnMut(u32, f64),
+{
+    let parts = pb.parts();
+    if parts.len() <= 1 && parts.iter().all(|(ps, _)| ps.len() == pb.free.len()) {
+        return fit_joint(pb, start, train, settings, objective, progress);
+    }
+    let mut params: Vec<Option<ParamFit>> = (0..pb.free.len()).map(|_| None).collect();
+    let mut x = start.to_vec();
+    let mut out = Fit {
+        params: Vec::new(),
+        correlations: Vec::new(),
+        unpinned: Vec::new(),
+        degrees_of_freedom: 0,
+        rows_initial: Vec::new(),
+        rows_fitted: Vec::new(),
+        iterations: 0,
+        evaluations: 0,
+    };
+    for (part, reached) in &parts {
+        let (sub_reg, sub_free, sub_scenarios) = pb.restricted(part, reached, start);
+        let sub = Problem {
+            reg: &sub_reg,
+            scenarios: &sub_scenarios,
+            free: &sub_free,
+            seed: pb.seed,
+            threads: pb.threads,
+            memo: pb.memo.child(),
+        };
+        let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
+        let f = fit_joint(&sub, &sub_start, &train, settings, objective, &mut progress)?;
+        for (j, &p) in part.iter().enumerate() {
+            x[p] = f.params[j].value;
+            params[p] = Some(f.params[j].clone());
+        }
+        out.correlations.extend(f.correlations);
+        out.unpinned.extend(f.unpinned);
+        out.degrees_of_freedom += f.degrees_of_freedom;
+        out.iterations = out.iterations.max(f.iterations);
+        out.evaluations += f.evaluations;
+    }
+    // A parameter no experiment with figures reads stays where it started.
+    out.params = params
+        .into_iter()
+        .zip(pb.free)
+        .zip(start)
+        .map(|((p, free), &value)| {
+            p.unwrap_or_else(|| ParamFit {
+                free: free.clone(),
+                value,
+                ci95: None,
+                at_bound: None,
+                pinned_by: Vec::new(),
+                neighbour_rise: None,
+            })
+        })
+        .collect();
+    out.degrees_of_freedom = out.degrees_of_freedom.max(1);
+    out.rows_initial = pb.rows_at(start)?;
+    out.rows_fitted = pb.rows_at(&x)?;
+    Ok(out)
+}
+
+/// [`fit`] of every free parameter together.
+fn fit_joint<T, P>(
     pb: &Problem,
     start: &[f64],
     train: T,
@@ -701,36 +884,18 @@ where
                 .collect()
         })
         .collect();
-    let relevant = pb.relevant();
+    let with_figures: Vec<bool> = exp_groups.iter().map(|g| !g.is_empty()).collect();
     let mut held = Vec::new();
     let mut folds = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
         progress(g, gi + 1, groups.len());
-        // The part of the graph the group reaches: its experiments'
-        // parameters, then every experiment with figures that reads one of
-        // them, and so on.
+        // The part of the graph the group reaches.
         let mut params = vec![false; pb.free.len()];
-        let mut reached: Vec<bool> = exp_groups.iter().map(|gs| gs.contains(g)).collect();
-        loop {
-            for (i, _) in reached.iter().enumerate().filter(|(_, r)| **r) {
-                for &p in &relevant[i] {
-                    params[p] = true;
-                }
-            }
-            let mut grew = false;
-            for i in 0..exps.len() {
-                if !reached[i]
-                    && !exp_groups[i].is_empty()
-                    && relevant[i].iter().any(|&p| params[p])
-                {
-                    reached[i] = true;
-                    grew = true;
-                }
-            }
-            if !grew {
-                break;
-            }
-        }
+        let reached = pb.reach(
+            &mut params,
+            exp_groups.iter().map(|gs| gs.contains(g)).collect(),
+            &with_figures,
+        );
         let part: Vec<usize> = (0..pb.free.len()).filter(|&p| params[p]).collect();
         if part.is_empty() {
             // No free parameter touches the group: the full fit's prediction
@@ -749,29 +914,14 @@ where
             continue;
         }
         // The others at their full-fit values; the part's experiments only.
-        let fixed = pb.registry_at(&x_all);
-        let free: Vec<FreeParam> = part.iter().map(|&p| pb.free[p].clone()).collect();
-        let mut k = 0;
-        let scenarios: Vec<Scenario> = pb
-            .scenarios
-            .iter()
-            .map(|sc| {
-                let mut sc = sc.clone();
-                sc.experiments.retain(|_| {
-                    k += 1;
-                    reached[k - 1]
-                });
-                sc
-            })
-            .filter(|sc| !sc.experiments.is_empty())
-            .collect();
+        let (fixed, free, scenarios) = pb.restricted(&part, &reached, &x_all);
         let sub = Problem {
             reg: &fixed,
             scenarios: &scenarios,
             free: &free,
             seed: pb.seed,
             threads: pb.threads,
-            memo: Memo::default(),
+            memo: pb.memo.child(),
         };
         let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
         let f = fit(
