@@ -738,13 +738,15 @@ fn add_model(
                 format!("a `{k}` file is not a model and is not read from a --models directory: give it with {flag} FILE instead"),
             ));
         }
-        other => return Err(src.invalid(
-            "kind",
-            kind.span(),
-            format!(
+        other => {
+            return Err(src.invalid(
+                "kind",
+                kind.span(),
+                format!(
                 "unknown kind `{other}`; expected one of bus, link, server, adapter, testbed, cpu"
             ),
-        )),
+            ))
+        }
     };
     Ok(Some(added))
 }
