@@ -550,11 +550,11 @@ pub fn line_svg(title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> St
         y1 = y1.max(fin(hi)).max(fin(y));
         y0 = y0.min(fin(lo)).min(fin(y));
     }
-    if !(x1 > x0) {
-        x0 -= 0.5;
+    if !x0.is_finite() || !x1.is_finite() || x1 <= x0 {
+        x0 = if x0.is_finite() { x0 - 0.5 } else { 0.0 };
         x1 = x0 + 1.0;
     }
-    if !(y1 > y0) {
+    if y1 <= y0 {
         y1 = y0 + 1.0;
     }
     y1 *= 1.05;

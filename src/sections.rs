@@ -835,60 +835,6 @@ pub fn server_tree_dot(tree: &ServerTree) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::calibrate::Unpinned;
-    use crate::show::Node;
-
-    #[test]
-    fn each_unpinned_combination_lists_its_parameters_and_weights() {
-        let fit = Fit {
-            params: Vec::new(),
-            correlations: Vec::new(),
-            unpinned: vec![Unpinned {
-                weights: vec![("server.a.x".into(), 0.8), ("server.a.y".into(), 0.6)],
-                relative_singular_value: 1e-9,
-            }],
-            degrees_of_freedom: 3,
-            rows_initial: Vec::new(),
-            rows_fitted: Vec::new(),
-            iterations: 0,
-            evaluations: 0,
-        };
-        let s = unpinned_section(&fit);
-        assert_eq!(s.rows.len(), 2);
-        assert!(matches!(&s.rows[1][2], Cell::Text(p) if p == "server.a.y"));
-        assert!(matches!(s.rows[1][0], Cell::Int(1)));
-        let none = Fit {
-            unpinned: Vec::new(),
-            ..fit
-        };
-        assert!(unpinned_section(&none).rows.is_empty());
-    }
-
-    #[test]
-    fn dot_names_are_escaped() {
-        let tree = ServerTree {
-            server: "a\"b\\c".into(),
-            nodes: vec![Node {
-                id: "x\"\\\n\x1b".into(),
-                parent: None,
-                depth: 0,
-                capacity: Some(BytesPerSec(1e6)),
-                kind: NodeKind::IoController { packet_overhead: 8 },
-            }],
-        };
-        let dot = server_tree_dot(&tree);
-        assert!(dot.starts_with("digraph \"a\\\"b\\\\c\" {\n"), "{dot}");
-        assert!(
-            dot.contains("  \"x\\\"\\\\\\\\x0a\\\\x1b\" [label="),
-            "{dot}"
-        );
-        assert!(!dot.contains('\x1b') && dot.lines().count() == 4, "{dot}");
-    }
-}
-
 /// The sections of `iosim sweep`: `sweep`, one tidy row per (experiment,
 /// point, metric) with the mean and 95% interval over the replications, and
 /// `bottlenecks`, the bottleneck of each (experiment, point).
@@ -1003,4 +949,58 @@ pub fn sweep_plot_files(
         ));
     }
     files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::Unpinned;
+    use crate::show::Node;
+
+    #[test]
+    fn each_unpinned_combination_lists_its_parameters_and_weights() {
+        let fit = Fit {
+            params: Vec::new(),
+            correlations: Vec::new(),
+            unpinned: vec![Unpinned {
+                weights: vec![("server.a.x".into(), 0.8), ("server.a.y".into(), 0.6)],
+                relative_singular_value: 1e-9,
+            }],
+            degrees_of_freedom: 3,
+            rows_initial: Vec::new(),
+            rows_fitted: Vec::new(),
+            iterations: 0,
+            evaluations: 0,
+        };
+        let s = unpinned_section(&fit);
+        assert_eq!(s.rows.len(), 2);
+        assert!(matches!(&s.rows[1][2], Cell::Text(p) if p == "server.a.y"));
+        assert!(matches!(s.rows[1][0], Cell::Int(1)));
+        let none = Fit {
+            unpinned: Vec::new(),
+            ..fit
+        };
+        assert!(unpinned_section(&none).rows.is_empty());
+    }
+
+    #[test]
+    fn dot_names_are_escaped() {
+        let tree = ServerTree {
+            server: "a\"b\\c".into(),
+            nodes: vec![Node {
+                id: "x\"\\\n\x1b".into(),
+                parent: None,
+                depth: 0,
+                capacity: Some(BytesPerSec(1e6)),
+                kind: NodeKind::IoController { packet_overhead: 8 },
+            }],
+        };
+        let dot = server_tree_dot(&tree);
+        assert!(dot.starts_with("digraph \"a\\\"b\\\\c\" {\n"), "{dot}");
+        assert!(
+            dot.contains("  \"x\\\"\\\\\\\\x0a\\\\x1b\" [label="),
+            "{dot}"
+        );
+        assert!(!dot.contains('\x1b') && dot.lines().count() == 4, "{dot}");
+    }
 }

@@ -89,7 +89,7 @@ fn list(spec: &str, text: &str) -> Result<Vec<(f64, String)>> {
                 "the ends and step of a range must have the same unit",
             ));
         }
-        if !(step.0 > 0.0) || hi.0 < lo.0 {
+        if step.0.is_nan() || step.0 <= 0.0 || hi.0 < lo.0 {
             return Err(bad(
                 spec,
                 "a malformed range: expected low..high or low:high:step with low <= high and a positive step",
