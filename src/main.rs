@@ -171,6 +171,33 @@ enum Command {
         #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
         max_wall_seconds: Option<f64>,
     },
+    /// What-if sweep: run one scenario at every value of one or two varied
+    /// quantities and report every metric at each point.
+    Sweep {
+        /// Scenario TOML file.
+        scenario: PathBuf,
+        /// WHAT=LIST: WHAT is cells, socket_kib, message_kib, block_kib,
+        /// outstanding or a model parameter's dotted path (as `iosim params`
+        /// names it); LIST is `a,b,c`, `a..b` (whole steps) or `a:b:step`,
+        /// values of a parameter with or without a unit (`500ns`). Twice for a grid.
+        #[arg(long = "vary", value_name = "WHAT=LIST", required = true)]
+        vary: Vec<String>,
+        /// Only this experiment of the scenario.
+        #[arg(long, value_name = "ID")]
+        experiment: Option<String>,
+        #[command(flatten)]
+        common: Common,
+        /// Independent replications per point, 1 to 1000 (seeds derived from --seed); mean and 95% CI.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        replications: u32,
+        /// Also write one SVG per experiment and metric against the first varied quantity into DIR.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<PathBuf>,
+        /// Stop with exit code 5 if the run takes longer than this many
+        /// wall-clock seconds (checked before each experiment starts).
+        #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+        max_wall_seconds: Option<f64>,
+    },
     /// List the bundled and given models, their parameters and sources.
     Params {
         #[command(flatten)]
@@ -271,6 +298,9 @@ fn main() -> ExitCode {
         Command::Calibrate {
             max_wall_seconds, ..
         } => (*max_wall_seconds, false),
+        Command::Sweep {
+            max_wall_seconds, ..
+        } => (*max_wall_seconds, true),
         _ => (None, false),
     };
     iosim::validate::set_wall_clock_bound(bound);
@@ -464,6 +494,76 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 }
                 rep.sections.push(r.table);
                 rep.sections.push(r.warnings);
+            }
+            Ok(rep.render(common.format.into()))
+        }
+        Command::Sweep {
+            scenario,
+            vary,
+            experiment,
+            common,
+            replications,
+            plot,
+            ..
+        } => {
+            let (mut reg, parameters) = common.registry()?;
+            let sc = load_scenario(&scenario, &reg)?;
+            if vary.len() > 2 {
+                return Err(Error::Usage(
+                    "--vary: at most two (one line per value of the second)".into(),
+                ));
+            }
+            let axes = vary
+                .iter()
+                .map(|v| iosim::sweep::parse_vary(&mut reg, v))
+                .collect::<iosim::Result<Vec<_>>>()?;
+            let points: usize = axes.iter().map(|a| a.values.len()).product();
+            let exps = match &experiment {
+                Some(_) => 1,
+                None => sc.experiments.len(),
+            };
+            progress::add_total(points * exps * replications as usize);
+            let sweep = iosim::sweep::run_sweep(
+                &reg,
+                &sc,
+                experiment.as_deref(),
+                axes,
+                replications,
+                common.seed,
+                common.threads,
+            )?;
+            let mut rep = Report {
+                command: format!("sweep {}", scenario.display()),
+                seed: common.seed,
+                ..Default::default()
+            };
+            rep.meta.push(("parameters".into(), parameters));
+            rep.meta.push(("scenario".into(), sc.name.clone()));
+            for a in &sweep.axes {
+                let vals: Vec<String> = a
+                    .values
+                    .iter()
+                    .map(|v| iosim::units::readable(*v))
+                    .collect();
+                rep.meta.push((
+                    format!("vary {}", a.name),
+                    format!("{} ({})", vals.join(", "), a.unit),
+                ));
+            }
+            rep.meta.push((
+                "run".into(),
+                format!(
+                    "warm-up {} ms discarded, {} ms measured; {replications} replication(s) per point, 95% intervals (ci_low = ci_high = mean with one)",
+                    sc.run.warmup_ms, sc.run.duration_ms
+                ),
+            ));
+            rep.sections = sections::sweep_sections(&sc.name, &sweep);
+            if let Some(dir) = plot {
+                for (name, text) in sections::sweep_plot_files(&sc.name, &sweep, common.seed) {
+                    let path = dir.join(name);
+                    report::write_file(&path, &text)
+                        .map_err(|source| Error::Write { path, source })?;
+                }
             }
             Ok(rep.render(common.format.into()))
         }

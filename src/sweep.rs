@@ -1,0 +1,553 @@
+//! What-if sweeps (`iosim sweep`): one scenario run at every point of one or
+//! two varied quantities (cells, socket/send/block size, I/Os in flight, or
+//! any model parameter by its dotted path), with every metric of each point
+//! summarised over replications (mean and 95% interval).
+//!
+//! The points are built as data (a copy of the scenario per workload point,
+//! a copy of the registry per parameter point) and all run in the one pool of
+//! [`crate::validate::run_scenarios_at`], so results do not depend on the
+//! number of threads. Each point keeps its experiment's seed (common random
+//! numbers): differences between points are the model's, not the noise's.
+
+use crate::error::{Error, Result};
+use crate::model::{Registry, Scenario, WorkloadKind};
+use crate::sim::ExperimentResult;
+use crate::stats::mean_ci95;
+use crate::units::readable;
+use crate::validate::run_scenarios_at;
+
+/// What one `--vary` changes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Knob {
+    /// Cells in the partition.
+    Cells,
+    /// Socket buffer of every netperf workload, KiB.
+    SocketKib,
+    /// Send (message) size of every netperf workload, KiB.
+    MessageKib,
+    /// Block size of every diskbench or raw DMA workload, KiB.
+    BlockKib,
+    /// I/Os (blocks) in flight of every diskbench or raw DMA workload.
+    Outstanding,
+    /// A model parameter by its dotted path, values in its base unit.
+    Param(String),
+}
+
+/// One varied quantity and its values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// The name as given (`cells`, `server.rp8400-seu.io_read_latency`).
+    pub name: String,
+    /// What it changes.
+    pub knob: Knob,
+    /// The values: KiB, counts, or the parameter's base unit.
+    pub values: Vec<f64>,
+    /// The unit of `values` (`KiB`, `count`, `ns`, ...).
+    pub unit: String,
+}
+
+/// The workload knobs `--vary` accepts by name.
+pub const KNOBS: &str = "cells, socket_kib, message_kib, block_kib, outstanding, or a model parameter's dotted path as `iosim params` names it";
+
+fn bad(spec: &str, why: impl std::fmt::Display) -> Error {
+    Error::Usage(format!("--vary {spec}: {why}"))
+}
+
+/// Splits `500ns` or `500 ns` into 500 and `ns` (an empty unit when none).
+fn quantity(s: &str) -> Option<(f64, String)> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    let mut end = 0;
+    while end < b.len() {
+        let c = b[end] as char;
+        let exp = (c == 'e' || c == 'E')
+            && end > 0
+            && b.get(end + 1)
+                .is_some_and(|n| n.is_ascii_digit() || *n == b'-' || *n == b'+');
+        if c.is_ascii_digit() || c == '.' || ((c == '-' || c == '+') && end == 0) || exp {
+            end += if exp { 2 } else { 1 };
+        } else {
+            break;
+        }
+    }
+    let v: f64 = s[..end].parse().ok()?;
+    v.is_finite().then(|| (v, s[end..].trim().to_string()))
+}
+
+/// The values of a list `a,b,c`, a range `a..b` (whole steps of 1, both
+/// ends included) or `a:b:step` (both ends included), each with its unit.
+fn list(spec: &str, text: &str) -> Result<Vec<(f64, String)>> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(bad(spec, "an empty list of values"));
+    }
+    let q = |s: &str| quantity(s).ok_or_else(|| bad(spec, format!("`{s}` is not a number")));
+    let span = |lo: (f64, String), hi: (f64, String), step: (f64, String)| {
+        if lo.1 != hi.1 || lo.1 != step.1 && !step.1.is_empty() {
+            return Err(bad(
+                spec,
+                "the ends and step of a range must have the same unit",
+            ));
+        }
+        if step.0.is_nan() || step.0 <= 0.0 || hi.0 < lo.0 {
+            return Err(bad(
+                spec,
+                "a malformed range: expected low..high or low:high:step with low <= high and a positive step",
+            ));
+        }
+        let n = ((hi.0 - lo.0) / step.0 + 1e-9).floor() as u64 + 1;
+        if n > 1000 {
+            return Err(bad(spec, format!("{n} points; at most 1000")));
+        }
+        Ok((0..n)
+            .map(|i| (lo.0 + i as f64 * step.0, lo.1.clone()))
+            .collect())
+    };
+    if let Some((a, b)) = text.split_once("..") {
+        return span(q(a)?, q(b)?, (1.0, String::new()));
+    }
+    if text.contains(':') {
+        let parts: Vec<&str> = text.split(':').collect();
+        let [a, b, s] = parts[..] else {
+            return Err(bad(spec, "a malformed range: expected low:high:step"));
+        };
+        return span(q(a)?, q(b)?, q(s)?);
+    }
+    text.split(',').map(q).collect()
+}
+
+/// Parses one `--vary WHAT=LIST` against the registry: the name is known,
+/// every value is in range (and a whole number where it must be).
+pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
+    let Some((what, values)) = spec.split_once('=') else {
+        return Err(bad(spec, "expected WHAT=LIST, e.g. cells=1,2,4"));
+    };
+    let what = what.trim();
+    let raw = list(spec, values)?;
+    let (knob, lo, hi, whole, unit) = match what {
+        "cells" => (Knob::Cells, 1.0, 64.0, true, "count"),
+        "socket_kib" => (Knob::SocketKib, 0.0625, 65536.0, false, "KiB"),
+        "message_kib" => (Knob::MessageKib, 0.0625, 65536.0, false, "KiB"),
+        "block_kib" => (Knob::BlockKib, 0.0625, 65536.0, false, "KiB"),
+        "outstanding" => (Knob::Outstanding, 1.0, 256.0, true, "count"),
+        path => {
+            let Some(p) = reg.param(path) else {
+                return Err(bad(
+                    spec,
+                    format!(
+                        "`{path}` is neither a sweepable quantity ({KNOBS}) nor a model parameter"
+                    ),
+                ));
+            };
+            let (lo, hi) = crate::model::schema::range_of(reg, path)
+                .unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+            let (dim, _) = crate::units::to_base(1.0, &p.unit)
+                .unwrap_or((crate::units::Dimension::Count, 1.0));
+            let mut values = Vec::new();
+            for (v, u) in raw {
+                let u = if u.is_empty() { p.unit.clone() } else { u };
+                let base = match crate::units::to_base(v, &u) {
+                    Some((d, b)) if d == dim => b,
+                    Some(_) => {
+                        return Err(bad(
+                            spec,
+                            format!("`{u}` is not a unit of {path} (written in {})", p.unit),
+                        ))
+                    }
+                    None if u == p.unit => v,
+                    None => return Err(bad(spec, format!("unknown unit `{u}`"))),
+                };
+                if !(lo..=hi).contains(&base) {
+                    return Err(bad(
+                        spec,
+                        format!(
+                            "{} {u} is out of {path}'s plausible range, {}",
+                            readable(v),
+                            crate::units::range_text(lo, hi, dim)
+                        ),
+                    ));
+                }
+                values.push(base);
+            }
+            return Ok(Axis {
+                name: path.to_string(),
+                knob: Knob::Param(path.to_string()),
+                values,
+                unit: dim.base_unit().to_string(),
+            });
+        }
+    };
+    let mut values = Vec::new();
+    for (v, u) in raw {
+        if !(u.is_empty() || u == unit || unit == "count" && u.is_empty()) {
+            return Err(bad(
+                spec,
+                format!("{what} takes plain numbers ({unit}), not `{u}`"),
+            ));
+        }
+        if !(lo..=hi).contains(&v) || (whole && v.fract() != 0.0) {
+            return Err(bad(
+                spec,
+                format!(
+                    "{} is out of range for {what}: expected {}{} to {}",
+                    readable(v),
+                    if whole { "a whole number from " } else { "" },
+                    readable(lo),
+                    readable(hi)
+                ),
+            ));
+        }
+        if unit == "KiB" && (v * 1024.0).fract() != 0.0 {
+            return Err(bad(
+                spec,
+                format!("{} KiB is not a whole number of bytes", readable(v)),
+            ));
+        }
+        values.push(v);
+    }
+    Ok(Axis {
+        name: what.to_string(),
+        knob,
+        values,
+        unit: unit.to_string(),
+    })
+}
+
+/// One point of the sweep: the value of each axis, in axis order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// One value per axis.
+    pub values: Vec<f64>,
+}
+
+impl Point {
+    /// `cells=2 socket_kib=64`.
+    pub fn label(&self, axes: &[Axis]) -> String {
+        axes.iter()
+            .zip(&self.values)
+            .map(|(a, v)| format!("{}={}", a.name, readable(*v)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// One metric of one experiment at one point, over the replications.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    /// Experiment id.
+    pub experiment: String,
+    /// Index of the point.
+    pub point: usize,
+    /// `card.fn throughput`, `cpu utilisation`, `bus X utilisation`, ...
+    pub metric: String,
+    /// `MB/s`, `percent`, `us/KB`.
+    pub unit: String,
+    /// Mean over the replications.
+    pub mean: f64,
+    /// Lower end of the 95% interval (the mean with one replication).
+    pub ci_low: f64,
+    /// Upper end of the 95% interval.
+    pub ci_high: f64,
+    /// Replications.
+    pub n: u32,
+}
+
+/// The outcome of a sweep.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    /// The axes.
+    pub axes: Vec<Axis>,
+    /// The points, the last axis varying fastest.
+    pub points: Vec<Point>,
+    /// Every metric, by point, then experiment, in a stable order.
+    pub metrics: Vec<Metric>,
+    /// The bottleneck text of each (point, experiment id) in the first
+    /// replication.
+    pub bottlenecks: Vec<(usize, String, String)>,
+}
+
+/// The seed of replication `r` (the same derivation as `run --replications`).
+pub fn replication_seed(seed: u64, r: u32) -> u64 {
+    seed ^ (r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Every combination of the axes' values, the last axis fastest.
+fn grid(axes: &[Axis]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new()];
+    for a in axes {
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                (0..a.values.len()).map(move |i| {
+                    let mut q = p.clone();
+                    q.push(i);
+                    q
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Applies a workload knob to every experiment of `sc`; an experiment with no
+/// workload the knob applies to is an error naming it.
+fn apply_workload(sc: &mut Scenario, knob: &Knob, v: f64, name: &str) -> Result<()> {
+    for e in sc.experiments.iter_mut() {
+        let mut hit = false;
+        if *knob == Knob::Cells {
+            e.cells = v as u32;
+            continue;
+        }
+        let bytes = (v * 1024.0) as u64;
+        for w in e.workloads.iter_mut() {
+            match (&mut w.kind, knob) {
+                (WorkloadKind::NetperfTcpStream { socket_bytes, .. }, Knob::SocketKib) => {
+                    *socket_bytes = bytes;
+                    hit = true;
+                }
+                (WorkloadKind::NetperfTcpStream { message_bytes, .. }, Knob::MessageKib) => {
+                    *message_bytes = bytes;
+                    hit = true;
+                }
+                (WorkloadKind::Diskbench { block_bytes, .. }, Knob::BlockKib)
+                | (WorkloadKind::RawDma { block_bytes, .. }, Knob::BlockKib) => {
+                    *block_bytes = bytes;
+                    hit = true;
+                }
+                (WorkloadKind::Diskbench { outstanding, .. }, Knob::Outstanding) => {
+                    *outstanding = Some(v as u32);
+                    hit = true;
+                }
+                (WorkloadKind::RawDma { outstanding, .. }, Knob::Outstanding) => {
+                    *outstanding = v as u32;
+                    hit = true;
+                }
+                _ => {}
+            }
+        }
+        if !hit {
+            return Err(Error::Usage(format!(
+                "--vary {name}: experiment `{}` of scenario `{}` has no workload it applies to (pick another with --experiment)",
+                e.id, sc.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The metrics of one experiment result: (name, unit, value).
+fn metrics_of(r: &ExperimentResult) -> Vec<(String, &'static str, f64)> {
+    let mut m = Vec::new();
+    for f in &r.functions {
+        m.push((format!("{} throughput", f.label), "MB/s", f.total().mb_s()));
+    }
+    m.push(("cpu utilisation".into(), "percent", r.cpu_util * 100.0));
+    m.push(("service demand".into(), "us/KB", r.service_demand_us_per_kb));
+    let mut controllers: Vec<(String, f64)> = Vec::new();
+    for b in &r.buses {
+        m.push((
+            format!("bus {} utilisation", b.label),
+            "percent",
+            b.util * 100.0,
+        ));
+        m.push((
+            format!("rope {} utilisation", b.label),
+            "percent",
+            b.rope_util * 100.0,
+        ));
+        if let Some((name, u)) = &b.controller {
+            if !controllers.iter().any(|(n, _)| n == name) {
+                controllers.push((name.clone(), *u));
+            }
+        }
+    }
+    for (name, u) in controllers {
+        m.push((
+            format!("controller {name} utilisation"),
+            "percent",
+            u * 100.0,
+        ));
+    }
+    m
+}
+
+/// Runs `sc` (its experiment `only`, or all) at every point of `axes`, `n`
+/// replications each (seeds from `seed` as `run --replications` derives
+/// them), on `threads` threads; results do not depend on `threads`.
+pub fn run_sweep(
+    reg: &Registry,
+    sc: &Scenario,
+    only: Option<&str>,
+    axes: Vec<Axis>,
+    n: u32,
+    seed: u64,
+    threads: usize,
+) -> Result<Sweep> {
+    if axes.is_empty() {
+        return Err(Error::Usage(
+            "sweep: give at least one --vary WHAT=LIST".into(),
+        ));
+    }
+    let mut base = sc.clone();
+    if let Some(id) = only {
+        base.experiments.retain(|e| e.id == id);
+        if base.experiments.is_empty() {
+            let ids: Vec<&str> = sc.experiments.iter().map(|e| e.id.as_str()).collect();
+            return Err(Error::Usage(format!(
+                "--experiment {id}: no such experiment in scenario `{}` (it has {})",
+                sc.name,
+                ids.join(", ")
+            )));
+        }
+    }
+    let is_param = |a: &Axis| matches!(a.knob, Knob::Param(_));
+    let param_axes: Vec<usize> = (0..axes.len()).filter(|&i| is_param(&axes[i])).collect();
+    let work_axes: Vec<usize> = (0..axes.len()).filter(|&i| !is_param(&axes[i])).collect();
+    let sub = |idx: &[usize]| -> Vec<Axis> { idx.iter().map(|&i| axes[i].clone()).collect() };
+    // One registry per combination of parameter values.
+    let mut regs = Vec::new();
+    for combo in grid(&sub(&param_axes)) {
+        let mut r = reg.clone();
+        for (k, &vi) in combo.iter().enumerate() {
+            let a = &axes[param_axes[k]];
+            if let Knob::Param(path) = &a.knob {
+                if !r.set_param(path, a.values[vi]) {
+                    return Err(Error::Internal(format!("parameter {path} vanished")));
+                }
+            }
+        }
+        regs.push(r);
+    }
+    // One scenario per combination of workload values.
+    let mut scenarios = Vec::new();
+    for combo in grid(&sub(&work_axes)) {
+        let mut s = base.clone();
+        for (k, &vi) in combo.iter().enumerate() {
+            let a = &axes[work_axes[k]];
+            if a.knob == Knob::Cells {
+                check_cells(reg, &s, a.values[vi])?;
+            }
+            apply_workload(&mut s, &a.knob, a.values[vi], &a.name)?;
+        }
+        scenarios.push(s);
+    }
+    let reg_refs: Vec<&Registry> = regs.iter().collect();
+    let mut reps = Vec::new();
+    for r in 0..n {
+        reps.push(run_scenarios_at(
+            &reg_refs,
+            &scenarios,
+            replication_seed(seed, r),
+            threads,
+            None,
+            &|_| 0,
+        )?);
+    }
+    let n_work = scenarios.len();
+    let mut points = Vec::new();
+    let mut metrics = Vec::new();
+    let mut bottlenecks = Vec::new();
+    for (pi, combo) in grid(&axes).into_iter().enumerate() {
+        let (mut ri, mut si) = (0usize, 0usize);
+        for &i in &param_axes {
+            ri = ri * axes[i].values.len() + combo[i];
+        }
+        for &i in &work_axes {
+            si = si * axes[i].values.len() + combo[i];
+        }
+        debug_assert!(si < n_work);
+        points.push(Point {
+            values: combo
+                .iter()
+                .enumerate()
+                .map(|(k, &vi)| axes[k].values[vi])
+                .collect(),
+        });
+        for (ei, e) in scenarios[si].experiments.iter().enumerate() {
+            let runs: Vec<Vec<(String, &'static str, f64)>> = reps
+                .iter()
+                .map(|rep| metrics_of(&rep[ri][si][ei]))
+                .collect();
+            if let Some(first) = reps.first() {
+                bottlenecks.push((pi, e.id.clone(), first[ri][si][ei].bottleneck.clone()));
+            }
+            let Some(names) = runs.first() else { continue };
+            for (mi, (name, unit, _)) in names.iter().enumerate() {
+                let xs: Vec<f64> = runs.iter().filter_map(|r| r.get(mi).map(|m| m.2)).collect();
+                let (mean, half) = mean_ci95(&xs);
+                let half = if xs.len() > 1 { half } else { 0.0 };
+                metrics.push(Metric {
+                    experiment: e.id.clone(),
+                    point: pi,
+                    metric: name.clone(),
+                    unit: unit.to_string(),
+                    mean,
+                    ci_low: mean - half,
+                    ci_high: mean + half,
+                    n,
+                });
+            }
+        }
+    }
+    Ok(Sweep {
+        axes,
+        points,
+        metrics,
+        bottlenecks,
+    })
+}
+
+/// Cells beyond the server's range are refused before anything runs.
+fn check_cells(reg: &Registry, sc: &Scenario, cells: f64) -> Result<()> {
+    for e in &sc.experiments {
+        let Some(server) = reg.servers.get(&e.server) else {
+            continue;
+        };
+        let max =
+            crate::model::schema::ServerParams::from_set(&server.params, &server.at)?.cells_max;
+        if cells > max {
+            return Err(Error::Usage(format!(
+                "--vary cells: {} cells; server `{}` of experiment `{}` takes 1 to {}",
+                readable(cells),
+                e.server,
+                e.id,
+                readable(max)
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_ranges() {
+        let v = |t: &str| list("x", t).map(|l| l.into_iter().map(|p| p.0).collect::<Vec<_>>());
+        assert_eq!(v("1,2,4").unwrap(), vec![1.0, 2.0, 4.0]);
+        assert_eq!(v("1..4").unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(v("8:32:8").unwrap(), vec![8.0, 16.0, 24.0, 32.0]);
+        assert_eq!(
+            list("x", "500ns,1e3ns").unwrap(),
+            vec![(500.0, "ns".into()), (1000.0, "ns".into())]
+        );
+        for bad in ["", "4..1", "1:2", "1:4:0", "a,b", "1,,2", "1..x"] {
+            assert!(v(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn grid_last_axis_fastest() {
+        let a = |n: usize| Axis {
+            name: "a".into(),
+            knob: Knob::Cells,
+            values: vec![0.0; n],
+            unit: "count".into(),
+        };
+        assert_eq!(
+            grid(&[a(2), a(2)]),
+            vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]
+        );
+    }
+}
