@@ -114,19 +114,7 @@ fn run(dir: &Path, ports: &[(&str, &str, &str, &str)]) -> Outcome {
             )
         })
         .collect();
-    let buses = v["buses"]
-        .as_array()
-        .expect("buses")
-        .iter()
-        .map(|b| {
-            (
-                b["bus"].as_str().expect("label").to_string(),
-                b["mode"].as_str().expect("mode").to_string(),
-                b["data_MB_s"].as_f64().expect("data"),
-                b["peak_MB_s"].as_f64().expect("peak"),
-            )
-        })
-        .collect();
+    let buses = common::bus_rows(&v);
     (per_port, buses)
 }
 

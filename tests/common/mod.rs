@@ -158,3 +158,21 @@ pub fn run_json(models: Option<&Path>, scenario: &Path) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("json output")
 }
+
+/// Per bus of a `run --format json` output: (label, mode, data MB/s, peak MB/s).
+#[allow(dead_code)]
+pub fn bus_rows(v: &serde_json::Value) -> Vec<(String, String, f64, f64)> {
+    v["buses"]
+        .as_array()
+        .expect("buses")
+        .iter()
+        .map(|b| {
+            (
+                b["bus"].as_str().expect("label").to_string(),
+                b["mode"].as_str().expect("mode").to_string(),
+                b["data_MB_s"].as_f64().expect("data"),
+                b["peak_MB_s"].as_f64().expect("peak"),
+            )
+        })
+        .collect()
+}
