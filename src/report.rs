@@ -453,18 +453,7 @@ pub fn validation_svg(title: &str, points: &[PlotPoint]) -> String {
     let ymax = 130.0;
     let x = |i: usize| m + (i as f64 + 0.5) * (w - 2.0 * m) / n;
     let y = |pct: f64| h - m - (pct.clamp(ymin, ymax) - ymin) / (ymax - ymin) * (h - 2.0 * m);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="24" text-anchor="middle" font-size="15">{}</text>"#,
-        w / 2.0,
-        xml_escape(title)
-    );
+    let mut s = svg_open(w, h, title, 15);
     for (lo, hi, fill) in [(88.0, 112.0, "#eef5ff"), (95.0, 105.0, "#d6e8ff")] {
         let _ = writeln!(
             s,
@@ -519,6 +508,24 @@ pub fn validation_svg(title: &str, points: &[PlotPoint]) -> String {
     s
 }
 
+/// The start of an SVG chart of `w` x `h` pixels: the root element, a white
+/// background and `title` centred at the top in `title_size` points.
+fn svg_open(w: f64, h: f64, title: &str, title_size: u32) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="24" text-anchor="middle" font-size="{title_size}">{}</text>"#,
+        w / 2.0,
+        xml_escape(title)
+    );
+    s
+}
+
 fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -560,18 +567,7 @@ pub fn line_svg(title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> St
     y1 *= 1.05;
     let px = |x: f64| m + (fin(x) - x0) / (x1 - x0) * (w - 2.0 * m);
     let py = |y: f64| h - m - (fin(y) - y0) / (y1 - y0) * (h - 2.0 * m);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="24" text-anchor="middle" font-size="14">{}</text>"#,
-        w / 2.0,
-        xml_escape(title)
-    );
+    let mut s = svg_open(w, h, title, 14);
     for i in 0..=5 {
         let yv = y0 + (y1 - y0) * i as f64 / 5.0;
         let _ = writeln!(
