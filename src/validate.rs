@@ -271,12 +271,25 @@ pub fn predicted(result: &ExperimentResult, card_fn_label: &str, unit: &str) -> 
     let Some(f) = result.functions.iter().find(|f| f.label == card_fn_label) else {
         return f64::NAN;
     };
-    let t = f.total();
-    if unit == "Mbit/s" {
-        t.mbit_s()
-    } else {
-        t.mb_s()
+    in_unit(f.total(), result, unit)
+}
+
+/// A throughput `t` (or, for `%`, the server's CPU utilisation in `result`)
+/// in the figure unit `unit`.
+fn in_unit(t: crate::units::BytesPerSec, result: &ExperimentResult, unit: &str) -> f64 {
+    match unit {
+        "Mbit/s" => t.mbit_s(),
+        // TTCP's "Mbit" is 2^20 bits (ttcp.c, outfmt).
+        "Mibit/s" => t.0 * 8.0 / 1_048_576.0,
+        "%" => result.cpu_util * 100.0,
+        _ => t.mb_s(),
     }
+}
+
+/// The model's value of a figure of every function's throughput added.
+pub fn predicted_total(result: &ExperimentResult, unit: &str) -> f64 {
+    let t = result.functions.iter().map(|f| f.total().0).sum::<f64>();
+    in_unit(crate::units::BytesPerSec(t), result, unit)
 }
 
 /// Figure rows of one scenario given its results (in experiment order).
@@ -291,7 +304,11 @@ pub fn figure_rows(reg: &Registry, sc: &Scenario, results: &[ExperimentResult]) 
                 .and_then(|a| a.functions.get(fig.function))
                 .map(|f| f.name.clone())
                 .unwrap_or_default();
-            let p = predicted(r, &format!("{card_label}.{fname}"), &fig.unit);
+            let p = if fig.total {
+                predicted_total(r, &fig.unit)
+            } else {
+                predicted(r, &format!("{card_label}.{fname}"), &fig.unit)
+            };
             rows.push(FigureRow {
                 id: fig.id.clone(),
                 paper: sc.source.clone(),

@@ -139,7 +139,12 @@ pub const SCENARIO: Shape = Table(&[
             ("note", Any),
             (
                 "card",
-                Tables(&Table(&[("name", Any), ("adapter", Any), ("slot", Any)])),
+                Tables(&Table(&[
+                    ("name", Any),
+                    ("adapter", Any),
+                    ("slot", Any),
+                    ("link", Any),
+                ])),
             ),
             (
                 "workload",
@@ -154,6 +159,7 @@ pub const SCENARIO: Shape = Table(&[
                     ("outstanding", Any),
                     ("interrupt_cpu", Any),
                     ("process_cpu", Any),
+                    ("to", Any),
                 ])),
             ),
             (
@@ -164,6 +170,7 @@ pub const SCENARIO: Shape = Table(&[
                     ("function", Any),
                     ("published", Any),
                     ("unit", Any),
+                    ("metric", Any),
                     ("source", Any),
                 ])),
             ),
@@ -305,6 +312,9 @@ pub struct RawCard {
     pub name: Option<Spanned<String>>,
     pub adapter: Spanned<String>,
     pub slot: Spanned<String>,
+    /// The link every function of the card drives in this experiment, in
+    /// place of the adapter file's (a port set to another speed or duplex).
+    pub link: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -320,6 +330,8 @@ pub struct RawWorkload {
     pub outstanding: Option<Spanned<f64>>,
     pub interrupt_cpu: Option<Spanned<f64>>,
     pub process_cpu: Option<Spanned<f64>>,
+    /// ip-forward: the function of the same card the packets leave by.
+    pub to: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -330,6 +342,10 @@ pub struct RawFigure {
     pub function: Spanned<String>,
     pub published: Spanned<f64>,
     pub unit: Spanned<String>,
+    /// `function` (the default: the function's throughput, or the server's
+    /// CPU utilisation for a unit of `%`) or `total` (every function's
+    /// throughput added).
+    pub metric: Option<Spanned<String>>,
     #[serde(default)]
     pub source: String,
 }

@@ -330,6 +330,41 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
             figures.push(fig);
         }
     }
+    // A card's link in this experiment: an Ethernet link for a card of NICs.
+    let mut links = Vec::new();
+    for (j, c) in e.card.get_ref().iter().enumerate() {
+        let Some(l) = &c.link else {
+            links.push(None);
+            continue;
+        };
+        let key = k(&format!("card[{j}].link"));
+        match reg.links.get(l.get_ref()) {
+            None => errs.push(Error::Unknown {
+                at: src.at(&key, l.span()),
+                what: "link",
+                name: l.get_ref().clone(),
+                known: known(reg.links.keys()).into(),
+            }),
+            Some(spec) => {
+                let nics = reg.adapters.get(c.adapter.get_ref()).is_none_or(|a| {
+                    a.functions
+                        .iter()
+                        .all(|f| f.engine == crate::model::EngineKind::Nic)
+                });
+                if spec.framing != crate::model::Framing::Ethernet || !nics {
+                    errs.push(src.invalid(
+                        &key,
+                        l.span(),
+                        format!(
+                            "link `{}` replaces the links of a card's functions only for a card of Ethernet NICs",
+                            l.get_ref()
+                        ),
+                    ));
+                }
+            }
+        }
+        links.push(Some(l.get_ref().clone()));
+    }
     let (Some(id), Some(server), Some(cells), true) = (id, server, cells, errs.is_empty()) else {
         return Err(errs.into_error());
     };
@@ -339,6 +374,7 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         testbed: e.testbed.get_ref().clone(),
         cells: cells as u32,
         cards,
+        links,
         workloads,
         figures,
         at: src.at(&k("id"), e.id.span()),
@@ -526,6 +562,10 @@ fn workload(
             ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
             ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
         ],
+        "ip-forward" => [
+            ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
+            ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
+        ],
         "diskbench" | "dma" => [
             ("socket_kib", w.socket_kib.as_ref().map(|v| v.span())),
             ("message_kib", w.message_kib.as_ref().map(|v| v.span())),
@@ -558,6 +598,54 @@ fn workload(
                 }
             })
         }
+        ("ip-forward", Some(EngineKind::Nic)) => {
+            let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
+            let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
+            let to = match (&w.to, place) {
+                (None, _) => {
+                    errs.push(src.invalid(
+                        &wk("kind"),
+                        w.kind.span(),
+                        "an ip-forward workload names the function its packets leave by: `to`",
+                    ));
+                    None
+                }
+                (Some(to), Some((card, function))) => {
+                    let named = Spanned::new(w.card.span(), cards[card].0.clone());
+                    let found = errs.take(find_fn(src, reg, cards, key, &named, to));
+                    match found {
+                        Some((_, t)) if t == function => {
+                            errs.push(src.invalid(
+                                &wk("to"),
+                                to.span(),
+                                "an ip-forward workload forwards to another port",
+                            ));
+                            None
+                        }
+                        Some((_, t)) => Some(t),
+                        None => None,
+                    }
+                }
+                (Some(_), None) => None,
+            };
+            if direction != Some(Direction::In) {
+                errs.push(src.invalid(
+                    &wk("direction"),
+                    w.direction.span(),
+                    "an ip-forward workload's direction is receive: the packets enter by this port",
+                ));
+            }
+            match (socket, message, to) {
+                (Some(socket_bytes), Some(message_bytes), Some(to)) => {
+                    Some(WorkloadKind::IpForward {
+                        to,
+                        socket_bytes,
+                        message_bytes,
+                    })
+                }
+                _ => None,
+            }
+        }
         ("diskbench", Some(EngineKind::Hba)) | ("dma", Some(EngineKind::RawDma)) => {
             // Disk I/Os of 128 KiB by default, DMA blocks of 4 KiB.
             let disk = engine == Some(EngineKind::Hba);
@@ -582,7 +670,7 @@ fn workload(
                 }
             })
         }
-        ("netperf-tcp-stream" | "diskbench" | "dma", Some(engine)) => {
+        ("netperf-tcp-stream" | "diskbench" | "dma" | "ip-forward", Some(engine)) => {
             errs.push(src.invalid(
                 &wk("kind"),
                 w.kind.span(),
@@ -594,13 +682,13 @@ fn workload(
             ));
             None
         }
-        ("netperf-tcp-stream" | "diskbench" | "dma", None) => None,
+        ("netperf-tcp-stream" | "diskbench" | "dma" | "ip-forward", None) => None,
         (other, _) => {
             errs.push(src.invalid(
                 &wk("kind"),
                 w.kind.span(),
                 format!(
-                    "unknown workload `{other}`; expected netperf-tcp-stream, diskbench or dma"
+                    "unknown workload `{other}`; expected netperf-tcp-stream, ip-forward, diskbench or dma"
                 ),
             ));
             None
@@ -652,6 +740,13 @@ fn workload(
     // Where a check made when the experiment is assembled points: the
     // socket size of a netperf workload (its size is checked against the
     // link's segments), else the workload's kind.
+    if let (Some(to), false) = (&w.to, matches!(kind, WorkloadKind::IpForward { .. })) {
+        return Err(src.invalid(
+            &wk("to"),
+            to.span(),
+            format!("`to` does not apply to a `{}` workload", w.kind.get_ref()),
+        ));
+    }
     let at = match &w.socket_kib {
         Some(v) => src.at(&wk("socket_kib"), v.span()),
         None => src.at(&wk("kind"), w.kind.span()),
@@ -733,13 +828,30 @@ fn figure(
     let mut errs = Errors::default();
     let place = errs.take(find_fn(src, reg, cards, key, &f.card, &f.function));
     let unit = f.unit.get_ref().clone();
-    if unit != "Mbit/s" && unit != "MB/s" {
+    if !["Mbit/s", "MB/s", "Mibit/s", "%"].contains(&unit.as_str()) {
         errs.push(src.invalid(
             &fk("unit"),
             f.unit.span(),
-            format!("unknown figure unit `{unit}`; expected Mbit/s or MB/s"),
+            format!("unknown figure unit `{unit}`; expected Mbit/s, MB/s, Mibit/s or %"),
         ));
     }
+    let total = match &f.metric {
+        None => false,
+        Some(m) => match m.get_ref().as_str() {
+            "function" => false,
+            "total" if unit != "%" => true,
+            other => {
+                errs.push(src.invalid(
+                    &fk("metric"),
+                    m.span(),
+                    format!(
+                        "unknown figure metric `{other}` for unit `{unit}`; expected function, or total for a throughput"
+                    ),
+                ));
+                false
+            }
+        },
+    };
     let published = *f.published.get_ref();
     if !(published.is_finite() && published > 0.0 && published <= 1e7) {
         errs.push(src.invalid(
@@ -761,6 +873,7 @@ fn figure(
         function,
         published,
         unit,
+        total,
         source: f.source.clone(),
         at: src.at(&fk("id"), f.id.span()),
     })

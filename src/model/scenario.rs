@@ -43,6 +43,17 @@ pub enum WorkloadKind {
         /// Blocks in flight per direction.
         outstanding: u32,
     },
+    /// IP forwarding: a TCP stream from the client of this function's port
+    /// to the client of port `to` (a function of the same card), through
+    /// the server's stack; the clients' sockets and send size.
+    IpForward {
+        /// Function index, on the same card, of the port the packets leave by.
+        to: usize,
+        /// Socket size (window) of the clients' connection.
+        socket_bytes: u64,
+        /// Send size of the sending client.
+        message_bytes: u64,
+    },
 }
 
 /// A workload on one function of one card.
@@ -94,6 +105,7 @@ impl WorkloadKind {
             (WorkloadKind::Diskbench { .. }, Direction::In) => "read",
             (WorkloadKind::RawDma { .. }, Direction::Out) => "DMA reads of host memory",
             (WorkloadKind::RawDma { .. }, Direction::In) => "DMA writes to host memory",
+            (WorkloadKind::IpForward { .. }, _) => "forwarded",
         }
     }
 }
@@ -123,6 +135,16 @@ impl fmt::Display for WorkloadKind {
                     None => f.write_str("(test bed default)"),
                 }
             }
+            WorkloadKind::IpForward {
+                to,
+                socket_bytes,
+                message_bytes,
+            } => write!(
+                f,
+                "IP forwarding of a TCP stream to function {to}, socket {}, send {}",
+                kib(*socket_bytes),
+                kib(*message_bytes)
+            ),
             WorkloadKind::RawDma {
                 block_bytes,
                 outstanding,
@@ -159,8 +181,12 @@ pub struct FigureSpec {
     pub function: usize,
     /// Published value, unchanged.
     pub published: f64,
-    /// Unit of the published value (`Mbit/s` or `MB/s`).
+    /// Unit of the published value: `Mbit/s`, `MB/s`, `Mibit/s` (2^20
+    /// bit/s, TTCP's "Mbit") or `%` (the server's CPU utilisation, over all
+    /// its CPUs).
     pub unit: String,
+    /// True for the throughput of every function of the experiment added.
+    pub total: bool,
     /// Where in the paper.
     pub source: String,
     /// Where the figure's id is written.
@@ -180,6 +206,9 @@ pub struct Experiment {
     pub cells: u32,
     /// (card label, adapter name, slot name).
     pub cards: Vec<(String, String, String)>,
+    /// Per card: the link its functions drive in this experiment in place
+    /// of the adapter file's (`None`: the adapter's).
+    pub links: Vec<Option<String>>,
     /// Workloads.
     pub workloads: Vec<Workload>,
     /// Figures to compare against.

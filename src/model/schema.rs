@@ -156,6 +156,21 @@ param_kind! {
             "minimum frame (header to FCS)";
         tcp_ip_headers: Size whole, 40.0, 80.0,
             "IPv4 and TCP headers with options, per segment";
+        slot_time: Size whole, 64.0, 512.0,
+            "half duplex (CSMA/CD): the slot time, unit of the collision backoff (512 bit times at 10 and 100 Mbit/s)",
+            absent = "full duplex: each direction is its own wire, no carrier sense, no collisions; jam, backoff_limit, attempt_limit and propagation are then not allowed, and all are required with slot_time";
+        jam: Size whole, 4.0, 4.0,
+            "half duplex: the jam a station sends once it detects a collision (32 bits)",
+            absent = "full duplex (see slot_time)";
+        backoff_limit: Count whole, 1.0, 16.0,
+            "half duplex: collisions after which the backoff window stops doubling (10 in 802.3)",
+            absent = "full duplex (see slot_time)";
+        attempt_limit: Count whole, 1.0, 32.0,
+            "half duplex: attempts after which a frame is dropped for excessive collisions (16 in 802.3)",
+            absent = "full duplex (see slot_time)";
+        propagation: Time, 0.0, 30000.0,
+            "half duplex: one-way propagation delay between the stations of the segment (cable and repeater), the window in which two starts collide",
+            absent = "full duplex (see slot_time)";
     }
 }
 
@@ -249,6 +264,9 @@ dma_engine_kind! {
             "on-chip receive FIFO";
         pio_reads_per_interrupt: Count whole, 0.0, 16.0,
             "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
+        flow_control: Count whole, 0.0, 1.0,
+            "1 if the MAC honours 802.3x PAUSE on a full-duplex link, so the far end sends only while the receive FIFO has room; 0 if the far end sends regardless (a receive-FIFO overrun is not modelled: the frame is kept)",
+            absent = "802.3x flow control on a full-duplex link (a half-duplex link never has it: PAUSE is full duplex only)";
     }
 }
 

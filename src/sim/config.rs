@@ -141,6 +141,10 @@ pub struct EthCfg {
     pub wire_overhead: u64,
     /// Frame bytes of a pure ACK (at least the minimum frame).
     pub ack_frame: u64,
+    /// Preamble and start delimiter, on the medium before each frame.
+    pub preamble: u64,
+    /// Half duplex: the shared medium's timing (`None`: full duplex).
+    pub csma: Option<super::csma::CsmaCfg>,
 }
 
 impl EthCfg {
@@ -197,6 +201,9 @@ pub struct NicCfg {
     pub rx_fifo: u64,
     /// Register reads per interrupt (one interrupt per received frame).
     pub pio_reads: u32,
+    /// Whether the far end sends only while the receive FIFO has room
+    /// (802.3x PAUSE, full duplex only).
+    pub flow_control: bool,
 }
 
 /// HBA engine parameters.
@@ -257,6 +264,9 @@ pub enum FunctionCfg {
         /// Bytes per send() call of the sending application (netperf's send
         /// size).
         message: u64,
+        /// IP forwarding: the port the function's packets are routed to or
+        /// from (`None`: the server's own stack ends the connection).
+        route: Option<Route>,
     },
     /// A Fibre Channel HBA.
     Hba {
@@ -269,6 +279,18 @@ pub enum FunctionCfg {
     },
     /// A raw DMA test function (no link).
     RawDma(RawDmaCfg),
+}
+
+/// An IP-forwarding port's partner: the server routes the packets of a
+/// connection between two clients, entering by one port and leaving by the
+/// other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// Global index of the other port's function.
+    pub peer: usize,
+    /// True on the port the data enters by (its client sends), false on the
+    /// port it leaves by (its client receives).
+    pub ingress: bool,
 }
 
 /// How a function's DMA engine uses the bus.
@@ -546,7 +568,13 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         let adapter = &reg.adapters[adapter_name];
         for (fi, f) in adapter.functions.iter().enumerate() {
             let empty = ParamSet::default();
-            let link_set = match &f.link {
+            let link_name = exp
+                .links
+                .get(ci)
+                .cloned()
+                .flatten()
+                .or_else(|| f.link.clone());
+            let link_set = match &link_name {
                 Some(l) => &reg.links[l].params,
                 None => &empty,
             };
@@ -569,9 +597,56 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         wire_overhead: whole(lp.preamble) + whole(lp.gap),
                         ack_frame: (whole(lp.header) + hdrs + whole(lp.fcs))
                             .max(whole(lp.min_frame)),
+                        preamble: whole(lp.preamble),
+                        csma: csma_cfg(&lp, link_name.as_deref().unwrap_or(""), &f.at)?,
                     };
                     let mut streams = (None, None);
                     let mut message = u64::MAX;
+                    let mut route = None;
+                    // The card's forwarding workloads through this port:
+                    // entering by it (its own), or leaving by it.
+                    for w in exp.workloads.iter().filter(|w| w.card == ci) {
+                        let WorkloadKind::IpForward {
+                            to,
+                            socket_bytes,
+                            message_bytes,
+                        } = w.kind
+                        else {
+                            continue;
+                        };
+                        let (ingress, other) = if w.function == fi {
+                            (true, to)
+                        } else if to == fi {
+                            (false, w.function)
+                        } else {
+                            continue;
+                        };
+                        if route.is_some() || (!ingress && !work.is_empty()) {
+                            return Err(Error::Invalid {
+                                at: w.at.clone(),
+                                message: "a port forwards one stream and runs nothing else".into(),
+                            });
+                        }
+                        if socket_bytes < eth.mss * cpu.ack_every as u64 {
+                            return Err(Error::Invalid {
+                                at: w.at.clone(),
+                                message: format!(
+                                    "socket of {socket_bytes} bytes is smaller than {} segments of {} bytes",
+                                    cpu.ack_every, eth.mss
+                                ),
+                            });
+                        }
+                        message = message_bytes.max(1);
+                        route = Some(Route {
+                            peer: functions.len() - fi + other,
+                            ingress,
+                        });
+                        if ingress {
+                            streams.1 = Some(socket_bytes);
+                        } else {
+                            streams.0 = Some(socket_bytes);
+                        }
+                    }
                     for w in &work {
                         if let WorkloadKind::NetperfTcpStream {
                             socket_bytes,
@@ -604,6 +679,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         tx_fifo: whole(fp.tx_fifo),
                         rx_fifo: whole(fp.rx_fifo),
                         pio_reads: whole(fp.pio_reads_per_interrupt) as u32,
+                        flow_control: fp.flow_control.is_none_or(|v| v > 0.0) && eth.csma.is_none(),
                     };
                     if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
                         return Err(Error::Invalid {
@@ -616,6 +692,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         eth,
                         streams,
                         message,
+                        route,
                     }
                 }
                 EngineKind::Hba => {
@@ -684,7 +761,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             workloads_of.push(work);
             functions.push(PlacedFunction {
                 label: format!("{label}.{}", f.name),
-                link: f.link.clone().unwrap_or_else(|| "none".into()),
+                link: link_name.clone().unwrap_or_else(|| "none".into()),
                 bus: card_seg[ci],
                 cfg,
             });
@@ -698,7 +775,13 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let processes: Vec<[bool; 2]> = functions
         .iter()
         .map(|pf| match &pf.cfg {
-            FunctionCfg::Nic { streams, .. } => [streams.0.is_some(), streams.1.is_some()],
+            FunctionCfg::Nic {
+                streams,
+                route: None,
+                ..
+            } => [streams.0.is_some(), streams.1.is_some()],
+            // A forwarded stream runs no process on the server.
+            FunctionCfg::Nic { route: Some(_), .. } => [false, false],
             FunctionCfg::Hba { .. } | FunctionCfg::RawDma(_) => [false, false],
         })
         .collect();
@@ -740,4 +823,42 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         cpus,
         placement,
     })
+}
+
+/// The half-duplex timing of an Ethernet link, if it is half duplex: all of
+/// `slot_time`, `jam`, `backoff_limit`, `attempt_limit` and `propagation`, or
+/// none of them (full duplex).
+fn csma_cfg(
+    lp: &EthernetParams,
+    link: &str,
+    at: &crate::error::Location,
+) -> Result<Option<super::csma::CsmaCfg>> {
+    let keys = [
+        lp.slot_time,
+        lp.jam,
+        lp.backoff_limit,
+        lp.attempt_limit,
+        lp.propagation,
+    ];
+    match keys {
+        [None, None, None, None, None] => Ok(None),
+        [Some(slot), Some(jam), Some(backoff), Some(attempts), Some(prop)] => {
+            let rate = BytesPerSec(lp.line_rate);
+            Ok(Some(super::csma::CsmaCfg {
+                slot: Picos::to_move(whole(slot), rate),
+                jam: Picos::to_move(whole(jam), rate),
+                ifg: Picos::to_move(whole(lp.gap), rate),
+                propagation: Picos::from_ns(prop),
+                backoff_limit: whole(backoff) as u32,
+                attempt_limit: whole(attempts).max(1) as u32,
+                rate,
+            }))
+        }
+        _ => Err(Error::Invalid {
+            at: at.clone(),
+            message: format!(
+                "link `{link}`: a half-duplex link needs all of slot_time, jam, backoff_limit, attempt_limit and propagation, a full-duplex one none"
+            ),
+        }),
+    }
 }

@@ -52,7 +52,10 @@ impl Engine {
                 eth,
                 streams,
                 message,
-            } => Engine::Nic(nic::Nic::new(nic.clone(), eth.clone(), *streams, *message)),
+                route,
+            } => Engine::Nic(
+                nic::Nic::new(nic.clone(), eth.clone(), *streams, *message).routed(*route),
+            ),
             FunctionCfg::Hba { hba, fc, streams } => {
                 Engine::Hba(hba::Hba::new(hba.clone(), fc.clone(), *streams))
             }
