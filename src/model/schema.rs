@@ -299,7 +299,7 @@ param_kind! {
     TESTBED, TestbedParams {
         peer_turnaround: Time, 0.0, 1e7,
             "delay from the netperf peer finishing a segment to its ACK leaving";
-        peer_cpu_per_segment: Time, 0.0, 1e5,
+        peer_cpu_per_segment: Time, 0.0, 1e6,
             "netperf peer's receive processing per data segment (segments are processed one at a time)";
         target_latency: Time, 0.0, 1e8,
             "disk array service time besides transfer (with `target_per_kib`): read command to first data, last write data to response";

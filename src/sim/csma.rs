@@ -430,4 +430,42 @@ pub(crate) mod tests {
         assert_eq!(a.1, b.1);
         assert_eq!(a.0.collisions, b.0.collisions);
     }
+
+    #[test]
+    fn full_duplex_has_no_medium_and_half_duplex_collides_data_with_acks() {
+        use crate::sim::config::FunctionCfg;
+        for (id, half) in [
+            ("netperf.100full.port1", false),
+            ("netperf.100half.port1", true),
+        ] {
+            let cfg = crate::sim::tests::config_of("matrox-table2-netperf", id);
+            let FunctionCfg::Nic { eth, .. } = &cfg.functions[0].cfg else {
+                panic!("a NIC");
+            };
+            assert_eq!(eth.csma.is_some(), half, "{id}");
+            let mut sys = crate::sim::System::new(cfg, 1);
+            let mut s = Scheduler::new();
+            sys.start(&mut s);
+            let end = Picos::from_ns(20e6);
+            let limits = Limits {
+                max_time: end,
+                max_events: 10_000_000,
+            };
+            run_until(&mut sys, &mut s, end, limits);
+            let collisions: u64 = sys
+                .p
+                .media
+                .iter()
+                .flatten()
+                .map(|(m, _)| m.collisions)
+                .sum();
+            let frames: u64 = sys.p.media.iter().flatten().map(|(m, _)| m.frames).sum();
+            if half {
+                assert!(collisions > 0 && frames > 0, "{collisions} {frames}");
+            } else {
+                assert!(sys.p.media.iter().all(Option::is_none));
+                assert_eq!(collisions, 0);
+            }
+        }
+    }
 }
