@@ -47,7 +47,7 @@ impl Setup {
         let spec = calibration(&mut reg, file)?;
         let mut scenarios = load_bundled_scenarios(&reg)?;
         scenarios.retain(Scenario::has_figures);
-        check_budget(&spec, &scenarios)?;
+        check_budget(&reg, &spec, &scenarios)?;
         let (mut used, in_use_label) = common.registry()?;
         let in_use = spec
             .free

@@ -299,17 +299,24 @@ pub fn predicted(result: &ExperimentResult, card_fn_label: &str, unit: &str) -> 
     let Some(f) = result.functions.iter().find(|f| f.label == card_fn_label) else {
         return f64::NAN;
     };
-    let t = f.total();
-    if unit == "Mbit/s" {
-        t.mbit_s()
-    } else {
-        t.mb_s()
+    in_unit(f.total(), result, unit)
+}
+
+/// A throughput `t` (or, for `%`, the server's CPU utilisation in `result`)
+/// in the figure unit `unit`.
+fn in_unit(t: crate::units::BytesPerSec, result: &ExperimentResult, unit: &str) -> f64 {
+    match unit {
+        "Mbit/s" => t.mbit_s(),
+        // TTCP's "Mbit" is 2^20 bits (ttcp.c, outfmt).
+        "Mibit/s" => t.0 * 8.0 / 1_048_576.0,
+        "%" => result.cpu_util * 100.0,
+        _ => t.mb_s(),
     }
 }
 
 /// The model's value of a figure of any scope: its function's throughput,
-/// the sum of that function over every card, or the whole machine's CPU
-/// utilisation in percent.
+/// the sum of that function over every card, the sum of every function,
+/// or the whole machine's CPU utilisation in percent.
 pub fn predicted_figure(
     result: &ExperimentResult,
     fig: &crate::model::FigureSpec,
@@ -317,23 +324,22 @@ pub fn predicted_figure(
     fname: &str,
 ) -> f64 {
     use crate::model::FigureScope;
+    let sum = |keep: &dyn Fn(&str) -> bool| {
+        let t: f64 = result
+            .functions
+            .iter()
+            .filter(|f| keep(&f.label))
+            .map(|f| f.total().0)
+            .sum();
+        in_unit(crate::units::BytesPerSec(t), result, &fig.unit)
+    };
     match fig.scope {
         FigureScope::Function => predicted(result, fn_label, &fig.unit),
         FigureScope::AllCards => {
             let suffix = format!(".{fname}");
-            let t: f64 = result
-                .functions
-                .iter()
-                .filter(|f| f.label.ends_with(&suffix))
-                .map(|f| f.total().0)
-                .sum();
-            let t = crate::units::BytesPerSec(t);
-            if fig.unit == "Mbit/s" {
-                t.mbit_s()
-            } else {
-                t.mb_s()
-            }
+            sum(&|l: &str| l.ends_with(&suffix))
         }
+        FigureScope::AllFunctions => sum(&|_: &str| true),
         FigureScope::Cpu => result.cpu_util * 100.0,
     }
 }

@@ -193,3 +193,59 @@ fn hp2g_pci66_bus_limited_gige_receive() {
     // The claim's own example: GigE Rx + FC BD, 585 on PCI-66 against 837 on PCI-X.
     assert_pci66_bus_limited(&["gige-rx+fc-bd"]);
 }
+
+// The Matrox NS-FNIC/4 paper (matrox-ns-fnic4-linux.txt).
+
+#[test]
+fn matrox_halfduplex_delivers_much_less_than_full_duplex() {
+    for speed in ["10", "100"] {
+        for port in 1..=4 {
+            let half = p(&format!("matrox.netperf.{speed}half.port{port}"));
+            let full = p(&format!("matrox.netperf.{speed}full.port{port}"));
+            assert!(
+                half < 0.8 * full,
+                "{speed} Mbit/s port {port}: half {half} against full {full}"
+            );
+        }
+    }
+}
+
+#[test]
+fn matrox_routing_falls_at_100_full_duplex_only() {
+    for port in 1..=4 {
+        let routed = p(&format!("matrox.ipfwd.100full.port{port}"));
+        let direct = p(&format!("matrox.ttcp.100full.port{port}"));
+        assert!(
+            routed < 0.85 * direct,
+            "port {port}: routed {routed} against direct {direct}"
+        );
+        for link in ["10half", "10full", "100half"] {
+            let routed = p(&format!("matrox.ipfwd.{link}.port{port}"));
+            let direct = p(&format!("matrox.ttcp.{link}.port{port}"));
+            assert!(
+                (routed - direct).abs() < 0.1 * direct,
+                "{link} port {port}: routed {routed} against direct {direct}"
+            );
+        }
+    }
+}
+
+#[test]
+fn matrox_eight_ports_saturate_the_cpu_and_share_it() {
+    assert!(p("matrox.twocards.100full.cpu") > 95.0);
+    let alone = p("matrox.netperf.100full.port1");
+    for port in 1..=8 {
+        let shared = p(&format!("matrox.twocards.100full.port{port}"));
+        assert!(
+            shared < 0.7 * alone,
+            "port {port}: {shared} of eight against {alone} alone"
+        );
+    }
+    let total = p("matrox.twocards.100full.total");
+    // Eight ports share one CPU: far below eight ports at one port's rate.
+    assert!(
+        total < 0.6 * 8.0 * alone,
+        "total {total} against {alone} alone"
+    );
+    assert!(bottleneck("twocards.100full").contains("CPU"));
+}

@@ -179,6 +179,7 @@ pub const SCENARIO: Shape = Table(&[
                     ("outstanding", Any),
                     ("interrupt_cpu", Any),
                     ("process_cpu", Any),
+                    ("to", Any),
                 ])),
             ),
             (
@@ -360,6 +361,8 @@ pub struct RawCard {
     pub name: Option<Spanned<String>>,
     pub adapter: Spanned<String>,
     pub slot: Spanned<String>,
+    /// The link every function of the card drives in this experiment, in
+    /// place of the adapter file's (a port set to another speed or duplex).
     pub link: Option<Spanned<String>>,
 }
 
@@ -376,6 +379,8 @@ pub struct RawWorkload {
     pub outstanding: Option<Spanned<f64>>,
     pub interrupt_cpu: Option<Spanned<f64>>,
     pub process_cpu: Option<Spanned<f64>>,
+    /// ip-forward: the function of the same card the packets leave by.
+    pub to: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -320,7 +320,7 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
                     fn_name(reg, &cards, w.card, w.function)
                         == fn_name(reg, &cards, fig.card, fig.function)
                 }
-                FigureScope::Cpu => true,
+                FigureScope::AllFunctions | FigureScope::Cpu => true,
             });
             let all_known = workloads.len() == e.workload.len();
             if !runs && all_known {
@@ -578,6 +578,10 @@ fn workload(
             ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
             ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
         ],
+        "ip-forward" => [
+            ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
+            ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
+        ],
         "diskbench" | "dma" => [
             ("socket_kib", w.socket_kib.as_ref().map(|v| v.span())),
             ("message_kib", w.message_kib.as_ref().map(|v| v.span())),
@@ -610,6 +614,54 @@ fn workload(
                 }
             })
         }
+        ("ip-forward", Some(EngineKind::Nic)) => {
+            let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
+            let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
+            let to = match (&w.to, place) {
+                (None, _) => {
+                    errs.push(src.invalid(
+                        &wk("kind"),
+                        w.kind.span(),
+                        "an ip-forward workload names the function its packets leave by: `to`",
+                    ));
+                    None
+                }
+                (Some(to), Some((card, function))) => {
+                    let named = Spanned::new(w.card.span(), cards[card].0.clone());
+                    let found = errs.take(find_fn(src, reg, cards, key, &named, to));
+                    match found {
+                        Some((_, t)) if t == function => {
+                            errs.push(src.invalid(
+                                &wk("to"),
+                                to.span(),
+                                "an ip-forward workload forwards to another port",
+                            ));
+                            None
+                        }
+                        Some((_, t)) => Some(t),
+                        None => None,
+                    }
+                }
+                (Some(_), None) => None,
+            };
+            if direction != Some(Direction::In) {
+                errs.push(src.invalid(
+                    &wk("direction"),
+                    w.direction.span(),
+                    "an ip-forward workload's direction is receive: the packets enter by this port",
+                ));
+            }
+            match (socket, message, to) {
+                (Some(socket_bytes), Some(message_bytes), Some(to)) => {
+                    Some(WorkloadKind::IpForward {
+                        to,
+                        socket_bytes,
+                        message_bytes,
+                    })
+                }
+                _ => None,
+            }
+        }
         ("diskbench", Some(EngineKind::Hba)) | ("dma", Some(EngineKind::RawDma)) => {
             // Disk I/Os of 128 KiB by default, DMA blocks of 4 KiB.
             let disk = engine == Some(EngineKind::Hba);
@@ -634,7 +686,7 @@ fn workload(
                 }
             })
         }
-        ("netperf-tcp-stream" | "diskbench" | "dma", Some(engine)) => {
+        ("netperf-tcp-stream" | "diskbench" | "dma" | "ip-forward", Some(engine)) => {
             errs.push(src.invalid(
                 &wk("kind"),
                 w.kind.span(),
@@ -646,13 +698,13 @@ fn workload(
             ));
             None
         }
-        ("netperf-tcp-stream" | "diskbench" | "dma", None) => None,
+        ("netperf-tcp-stream" | "diskbench" | "dma" | "ip-forward", None) => None,
         (other, _) => {
             errs.push(src.invalid(
                 &wk("kind"),
                 w.kind.span(),
                 format!(
-                    "unknown workload `{other}`; expected netperf-tcp-stream, diskbench or dma"
+                    "unknown workload `{other}`; expected netperf-tcp-stream, ip-forward, diskbench or dma"
                 ),
             ));
             None
@@ -704,6 +756,13 @@ fn workload(
     // Where a check made when the experiment is assembled points: the
     // socket size of a netperf workload (its size is checked against the
     // link's segments), else the workload's kind.
+    if let (Some(to), false) = (&w.to, matches!(kind, WorkloadKind::IpForward { .. })) {
+        return Err(src.invalid(
+            &wk("to"),
+            to.span(),
+            format!("`to` does not apply to a `{}` workload", w.kind.get_ref()),
+        ));
+    }
     let at = match &w.socket_kib {
         Some(v) => src.at(&wk("socket_kib"), v.span()),
         None => src.at(&wk("kind"), w.kind.span()),
@@ -784,9 +843,13 @@ fn figure(
     let fk = |s: &str| format!("{key}.{s}");
     let mut errs = Errors::default();
     let unit = f.unit.get_ref().clone();
-    // `card = "*"`: the function of that name on every card that has it.
+    // `card = "*"`: the function of that name on every card that has it;
+    // with `function = "*"` too, every function of every card.
     let all = f.card.get_ref() == "*";
-    let place = if all {
+    let every = all && f.function.get_ref() == "*";
+    let place = if every {
+        Some((0, 0))
+    } else if all {
         let found = cards.iter().enumerate().find_map(|(ci, c)| {
             let a = reg.adapters.get(&c.1)?;
             let fi = a
@@ -809,14 +872,15 @@ fn figure(
     };
     let scope = match unit.as_str() {
         "%" => FigureScope::Cpu,
+        _ if every => FigureScope::AllFunctions,
         _ if all => FigureScope::AllCards,
         _ => FigureScope::Function,
     };
-    if unit != "Mbit/s" && unit != "MB/s" && unit != "%" {
+    if !["Mbit/s", "MB/s", "Mibit/s", "%"].contains(&unit.as_str()) {
         errs.push(src.invalid(
             &fk("unit"),
             f.unit.span(),
-            format!("unknown figure unit `{unit}`; expected Mbit/s, MB/s or % (the whole machine's CPU utilisation)"),
+            format!("unknown figure unit `{unit}`; expected Mbit/s, MB/s, Mibit/s (2^20 bit/s, TTCP's Mbit) or % (the whole machine's CPU utilisation)"),
         ));
     }
     let published = *f.published.get_ref();

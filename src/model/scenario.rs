@@ -43,6 +43,17 @@ pub enum WorkloadKind {
         /// Blocks in flight per direction.
         outstanding: u32,
     },
+    /// IP forwarding: a TCP stream from the client of this function's port
+    /// to the client of port `to` (a function of the same card), through
+    /// the server's stack; the clients' sockets and send size.
+    IpForward {
+        /// Function index, on the same card, of the port the packets leave by.
+        to: usize,
+        /// Socket size (window) of the clients' connection.
+        socket_bytes: u64,
+        /// Send size of the sending client.
+        message_bytes: u64,
+    },
 }
 
 /// A workload on one function of one card.
@@ -94,6 +105,7 @@ impl WorkloadKind {
             (WorkloadKind::Diskbench { .. }, Direction::In) => "read",
             (WorkloadKind::RawDma { .. }, Direction::Out) => "DMA reads of host memory",
             (WorkloadKind::RawDma { .. }, Direction::In) => "DMA writes to host memory",
+            (WorkloadKind::IpForward { .. }, _) => "forwarded",
         }
     }
 }
@@ -123,6 +135,16 @@ impl fmt::Display for WorkloadKind {
                     None => f.write_str("(test bed default)"),
                 }
             }
+            WorkloadKind::IpForward {
+                to,
+                socket_bytes,
+                message_bytes,
+            } => write!(
+                f,
+                "IP forwarding of a TCP stream to function {to}, socket {}, send {}",
+                kib(*socket_bytes),
+                kib(*message_bytes)
+            ),
             WorkloadKind::RawDma {
                 block_bytes,
                 outstanding,
@@ -179,6 +201,9 @@ pub enum FigureScope {
     /// The throughput of the function of that name summed over every card
     /// of the experiment (`card = "*"`): an aggregate of several adapters.
     AllCards,
+    /// The throughput of every function of every card of the experiment
+    /// added (`card = "*"` and `function = "*"`).
+    AllFunctions,
     /// The utilisation of the whole machine's CPUs, in percent (mean over
     /// the partition's CPUs, as netperf reports it; unit `%`).
     Cpu,

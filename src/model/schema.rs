@@ -156,6 +156,21 @@ param_kind! {
             "minimum frame (header to FCS)";
         tcp_ip_headers: Size whole, 40.0, 80.0,
             "IPv4 and TCP headers with options, per segment";
+        slot_time: Size whole, 64.0, 512.0,
+            "half duplex (CSMA/CD): the slot time, unit of the collision backoff (512 bit times at 10 and 100 Mbit/s)",
+            absent = "full duplex: each direction is its own wire, no carrier sense, no collisions; jam, backoff_limit, attempt_limit and propagation are then not allowed, and all are required with slot_time";
+        jam: Size whole, 4.0, 4.0,
+            "half duplex: the jam a station sends once it detects a collision (32 bits)",
+            absent = "full duplex (see slot_time)";
+        backoff_limit: Count whole, 1.0, 16.0,
+            "half duplex: collisions after which the backoff window stops doubling (10 in 802.3)",
+            absent = "full duplex (see slot_time)";
+        attempt_limit: Count whole, 1.0, 32.0,
+            "half duplex: attempts after which a frame is dropped for excessive collisions (16 in 802.3)",
+            absent = "full duplex (see slot_time)";
+        propagation: Time, 0.0, 30000.0,
+            "half duplex: one-way propagation delay between the stations of the segment (cable and repeater), the window in which two starts collide",
+            absent = "full duplex (see slot_time)";
     }
 }
 
@@ -239,6 +254,9 @@ param_kind! {
         cpu_per_send_call: Time, 0.0, 1000000.0,
             "CPU time of one send() call of a sending application (system call entry and exit, socket locking), beyond the segments it fills; one call per message (netperf's send size)",
             absent = "send calls cost nothing beyond the segments they fill, whose cost includes the socket copy, so the send size does not matter (with `costs_from`, that server's value scaled, if it has one)";
+        interrupt_lines: Count whole, 1.0, 256.0,
+            "interrupt lines the adapter functions share (a PC chipset's PIRQ lines): function g of an experiment is on line g mod this, and every interrupt runs the handler of each function on its line, which reads that function's status register across the bus",
+            absent = "every function has an interrupt line of its own: no handler runs for another function's interrupt";
     }
 }
 
@@ -285,6 +303,9 @@ dma_engine_kind! {
         processor_clocks_per_cell: Count, 0.0, 1e5,
             "mean processor clocks per cell of a frame transmitted or received (ATM segmentation and reassembly)",
             absent = "no time per cell";
+        flow_control: Count whole, 0.0, 1.0,
+            "1 if the MAC honours 802.3x PAUSE on a full-duplex link, so the far end sends only while the receive FIFO has room; 0 if the far end sends regardless (a receive-FIFO overrun is not modelled: the frame is kept)",
+            absent = "802.3x flow control on a full-duplex link (a half-duplex link never has it: PAUSE is full duplex only)";
     }
 }
 
@@ -336,7 +357,7 @@ param_kind! {
     TESTBED, TestbedParams {
         peer_turnaround: Time, 0.0, 1e7,
             "delay from the netperf peer finishing a segment to its ACK leaving";
-        peer_cpu_per_segment: Time, 0.0, 1e5,
+        peer_cpu_per_segment: Time, 0.0, 1e6,
             "netperf peer's receive processing per data segment (segments are processed one at a time)";
         target_latency: Time, 0.0, 1e8,
             "disk array service time besides transfer (with `target_per_kib`): read command to first data, last write data to response";
@@ -459,7 +480,9 @@ mod tests {
         assert!(SERVER
             .iter()
             .filter(|r| r.absent.is_some())
-            .all(|r| SCALED_COSTS.contains(&r.key) || r.key.contains("remote")));
+            .all(|r| SCALED_COSTS.contains(&r.key)
+                || r.key.contains("remote")
+                || r.key == "interrupt_lines"));
         // Every optional parameter says what its absence means.
         for rules in [SERVER, HBA, TESTBED, NIC] {
             assert!(rules.iter().all(|r| r.absent.is_none_or(|a| !a.is_empty())));

@@ -182,6 +182,10 @@ pub struct EthCfg {
     pub ack_frame: u64,
     /// ATM cells, for a link of ATM framing (None: Ethernet).
     pub cells: Option<CellCfg>,
+    /// Preamble and start delimiter, on the medium before each frame.
+    pub preamble: u64,
+    /// Half duplex: the shared medium's timing (`None`: full duplex).
+    pub csma: Option<super::csma::CsmaCfg>,
 }
 
 impl EthCfg {
@@ -249,6 +253,9 @@ pub struct NicCfg {
     /// On-card processor (an ATM card's SAR firmware): time per frame
     /// sent, per frame received, per cell either way; all zero without one.
     pub processor: CardProcessorCfg,
+    /// Whether the far end sends only while the receive FIFO has room
+    /// (802.3x PAUSE, full duplex only).
+    pub flow_control: bool,
 }
 
 /// An adapter's own processor: its time per frame each way and per cell.
@@ -336,6 +343,9 @@ pub enum FunctionCfg {
         /// Bytes per send() call of the sending application (netperf's send
         /// size).
         message: u64,
+        /// IP forwarding: the port the function's packets are routed to or
+        /// from (`None`: the server's own stack ends the connection).
+        route: Option<Route>,
     },
     /// A Fibre Channel HBA.
     Hba {
@@ -348,6 +358,18 @@ pub enum FunctionCfg {
     },
     /// A raw DMA test function (no link).
     RawDma(RawDmaCfg),
+}
+
+/// An IP-forwarding port's partner: the server routes the packets of a
+/// connection between two clients, entering by one port and leaving by the
+/// other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// Global index of the other port's function.
+    pub peer: usize,
+    /// True on the port the data enters by (its client sends), false on the
+    /// port it leaves by (its client receives).
+    pub ingress: bool,
 }
 
 /// How a function's DMA engine uses the bus.
@@ -593,6 +615,8 @@ fn eth_cfg(
             wire_overhead: 0,
             // AAL5 has no minimum frame: an ACK is its headers alone.
             ack_frame: encap + hdrs,
+            preamble: 0,
+            csma: None,
             cells: Some(CellCfg {
                 cell: whole(lp.cell),
                 payload: whole(lp.cell_payload).max(1),
@@ -609,8 +633,27 @@ fn eth_cfg(
         frame: mtu + whole(lp.header) + whole(lp.fcs),
         wire_overhead: whole(lp.preamble) + whole(lp.gap),
         ack_frame: (whole(lp.header) + hdrs + whole(lp.fcs)).max(whole(lp.min_frame)),
+        preamble: whole(lp.preamble),
+        csma: csma_cfg(&lp, link.map_or("", |l| l.name.as_str()), at)?,
         cells: None,
     })
+}
+
+/// Functions sharing `lines` interrupt lines, function g on line g mod
+/// `lines` (as a PC's BIOS deals the slots' and bridged functions' INTA#
+/// to INTD# over the chipset's PIRQ lines): every interrupt runs the handler
+/// of each function on its line, whose driver reads that function's status
+/// register. Each NIC's register reads per interrupt gain one per other
+/// function on its line (an HBA's interrupt has no register reads in the
+/// model, so sharing costs it nothing).
+fn share_interrupt_lines(functions: &mut [PlacedFunction], lines: usize) {
+    let n = functions.len();
+    for (g, f) in functions.iter_mut().enumerate() {
+        let sharers = (0..n).filter(|&h| h != g && h % lines == g % lines).count();
+        if let FunctionCfg::Nic { nic, .. } = &mut f.cfg {
+            nic.pio_reads += sharers as u32;
+        }
+    }
 }
 
 /// A parameter that counts whole things (clocks, bytes, frames).
@@ -837,6 +880,51 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                     let fp = NicParams::from_set(&f.params, &f.at)?;
                     let mut streams = (None, None);
                     let mut message = u64::MAX;
+                    let mut route = None;
+                    // The card's forwarding workloads through this port:
+                    // entering by it (its own), or leaving by it.
+                    for w in exp.workloads.iter().filter(|w| w.card == ci) {
+                        let WorkloadKind::IpForward {
+                            to,
+                            socket_bytes,
+                            message_bytes,
+                        } = w.kind
+                        else {
+                            continue;
+                        };
+                        let (ingress, other) = if w.function == fi {
+                            (true, to)
+                        } else if to == fi {
+                            (false, w.function)
+                        } else {
+                            continue;
+                        };
+                        if route.is_some() || (!ingress && !work.is_empty()) {
+                            return Err(Error::Invalid {
+                                at: w.at.clone(),
+                                message: "a port forwards one stream and runs nothing else".into(),
+                            });
+                        }
+                        if socket_bytes < eth.mss * cpu.ack_every as u64 {
+                            return Err(Error::Invalid {
+                                at: w.at.clone(),
+                                message: format!(
+                                    "socket of {socket_bytes} bytes is smaller than {} segments of {} bytes",
+                                    cpu.ack_every, eth.mss
+                                ),
+                            });
+                        }
+                        message = message_bytes.max(1);
+                        route = Some(Route {
+                            peer: functions.len() - fi + other,
+                            ingress,
+                        });
+                        if ingress {
+                            streams.1 = Some(socket_bytes);
+                        } else {
+                            streams.0 = Some(socket_bytes);
+                        }
+                    }
                     for w in &work {
                         if let WorkloadKind::NetperfTcpStream {
                             socket_bytes,
@@ -870,6 +958,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         rx_fifo: whole(fp.rx_fifo),
                         pio_reads: whole(fp.pio_reads_per_interrupt) as u32,
                         processor: card_processor(&fp),
+                        flow_control: fp.flow_control.is_none_or(|v| v > 0.0) && eth.csma.is_none(),
                     };
                     if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
                         return Err(Error::Invalid {
@@ -882,6 +971,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         eth,
                         streams,
                         message,
+                        route,
                     }
                 }
                 EngineKind::Hba => {
@@ -964,7 +1054,13 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let processes: Vec<[bool; 2]> = functions
         .iter()
         .map(|pf| match &pf.cfg {
-            FunctionCfg::Nic { streams, .. } => [streams.0.is_some(), streams.1.is_some()],
+            FunctionCfg::Nic {
+                streams,
+                route: None,
+                ..
+            } => [streams.0.is_some(), streams.1.is_some()],
+            // A forwarded stream runs no process on the server.
+            FunctionCfg::Nic { route: Some(_), .. } => [false, false],
             FunctionCfg::Hba { .. } | FunctionCfg::RawDma(_) => [false, false],
         })
         .collect();
@@ -995,6 +1091,9 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             }
         }
     }
+    if let Some(lines) = sp.interrupt_lines {
+        share_interrupt_lines(&mut functions, whole(lines).max(1) as usize);
+    }
     let busy: Vec<bool> = workloads_of.iter().map(|w| !w.is_empty()).collect();
     let placement = CpuPlacement::pinned(cpus as usize, &processes, &pins, &busy);
     Ok(SystemCfg {
@@ -1008,6 +1107,44 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         cpus,
         placement,
     })
+}
+
+/// The half-duplex timing of an Ethernet link, if it is half duplex: all of
+/// `slot_time`, `jam`, `backoff_limit`, `attempt_limit` and `propagation`, or
+/// none of them (full duplex).
+fn csma_cfg(
+    lp: &EthernetParams,
+    link: &str,
+    at: &crate::error::Location,
+) -> Result<Option<super::csma::CsmaCfg>> {
+    let keys = [
+        lp.slot_time,
+        lp.jam,
+        lp.backoff_limit,
+        lp.attempt_limit,
+        lp.propagation,
+    ];
+    match keys {
+        [None, None, None, None, None] => Ok(None),
+        [Some(slot), Some(jam), Some(backoff), Some(attempts), Some(prop)] => {
+            let rate = BytesPerSec(lp.line_rate);
+            Ok(Some(super::csma::CsmaCfg {
+                slot: Picos::to_move(whole(slot), rate),
+                jam: Picos::to_move(whole(jam), rate),
+                ifg: Picos::to_move(whole(lp.gap), rate),
+                propagation: Picos::from_ns(prop),
+                backoff_limit: whole(backoff) as u32,
+                attempt_limit: whole(attempts).max(1) as u32,
+                rate,
+            }))
+        }
+        _ => Err(Error::Invalid {
+            at: at.clone(),
+            message: format!(
+                "link `{link}`: a half-duplex link needs all of slot_time, jam, backoff_limit, attempt_limit and propagation, a full-duplex one none"
+            ),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 pub mod bus;
 pub mod config;
 pub mod cpu;
+pub mod csma;
 pub mod dma;
 pub mod engines;
 pub mod meter;
@@ -45,6 +46,8 @@ pub enum Ev {
     PioDone(usize),
     /// A frame reached the end of a wire of function `f`.
     WireDone(usize, wire::Way),
+    /// An event of the half-duplex segment of function `f`.
+    Medium(usize, csma::MediumEv),
     /// A timer the engine of function `f` set has fired.
     Engine(usize, EngineEv),
 }
@@ -68,6 +71,7 @@ impl Model for System {
             Ev::CpuDone(c) => self.cpu_done(c, s),
             Ev::PioDone(c) => self.cpu_pio_done(c, s),
             Ev::WireDone(f, w) => self.wire_done(f, w, s),
+            Ev::Medium(f, e) => self.medium_event(f, e, s),
             Ev::Engine(f, ev) => self.engine_event(f, ev, s),
         }
     }
@@ -80,6 +84,7 @@ impl System {
         let n = cfg.functions.len();
         let mut engines = Vec::new();
         let mut wires = Vec::new();
+        let mut media = Vec::new();
         let mut place = Vec::new();
         for (gi, pf) in cfg.functions.iter().enumerate() {
             let dma = pf.cfg.dma();
@@ -93,6 +98,14 @@ impl System {
             engines.push(Engine::new(&pf.cfg));
             let rate = pf.cfg.wire_rate();
             wires.push([wire::Wire::new(rate), wire::Wire::new(rate)]);
+            media.push(match &pf.cfg {
+                config::FunctionCfg::Nic { eth, .. } => eth.csma.clone().map(|c| {
+                    // Each segment draws its backoffs from its own stream.
+                    let rng = RngStream::new(seed, 1000 + gi as u64);
+                    (csma::Medium::new(c, 2, rng), eth.preamble)
+                }),
+                _ => None,
+            });
         }
         // Each on-card bridge is a DMA port after the functions, a master on
         // its slot's bus.
@@ -136,6 +149,7 @@ impl System {
                 cpus,
                 placement,
                 wires,
+                media,
                 place,
                 rng: RngStream::new(seed, 1),
                 totals: Totals::default(),
@@ -184,6 +198,9 @@ impl System {
             w[0].meter.reset(now);
             w[1].meter.reset(now);
         }
+        for (m, _) in p.media.iter_mut().flatten() {
+            m.reset(now);
+        }
         for r in &mut p.register_reads {
             *r = (0, Picos(0));
         }
@@ -231,8 +248,14 @@ impl System {
                         (0, _) => Picos(0),
                         (count, total) => Picos(total.0 / count),
                     },
-                    wire_out_util: util(&p.wires[i][0].meter),
-                    wire_in_util: util(&p.wires[i][1].meter),
+                    wire_out_util: match &p.media[i] {
+                        Some((m, _)) => util(&m.meter),
+                        None => util(&p.wires[i][0].meter),
+                    },
+                    wire_in_util: match &p.media[i] {
+                        Some((m, _)) => util(&m.meter),
+                        None => util(&p.wires[i][1].meter),
+                    },
                 }
             })
             .collect();

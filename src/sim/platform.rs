@@ -40,6 +40,9 @@ pub struct Platform {
     pub(super) cpus: Vec<Cpu>,
     pub(super) placement: CpuPlacement,
     pub(super) wires: Vec<[Wire; 2]>,
+    /// Per function: its half-duplex segment and the preamble each frame
+    /// carries on it, if its link is half duplex (then its wires are unused).
+    pub(super) media: Vec<Option<(super::csma::Medium<Frame>, u64)>>,
     pub(super) ports: Vec<dma::DmaPort>,
     pub(super) place: Vec<DmaPlace>,
     pub(super) rng: RngStream,
@@ -120,14 +123,41 @@ impl<'a> Ctx<'a> {
 
     /// Whether wire `way` of this function is idle (ready for a frame).
     pub fn wire_idle(&self, way: Way) -> bool {
-        self.p.wires[self.f][way as usize].is_idle()
+        match &self.p.media[self.f] {
+            Some((m, _)) => m.free(way as usize),
+            None => self.p.wires[self.f][way as usize].is_idle(),
+        }
     }
 
     /// Puts `frame` on wire `way`; the engine hears of its arrival at the
     /// other end. The wire must be idle.
     pub fn wire_send(&mut self, way: Way, frame: Frame) {
+        if let Some((m, preamble)) = &mut self.p.media[self.f] {
+            // Half duplex: the function's MAC is station 0 of its segment,
+            // the far end station 1.
+            let mut out = Vec::new();
+            m.offer(
+                way as usize,
+                frame,
+                frame.bytes + *preamble,
+                self.s.now(),
+                &mut out,
+            );
+            for a in out {
+                if let super::csma::Action::Schedule(at, ev) = a {
+                    self.s.schedule_at(at, Ev::Medium(self.f, ev));
+                }
+            }
+            return;
+        }
         let t = self.p.wires[self.f][way as usize].start(frame, self.s.now());
         self.s.schedule_in(t, Ev::WireDone(self.f, way));
+    }
+
+    /// Hands `ev` to the engine of function `g` now (IP forwarding: the
+    /// server's stack passes a packet from one port's driver to another's).
+    pub fn to_function(&mut self, g: usize, ev: EngineEv) {
+        self.s.schedule_in(Picos(0), Ev::Engine(g, ev));
     }
 
     /// Sends `ev` to this engine `delay` from now.

@@ -33,6 +33,10 @@ pub enum EngineEv {
 }
 
 /// One adapter function's engine.
+// One engine per function, held in a Vec for the whole run: the unused bytes
+// of the smaller variants cost nothing, a Box would cost an indirection on
+// every event.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Engine {
     /// Ethernet NIC carrying TCP.
@@ -52,7 +56,10 @@ impl Engine {
                 eth,
                 streams,
                 message,
-            } => Engine::Nic(nic::Nic::new(nic.clone(), eth.clone(), *streams, *message)),
+                route,
+            } => Engine::Nic(
+                nic::Nic::new(nic.clone(), eth.clone(), *streams, *message).routed(*route),
+            ),
             FunctionCfg::Hba { hba, fc, streams } => {
                 Engine::Hba(hba::Hba::new(hba.clone(), fc.clone(), *streams))
             }

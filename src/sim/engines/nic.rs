@@ -30,13 +30,24 @@
 //! each received frame on the interrupt CPU, each ACK the receiver sends on
 //! the reader CPU (see `cpu`); the costs are the TCP transport's (see
 //! `workloads::tcp`). The peer's frames enter only while the receive FIFO
-//! has room for them (802.3x flow control).
+//! has room for them (802.3x flow control), when the MAC has it and the link
+//! is full duplex; without it they enter whenever the peer sends, and the
+//! FIFO holds them all (an overrun is not modelled).
 //! Left out: interrupt coalescing, checksum work (offloaded).
+//!
+//! IP forwarding ([`Route`]): the server routes a connection between the
+//! clients of two ports. Each frame received on one (the sending client's
+//! data on the ingress port, the receiving client's ACKs on the egress
+//! port) costs `cpu_per_packet` on the interrupt CPU (driver and IP, taken
+//! as what a packet received for the server's own stack costs), then joins
+//! the other port's transmit ring as it is, with no TCP work on the server:
+//! the ingress port's client sends whenever its window allows, the egress
+//! port's client receives and ACKs as the netperf peer does.
 
 use std::collections::VecDeque;
 
 use super::{kick_wire, EngineEv};
-use crate::sim::config::{EthCfg, NicCfg};
+use crate::sim::config::{EthCfg, NicCfg, Route};
 use crate::sim::cpu::CpuRole;
 use crate::sim::platform::Ctx;
 use crate::sim::wire::{Frame, FrameKind, Way};
@@ -69,6 +80,10 @@ pub enum NicEv {
     SegmentReceived(u64),
     /// CPU: an ACK up to this offset has been received.
     AckReceived(u64),
+    /// CPU: a received frame has been routed to the partner port.
+    Forwarded(FrameKind),
+    /// A frame routed from the partner port joins the transmit ring.
+    Inject(FrameKind),
     /// Timer: the peer sends an ACK up to this offset.
     PeerAck(u64),
 }
@@ -97,6 +112,7 @@ pub struct Nic {
     rx_desc: u32,
     rx_desc_fetching: bool,
     peer_acks: VecDeque<Frame>,
+    route: Option<Route>,
     /// Payload delivered to the peer since the last reset.
     pub delivered_out: u64,
     /// Payload delivered to the server's application since the last reset.
@@ -123,9 +139,17 @@ impl Nic {
             rx_desc: 0,
             rx_desc_fetching: false,
             peer_acks: VecDeque::new(),
+            route: None,
             delivered_out: 0,
             delivered_in: 0,
         }
+    }
+
+    /// The NIC as one port of an IP-forwarding route (`None`: the server's
+    /// own stack ends its connection).
+    pub fn routed(mut self, route: Option<Route>) -> Nic {
+        self.route = route;
+        self
     }
 
     /// Frames queued for transmission: in the ring, being fetched, or in the FIFO.
@@ -169,7 +193,8 @@ impl Nic {
     /// The sender builds another segment if the ring and the window allow.
     fn try_send(&mut self, cx: &mut Ctx) {
         let ring_full = self.queued_frames() >= self.cfg.tx_ring as usize;
-        if ring_full || !self.tcp.may_build() {
+        // A routed port sends what the partner port hands it, nothing of its own.
+        if ring_full || self.route.is_some() || !self.tcp.may_build() {
             return;
         }
         let calls = self.tcp.send_calls_in_next_segment();
@@ -262,6 +287,37 @@ impl Nic {
                 self.rx_pump(cx);
                 self.kick(Way::In, cx);
             }
+            NicEv::RxStatus(kind) if self.route.is_some() => {
+                let payload = match kind {
+                    FrameKind::TcpData { .. } => self.eth.mss,
+                    _ => 0,
+                };
+                let cost = packet_cost(cx.stack(), payload);
+                cx.cpu(
+                    CpuRole::Interrupt,
+                    cost,
+                    ev(NicEv::Forwarded(kind)),
+                    self.cfg.pio_reads,
+                );
+            }
+            NicEv::Forwarded(kind) => {
+                let Some(route) = self.route else {
+                    return;
+                };
+                if let FrameKind::TcpData { .. } = kind {
+                    self.delivered_in += self.eth.mss;
+                }
+                cx.to_function(route.peer, ev(NicEv::Inject(kind)));
+            }
+            NicEv::Inject(kind) => {
+                let frame = match kind {
+                    FrameKind::TcpData { end } => self.data_frame(end),
+                    FrameKind::TcpAck { ack } => self.ack_frame(ack),
+                    _ => return,
+                };
+                self.tx_ring.push_back(frame);
+                self.tx_pump(cx);
+            }
             NicEv::RxStatus(kind) => {
                 let (cost, done) = match kind {
                     FrameKind::TcpData { end } => (
@@ -315,8 +371,9 @@ impl Nic {
         match way {
             Way::Out => self.tx_fifo.pop_front(),
             Way::In => {
+                let gated = self.cfg.flow_control;
                 if let Some(&ack) = self.peer_acks.front() {
-                    if self.rx_fifo_used + ack.bytes <= self.cfg.rx_fifo {
+                    if !gated || self.rx_fifo_used + ack.bytes <= self.cfg.rx_fifo {
                         self.peer_acks.pop_front();
                         self.rx_fifo_used += ack.bytes;
                         return Some(ack);
@@ -324,7 +381,7 @@ impl Nic {
                     return None;
                 }
                 if !self.tcp.peer_may_send()
-                    || self.rx_fifo_used + self.eth.frame > self.cfg.rx_fifo
+                    || (gated && self.rx_fifo_used + self.eth.frame > self.cfg.rx_fifo)
                 {
                     return None;
                 }
