@@ -283,6 +283,7 @@ mod tests {
         let (std, jumbo) = (cfg(1500), cfg(9000));
         assert_eq!(std.copy(0), Picos::from_ns(2000.0));
         let copy = |c: &VethCfg| (c.copy(c.frame) - c.per_frame).0 as f64;
-        assert!((copy(&jumbo) / copy(&std) - 9014.0 / 1514.0).abs() < 1e-6);
+        // Each copy is rounded to a picosecond.
+        assert!((copy(&jumbo) / copy(&std) - 9014.0 / 1514.0).abs() < 1e-4);
     }
 }
