@@ -28,6 +28,7 @@ TABLES = {
     "NIC": "adapter `[function.param]`, engine = \"nic\"",
     "HBA": "adapter `[function.param]`, engine = \"hba\"",
     "RAW_DMA": "adapter `[function.param]`, engine = \"dma\"",
+    "VETH": "adapter `[function.param]`, engine = \"veth\"",
     "TESTBED": "testbed `[param]`",
     "CPU": "cpu `[param]`",
     "IO_CONTROLLER": "server `[[io_controller]]` `[io_controller.param]`",

@@ -861,11 +861,12 @@ fn function_spec(
         "nic" => Some((EngineKind::Nic, schema::NIC)),
         "hba" => Some((EngineKind::Hba, schema::HBA)),
         "dma" => Some((EngineKind::RawDma, schema::RAW_DMA)),
+        "veth" => Some((EngineKind::Veth, schema::VETH)),
         other => {
             errs.push(src.invalid(
                 &format!("{key}.engine"),
                 f.engine.span(),
-                format!("unknown engine `{other}`; expected `nic`, `hba` or `dma`"),
+                format!("unknown engine `{other}`; expected `nic`, `hba`, `dma` or `veth`"),
             ));
             None
         }
@@ -873,11 +874,14 @@ fn function_spec(
     let mut link = None;
     if let Some((engine, _)) = engine {
         match (&f.link, engine) {
-            (None, EngineKind::RawDma) => {}
-            (Some(l), EngineKind::RawDma) => errs.push(src.invalid(
+            (None, EngineKind::RawDma | EngineKind::Veth) => {}
+            (Some(l), EngineKind::RawDma | EngineKind::Veth) => errs.push(src.invalid(
                 &format!("{key}.link"),
                 l.span(),
-                "a `dma` function drives no link: remove `link`",
+                format!(
+                    "a `{}` function drives no link: remove `link`",
+                    engine.name()
+                ),
             )),
             (Some(l), _) => link = Some(l.clone()),
             (None, _) => errs.push(src.invalid(

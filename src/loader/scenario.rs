@@ -604,7 +604,7 @@ fn workload(
     }
     let kind = match (w.kind.get_ref().as_str(), engine) {
         _ if foreign_keys => None,
-        ("netperf-tcp-stream", Some(EngineKind::Nic)) => {
+        ("netperf-tcp-stream", Some(EngineKind::Nic | EngineKind::Veth)) => {
             let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
             let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
             socket.zip(message).map(|(socket_bytes, message_bytes)| {

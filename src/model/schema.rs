@@ -343,6 +343,24 @@ dma_engine_kind! {
 }
 
 param_kind! {
+    /// Parameters of a virtual Ethernet function (a partition's adapter on
+    /// the hypervisor's virtual LAN): its frames and the hypervisor call that
+    /// moves one, on the sending partition's CPU. No bus, no wire.
+    VETH, VethParams {
+        mtu: Size whole, 576.0, 65394.0,
+            "largest IP packet of the virtual adapter";
+        header: Size whole, 14.0, 22.0,
+            "MAC header of a virtual frame (no FCS, preamble or gap)";
+        tcp_ip_headers: Size whole, 40.0, 80.0,
+            "IPv4 and TCP headers with options, per segment";
+        hypervisor_per_frame: Time, 0.0, 1e6,
+            "the sending partition's CPU time per frame in the hypervisor call that moves it (call, virtual switch, the receiver's buffer)";
+        hypervisor_per_kb: Time, 0.0, 1e5,
+            "the sending partition's CPU time per KiB of frame the hypervisor copies into the receiving partition's memory";
+    }
+}
+
+param_kind! {
     /// Parameters of a CPU model.
     CPU, CpuParams {
         clock: Frequency, 10.0, 10000.0,
@@ -428,6 +446,7 @@ pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRu
                 super::EngineKind::Nic => NIC,
                 super::EngineKind::Hba => HBA,
                 super::EngineKind::RawDma => RAW_DMA,
+                super::EngineKind::Veth => VETH,
             })
         }),
         "testbed" => reg.testbeds.contains_key(rest).then_some(TESTBED),
@@ -513,6 +532,7 @@ mod tests {
             TESTBED,
             CPU,
             CARD_BRIDGE,
+            VETH,
         ] {
             for r in rules {
                 let countable = matches!(r.dim, Count | Size);

@@ -120,6 +120,9 @@ pub enum EngineKind {
     Hba,
     /// A bus-test function with no link: raw DMA to and from host memory.
     RawDma,
+    /// Virtual Ethernet between logical partitions: no link, no bus, CPU
+    /// time on both partitions (`sim::engines::veth`).
+    Veth,
 }
 
 impl EngineKind {
@@ -129,6 +132,7 @@ impl EngineKind {
             EngineKind::Nic => "nic",
             EngineKind::Hba => "hba",
             EngineKind::RawDma => "dma",
+            EngineKind::Veth => "veth",
         }
     }
 }

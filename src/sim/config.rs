@@ -3,12 +3,13 @@
 
 use super::cpu::CpuPlacement;
 use super::engines::raw_dma::RawDmaTest;
+pub use super::engines::veth::VethCfg;
 use crate::error::{Error, Result};
 use crate::model::negotiate_mode;
 use crate::model::schema::{
     AtmParams, BridgeParams, BusParams, CardBridgeParams, CpuParams, EthernetParams,
     FibreChannelParams, HbaParams, IoControllerParams, NicParams, RawDmaParams, ServerParams,
-    TestbedParams,
+    TestbedParams, VethParams,
 };
 use crate::model::{
     BusSpec, EngineKind, Experiment, Framing, ParamSet, Protocol, Registry, ServerSpec,
@@ -358,6 +359,8 @@ pub enum FunctionCfg {
     },
     /// A raw DMA test function (no link).
     RawDma(RawDmaCfg),
+    /// Virtual Ethernet between partitions (no link, no bus).
+    Veth(VethCfg),
 }
 
 /// An IP-forwarding port's partner: the server routes the packets of a
@@ -390,6 +393,12 @@ impl FunctionCfg {
             FunctionCfg::Nic { nic, .. } => nic.dma,
             FunctionCfg::Hba { hba, .. } => hba.dma,
             FunctionCfg::RawDma(r) => r.dma,
+            // It never masters its bus.
+            FunctionCfg::Veth(_) => DmaCfg {
+                max_read: 0,
+                max_outstanding: 1,
+                write_burst: 0,
+            },
         }
     }
 
@@ -398,7 +407,7 @@ impl FunctionCfg {
         match self {
             FunctionCfg::Nic { eth, .. } => eth.rate,
             FunctionCfg::Hba { fc, .. } => fc.byte_rate,
-            FunctionCfg::RawDma(_) => BytesPerSec(0.0),
+            FunctionCfg::RawDma(_) | FunctionCfg::Veth(_) => BytesPerSec(0.0),
         }
     }
 }
@@ -525,6 +534,7 @@ impl FunctionCfg {
             FunctionCfg::Nic { streams, .. } => streams.0.is_some() || streams.1.is_some(),
             FunctionCfg::Hba { streams, .. } => streams.0.is_some() || streams.1.is_some(),
             FunctionCfg::RawDma(r) => r.test.reads > 0 || r.test.writes > 0,
+            FunctionCfg::Veth(v) => v.streams.0.is_some() || v.streams.1.is_some(),
         }
     }
 }
@@ -544,7 +554,8 @@ impl SystemCfg {
         for f in &mut c.functions {
             let busy = f.cfg.busy();
             match &f.cfg {
-                FunctionCfg::Nic { .. } => nic |= busy,
+                // Virtual Ethernet reads the TCP stack costs as a NIC does.
+                FunctionCfg::Nic { .. } | FunctionCfg::Veth(_) => nic |= busy,
                 FunctionCfg::Hba { .. } => hba |= busy,
                 FunctionCfg::RawDma(_) => {}
             }
@@ -1009,6 +1020,11 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                     };
                     FunctionCfg::Hba { hba, fc, streams }
                 }
+                EngineKind::Veth => FunctionCfg::Veth(VethCfg::assemble(
+                    &VethParams::from_set(&f.params, &f.at)?,
+                    &work,
+                    cpu.ack_every,
+                )?),
                 EngineKind::RawDma => {
                     let fp = RawDmaParams::from_set(&f.params, &f.at)?;
                     let mut test = RawDmaTest {
@@ -1061,6 +1077,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             } => [streams.0.is_some(), streams.1.is_some()],
             // A forwarded stream runs no process on the server.
             FunctionCfg::Nic { route: Some(_), .. } => [false, false],
+            FunctionCfg::Veth(v) => [v.streams.0.is_some(), v.streams.1.is_some()],
             FunctionCfg::Hba { .. } | FunctionCfg::RawDma(_) => [false, false],
         })
         .collect();

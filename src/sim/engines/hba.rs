@@ -12,7 +12,8 @@
 //! The card's own processor (firmware), when the adapter has one
 //! (`processor_per_io`), spends that time on each I/O once its control block
 //! is read and before its FCP_CMND leaves, one I/O at a time: a port's IOPS
-//! cannot exceed its inverse.
+//! cannot exceed its inverse. The processor is the function's own, so each
+//! port of a multi-port card (each its own function) has one.
 //!
 //! On the link: FCP_CMND out; for a write, XFER_RDY in, then data frames out;
 //! for a read, data frames in (one per free receive buffer); FCP_RSP in. The

@@ -15,6 +15,7 @@
 pub mod hba;
 pub mod nic;
 pub mod raw_dma;
+pub mod veth;
 
 use super::config::FunctionCfg;
 use super::platform::Ctx;
@@ -30,6 +31,8 @@ pub enum EngineEv {
     Hba(hba::HbaEv),
     /// A raw DMA test function's event.
     RawDma(raw_dma::RawDmaEv),
+    /// A virtual Ethernet function's event.
+    Veth(veth::VethEv),
 }
 
 /// One adapter function's engine.
@@ -45,6 +48,8 @@ pub enum Engine {
     Hba(hba::Hba),
     /// A bus-test function moving data between itself and host memory.
     RawDma(raw_dma::RawDma),
+    /// Virtual Ethernet between two partitions carrying TCP.
+    Veth(veth::Veth),
 }
 
 impl Engine {
@@ -64,6 +69,7 @@ impl Engine {
                 Engine::Hba(hba::Hba::new(hba.clone(), fc.clone(), *streams))
             }
             FunctionCfg::RawDma(c) => Engine::RawDma(raw_dma::RawDma::new(c.test)),
+            FunctionCfg::Veth(c) => Engine::Veth(veth::Veth::new(c.clone())),
         }
     }
 
@@ -73,6 +79,7 @@ impl Engine {
             Engine::Nic(e) => e.start(cx),
             Engine::Hba(e) => e.start(cx),
             Engine::RawDma(e) => e.start(cx),
+            Engine::Veth(e) => e.start(cx),
         }
     }
 
@@ -82,6 +89,7 @@ impl Engine {
             (Engine::Nic(e), EngineEv::Nic(ev)) => e.handle(ev, cx),
             (Engine::Hba(e), EngineEv::Hba(ev)) => e.handle(ev, cx),
             (Engine::RawDma(e), EngineEv::RawDma(ev)) => e.handle(ev, cx),
+            (Engine::Veth(e), EngineEv::Veth(ev)) => e.handle(ev, cx),
             // An event always goes back to the engine that made it.
             _ => {}
         }
@@ -92,7 +100,7 @@ impl Engine {
         match self {
             Engine::Nic(e) => e.frame_arrived(way, frame, cx),
             Engine::Hba(e) => e.frame_arrived(way, frame, cx),
-            Engine::RawDma(_) => {}
+            Engine::RawDma(_) | Engine::Veth(_) => {}
         }
     }
 
@@ -102,7 +110,7 @@ impl Engine {
         match self {
             Engine::Nic(e) => e.kick(way, cx),
             Engine::Hba(e) => e.kick(way, cx),
-            Engine::RawDma(_) => {}
+            Engine::RawDma(_) | Engine::Veth(_) => {}
         }
     }
 
@@ -112,6 +120,7 @@ impl Engine {
             Engine::Nic(e) => (e.delivered_out, e.delivered_in),
             Engine::Hba(e) => (e.delivered_out, e.delivered_in),
             Engine::RawDma(e) => (e.delivered_out, e.delivered_in),
+            Engine::Veth(e) => (e.delivered_out, e.delivered_in),
         }
     }
 
@@ -121,16 +130,18 @@ impl Engine {
             Engine::Nic(e) => (e.delivered_out, e.delivered_in) = (0, 0),
             Engine::Hba(e) => (e.delivered_out, e.delivered_in) = (0, 0),
             Engine::RawDma(e) => (e.delivered_out, e.delivered_in) = (0, 0),
+            Engine::Veth(e) => (e.delivered_out, e.delivered_in) = (0, 0),
         }
     }
 
     /// Payload ceiling per direction of what the function drives (its link;
-    /// for a function without a link, none: zero).
+    /// for a function without a link, none: zero; virtual Ethernet has no
+    /// line rate).
     pub fn ceiling(&self) -> BytesPerSec {
         match self {
             Engine::Nic(e) => e.eth.goodput_ceiling(),
             Engine::Hba(e) => e.fc.goodput_ceiling(),
-            Engine::RawDma(_) => BytesPerSec(0.0),
+            Engine::RawDma(_) | Engine::Veth(_) => BytesPerSec(0.0),
         }
     }
 }
