@@ -839,6 +839,34 @@ fn report_page(
         ]);
     }
     b.push(Block::Table(sc));
+    b.push(Block::Heading("Inputs: models".into()));
+    let mut m = sections_new("models", &["kind", "name", "file"]);
+    let mut add = |kind: &str, name: &str, at: &iosim::error::Location| {
+        m.rows.push(vec![
+            report::Cell::Text(kind.into()),
+            report::Cell::Text(name.into()),
+            report::Cell::Text(format!("{}:{}", at.file.display(), at.line)),
+        ]);
+    };
+    for (n, x) in &v.reg.servers {
+        add("server", n, &x.at);
+    }
+    for (n, x) in &v.reg.adapters {
+        add("adapter", n, &x.at);
+    }
+    for (n, x) in &v.reg.buses {
+        add("bus", n, &x.at);
+    }
+    for (n, x) in &v.reg.links {
+        add("link", n, &x.at);
+    }
+    for (n, x) in &v.reg.cpus {
+        add("cpu", n, &x.at);
+    }
+    for (n, x) in &v.reg.testbeds {
+        add("testbed", n, &x.at);
+    }
+    b.push(Block::Table(m));
     b.push(Block::Heading("Inputs: model parameters and their sources".into()));
     b.push(Block::Text(format!(
         "Every parameter of every model, as written in its file, with the free parameters set from: {}.",
