@@ -56,18 +56,7 @@ fn style(size: f64) -> TextStyle<'static> {
     TextStyle::from((FAMILY, size).into_font()).color(&INK)
 }
 
-/// One chart as SVG text and PNG bytes (the same drawing).
-#[derive(Debug, Clone)]
-pub struct Rendered {
-    /// File stem (`hp2g-figure-2`): the files are `STEM.svg` and `STEM.png`.
-    pub stem: String,
-    /// Title, for a caption.
-    pub title: String,
-    /// SVG text.
-    pub svg: String,
-    /// PNG file bytes.
-    pub png: Vec<u8>,
-}
+pub use crate::report::Rendered;
 
 /// A chart description.
 #[derive(Debug, Clone, PartialEq)]

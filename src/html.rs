@@ -6,8 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::charts::Rendered;
-use crate::report::{Cell, Section};
+use crate::report::{Cell, Rendered, Section};
 
 /// `s` safe as HTML text and as a quoted attribute value: `&`, `<`, `>`,
 /// `"` and `'` as character references, and control characters (but tab

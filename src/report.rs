@@ -442,12 +442,26 @@ pub fn write_bytes(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> 
     AtomicFile::create(path, true)?.commit_bytes(bytes)
 }
 
+/// One chart as SVG text and PNG bytes (the same drawing), as
+/// `crate::charts::render` draws it.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// File stem (`hp2g-figure-2`): the files are `STEM.svg` and `STEM.png`.
+    pub stem: String,
+    /// Title, for a caption.
+    pub title: String,
+    /// SVG text.
+    pub svg: String,
+    /// PNG file bytes.
+    pub png: Vec<u8>,
+}
+
 /// Writes each chart as `DIR/STEM.svg` and `DIR/STEM.png`; returns the paths
 /// written, in order. Charts are rendered before this is called, so a chart
 /// that failed to draw has no file at all.
 pub fn write_charts(
     dir: &std::path::Path,
-    charts: &[crate::charts::Rendered],
+    charts: &[Rendered],
 ) -> crate::Result<Vec<std::path::PathBuf>> {
     let mut written = Vec::new();
     for c in charts {
