@@ -39,9 +39,8 @@ const LINES: [RGBColor; 6] = [
 /// Registers [`FONT`] with plotters once; an error if it cannot be parsed.
 fn font() -> Result<()> {
     static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *DONE.get_or_init(|| {
-        plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok()
-    });
+    let ok = *DONE
+        .get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
     if ok {
         Ok(())
     } else {
@@ -291,7 +290,11 @@ fn draw_panel<DB: DrawingBackend>(
         .categories
         .iter()
         .flat_map(|k| {
-            [k.values[0], k.values[1], k.whisker.map(|w| w.1).unwrap_or(0.0)]
+            [
+                k.values[0],
+                k.values[1],
+                k.whisker.map(|w| w.1).unwrap_or(0.0),
+            ]
         })
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
@@ -328,7 +331,10 @@ fn draw_panel<DB: DrawingBackend>(
     for (s, colour) in [(0usize, PAPER), (1, MODEL)] {
         let bars = p.categories.iter().zip(&at).map(move |(k, &x)| {
             let x0 = x + 0.08 + 0.42 * s as f64;
-            Rectangle::new([(x0, 0.0), (x0 + 0.42, clean(k.values[s]))], colour.filled())
+            Rectangle::new(
+                [(x0, 0.0), (x0 + 0.42, clean(k.values[s]))],
+                colour.filled(),
+            )
         });
         chart
             .draw_series(bars)
@@ -610,7 +616,9 @@ fn draw_lines<DB: DrawingBackend>(body: &DrawingArea<DB, Shift>, c: &LineChart) 
             .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
             .map_err(err)?
             .label(l.name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
+            });
         chart
             .draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))
             .map_err(err)?;
@@ -803,8 +811,13 @@ pub fn figure_chart(g: &FigureGroup, ci: Intervals, seed: u64) -> BarChart {
                     });
                 }
             }
-            let mape = rows.iter().map(|r| r.error_pct.abs()).sum::<f64>() / rows.len().max(1) as f64;
-            let what = if *u == "%" { "CPU utilisation" } else { "throughput" };
+            let mape =
+                rows.iter().map(|r| r.error_pct.abs()).sum::<f64>() / rows.len().max(1) as f64;
+            let what = if *u == "%" {
+                "CPU utilisation"
+            } else {
+                "throughput"
+            };
             Panel {
                 title: format!("{what} ({u}), {} figures, MAPE {mape:.1}%", rows.len()),
                 y_label: format!("{what} ({u})"),
@@ -897,9 +910,12 @@ pub fn cv_groups(file: &std::path::Path, text: &str) -> Result<Vec<CvGroup>> {
     };
     let v: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| bad(format!("not the JSON of validate --cross-validate: {e}")))?;
-    let figs = v["figures"]
-        .as_array()
-        .ok_or_else(|| bad("no `figures` array: write it with `iosim validate --cross-validate --format json`".into()))?;
+    let figs = v["figures"].as_array().ok_or_else(|| {
+        bad(
+            "no `figures` array: write it with `iosim validate --cross-validate --format json`"
+                .into(),
+        )
+    })?;
     let mut out: Vec<(CvGroup, f64, f64)> = Vec::new();
     for (i, f) in figs.iter().enumerate() {
         let s = |k: &str| {
@@ -914,7 +930,10 @@ pub fn cv_groups(file: &std::path::Path, text: &str) -> Result<Vec<CvGroup>> {
         };
         let (paper, group) = (s("paper")?, s("held_out_group")?);
         let (held, fitted) = (n("error_pct")?.abs(), n("fitted_error_pct")?.abs());
-        match out.iter_mut().find(|(g, _, _)| g.paper == paper && g.group == group) {
+        match out
+            .iter_mut()
+            .find(|(g, _, _)| g.paper == paper && g.group == group)
+        {
             Some((g, h, ft)) => {
                 g.figures += 1;
                 *h += held;
@@ -1032,13 +1051,23 @@ mod tests {
 
     #[test]
     fn labels_drop_the_shared_parts_and_split_clusters() {
-        let l = id_labels(&["hp2g.gige-rx.pcix.c1", "hp2g.gige-rx.pcix.c2", "hp2g.gige-rx.pci66.c1"]);
+        let l = id_labels(&[
+            "hp2g.gige-rx.pcix.c1",
+            "hp2g.gige-rx.pcix.c2",
+            "hp2g.gige-rx.pci66.c1",
+        ]);
         assert_eq!(l[0], ("pcix".into(), "c1".into()));
         assert_eq!(l[2], ("pci66".into(), "c1".into()));
         let l = id_labels(&["atm.a.out.m1.cpu", "atm.a.in.m1.cpu", "atm.a.in.m2.cpu"]);
         assert_eq!(l[1], ("in".into(), "m1".into()));
-        assert_eq!(id_labels(&["only.one"]), vec![(String::new(), "one".into())]);
-        assert_eq!(id_labels(&["plain", "other"])[1], (String::new(), "other".into()));
+        assert_eq!(
+            id_labels(&["only.one"]),
+            vec![(String::new(), "one".into())]
+        );
+        assert_eq!(
+            id_labels(&["plain", "other"])[1],
+            (String::new(), "other".into())
+        );
     }
 
     #[test]
@@ -1088,12 +1117,49 @@ mod tests {
     }
 
     #[test]
+    fn a_wide_table_of_a_new_paper_gets_its_chart_from_the_ids() {
+        let mut rows = Vec::new();
+        for speed in ["10half", "10full", "100half", "100full"] {
+            for port in 1..=6 {
+                let id = format!("newp.twocards.{speed}.port{port}");
+                rows.push(row(&id, "Table 10", "Mbit/s", 30.0 + port as f64, 31.0));
+                rows.push(row(&format!("{id}.cpu"), "Table 10", "%", 20.0, 19.0));
+            }
+        }
+        let g = figure_groups(&rows);
+        assert_eq!((g.len(), g[0].stem.as_str()), (1, "newp-table-10"));
+        let bars = figure_chart(&g[0], &|_| None, 1);
+        assert_eq!(bars.panels.len(), 2);
+        assert_eq!(bars.panels[0].categories.len(), 24);
+        assert_eq!(bars.panels[0].categories[0].cluster, "10half");
+        assert_eq!(bars.panels[1].categories[23].label, "port6");
+        let r = render("wide", &Chart::Bars(bars)).expect("renders");
+        assert_eq!(
+            r.svg.matches("fill=\"#2471A3\" stroke=\"none\"").count(),
+            48 + 2
+        );
+        let res = render(
+            "res",
+            &Chart::Residuals(residual_chart(
+                "newp.txt",
+                &rows.iter().collect::<Vec<_>>(),
+                5,
+            )),
+        )
+        .expect("renders");
+        assert!(res.svg.contains("worst: "));
+    }
+
+    #[test]
     fn the_worst_are_the_largest_magnitudes() {
         let p = |v| Residual {
             group: "g".into(),
             label: "l".into(),
             value: v,
         };
-        assert_eq!(worst_indices(&[p(1.0), p(-9.0), p(5.0), p(9.0)], 2), vec![1, 3]);
+        assert_eq!(
+            worst_indices(&[p(1.0), p(-9.0), p(5.0), p(9.0)], 2),
+            vec![1, 3]
+        );
     }
 }

@@ -151,10 +151,7 @@ mod tests {
     #[test]
     fn escape_covers_markup_quotes_and_controls() {
         assert_eq!(escape("plain text"), "plain text");
-        assert_eq!(
-            escape("<script>&\"'"),
-            "&lt;script&gt;&amp;&quot;&#39;"
-        );
+        assert_eq!(escape("<script>&\"'"), "&lt;script&gt;&amp;&quot;&#39;");
         assert_eq!(escape("a\x1bb\r"), "a\\x1bb\\x0d");
         assert_eq!(escape("tab\tline\n"), "tab\tline\n");
         assert_eq!(escape("&amp;"), "&amp;amp;");
@@ -163,7 +160,8 @@ mod tests {
     #[test]
     fn the_report_escapes_every_block_and_refers_to_nothing() {
         let mut s = Section::new("t<", &["f\"", "n"]);
-        s.rows.push(vec![Cell::Text("<b>x</b>".into()), Cell::Num(1.25, 1)]);
+        s.rows
+            .push(vec![Cell::Text("<b>x</b>".into()), Cell::Num(1.25, 1)]);
         let chart = Rendered {
             stem: "a<b".into(),
             title: "t&".into(),
@@ -181,7 +179,17 @@ mod tests {
                 Block::Chart(chart),
             ],
         );
-        for bad in ["<b>", "r<", "h<", "p<", "</pre><script>", "f\"", "http:", "a<b", "t&<"] {
+        for bad in [
+            "<b>",
+            "r<",
+            "h<",
+            "p<",
+            "</pre><script>",
+            "f\"",
+            "http:",
+            "a<b",
+            "t&<",
+        ] {
             assert!(!h.contains(bad), "{bad} in {h}");
         }
         assert!(h.contains("&lt;b&gt;x&lt;/b&gt;") && h.contains("<svg width=\"1\""));

@@ -815,7 +815,10 @@ fn report_page(
 ) -> String {
     use iosim::html::Block;
     let facts = vec![
-        ("tool".to_string(), format!("iosim {}", env!("CARGO_PKG_VERSION"))),
+        (
+            "tool".to_string(),
+            format!("iosim {}", env!("CARGO_PKG_VERSION")),
+        ),
         ("command".into(), "report".into()),
         ("seed".into(), common.seed.to_string()),
         ("parameters".into(), v.parameters.clone()),
@@ -823,10 +826,19 @@ fn report_page(
         ("scenarios".into(), v.scenarios.len().to_string()),
         ("figures".into(), v.rows.len().to_string()),
     ];
-    let mut b = vec![Block::Heading("Inputs: scenarios".into())];
+    // Results first (what a reader looks at), the inputs after them.
+    let mut inputs = vec![Block::Heading("Inputs: scenarios".into())];
+    let b = &mut inputs;
     let mut sc = sections_new(
         "scenarios",
-        &["scenario", "title", "paper", "file", "experiments", "figures"],
+        &[
+            "scenario",
+            "title",
+            "paper",
+            "file",
+            "experiments",
+            "figures",
+        ],
     );
     for s in &v.scenarios {
         sc.rows.push(vec![
@@ -867,12 +879,15 @@ fn report_page(
         add("testbed", n, &x.at);
     }
     b.push(Block::Table(m));
-    b.push(Block::Heading("Inputs: model parameters and their sources".into()));
+    b.push(Block::Heading(
+        "Inputs: model parameters and their sources".into(),
+    ));
     b.push(Block::Text(format!(
         "Every parameter of every model, as written in its file, with the free parameters set from: {}.",
         v.parameters
     )));
     b.push(Block::Table(sections::params_section(&mut v.reg)));
+    let mut b = Vec::new();
     let n_groups = charts
         .iter()
         .filter(|c| !c.stem.ends_with("-residuals") && c.stem != "cross-validation")
@@ -910,7 +925,13 @@ fn report_page(
         b.push(Block::Heading("Cross-validation".into()));
         let mut t = sections_new(
             "cross_validation",
-            &["paper", "group", "figures", "fitted_mape_pct", "held_out_mape_pct"],
+            &[
+                "paper",
+                "group",
+                "figures",
+                "fitted_mape_pct",
+                "held_out_mape_pct",
+            ],
         );
         for g in cv {
             t.rows.push(vec![
@@ -926,5 +947,6 @@ fn report_page(
             b.push(Block::Chart(c.clone()));
         }
     }
+    b.extend(inputs);
     iosim::html::report_html("iosim: model beside the published figures", &facts, &b)
 }

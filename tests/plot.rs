@@ -71,7 +71,10 @@ fn plot_draws_every_paper_figure_with_its_labels_and_bars() {
         "--threads",
         "1",
     ]));
-    assert!(listing.contains("hp2g-figure-2") && listing.contains("# seed: 1"), "{listing}");
+    assert!(
+        listing.contains("hp2g-figure-2") && listing.contains("# seed: 1"),
+        "{listing}"
+    );
 
     // Figure 2 of the rp8400 paper: 10 figures (6 PCI-X from the chart, 4
     // PCI-66 from its text), one paper bar and one model bar each.
@@ -103,8 +106,13 @@ fn plot_draws_every_paper_figure_with_its_labels_and_bars() {
 
     // The ATM tables: throughput and CPU panels, 6 figures each.
     let atm = read(&a.join("atm-table-8.svg"));
-    assert_eq!(atm.matches("fill=\"#2471A3\" stroke=\"none\"").count(), 12 + 2);
-    assert!(texts(&atm).iter().any(|x| x.starts_with("CPU utilisation (%)")));
+    assert_eq!(
+        atm.matches("fill=\"#2471A3\" stroke=\"none\"").count(),
+        12 + 2
+    );
+    assert!(texts(&atm)
+        .iter()
+        .any(|x| x.starts_with("CPU utilisation (%)")));
 
     // The residuals name their worst figures in the picture.
     let res = texts(&read(&a.join("hp2g-residuals.svg")));
@@ -113,7 +121,10 @@ fn plot_draws_every_paper_figure_with_its_labels_and_bars() {
 
     // Cross-validation: one pair of bars per group, the group named.
     let cvs = read(&a.join("cross-validation.svg"));
-    assert_eq!(cvs.matches("fill=\"#2471A3\" stroke=\"none\"").count(), 2 + 1);
+    assert_eq!(
+        cvs.matches("fill=\"#2471A3\" stroke=\"none\"").count(),
+        2 + 1
+    );
     assert!(texts(&cvs).iter().any(|x| x == "Figure 5"));
 
     // Every SVG has its PNG, and a second run on two threads gives the same bytes.
@@ -135,7 +146,10 @@ fn plot_draws_every_paper_figure_with_its_labels_and_bars() {
     let pngs = names.iter().filter(|n| n.ends_with(".png")).count();
     assert!(svgs >= 10 && svgs == pngs, "{names:?}");
     for n in &names {
-        let (x, y) = (std::fs::read(a.join(n)).unwrap(), std::fs::read(b.join(n)).unwrap());
+        let (x, y) = (
+            std::fs::read(a.join(n)).unwrap(),
+            std::fs::read(b.join(n)).unwrap(),
+        );
         assert!(x == y, "{n} differs between runs");
         if n.ends_with(".png") {
             assert!(x.starts_with(b"\x89PNG\r\n\x1a\n") && x.len() > 5000, "{n}");

@@ -39,11 +39,7 @@ fn the_report_is_self_contained_and_escapes_input_strings() {
         ])
         .output()
         .expect("the iosim binary runs");
-    assert!(
-        o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(&out).expect("the report");
     assert!(html.starts_with("<!DOCTYPE html>"));
 
