@@ -145,6 +145,16 @@ fn plot_draws_every_paper_figure_with_its_labels_and_bars() {
     let svgs = names.iter().filter(|n| n.ends_with(".svg")).count();
     let pngs = names.iter().filter(|n| n.ends_with(".png")).count();
     assert!(svgs >= 10 && svgs == pngs, "{names:?}");
+    // validate --plot draws the same charts (all but the cross-validation).
+    let c = tmp.path().join("c");
+    ok(&iosim(&["validate", "--plot", c.to_str().unwrap()]));
+    assert!(!c.join("cross-validation.svg").exists());
+    for n in names.iter().filter(|n| !n.starts_with("cross-validation")) {
+        assert!(
+            std::fs::read(c.join(n)).unwrap() == std::fs::read(a.join(n)).unwrap(),
+            "{n}"
+        );
+    }
     for n in &names {
         let (x, y) = (
             std::fs::read(a.join(n)).unwrap(),

@@ -29,6 +29,14 @@ fn the_report_is_self_contained_and_escapes_input_strings() {
     std::fs::create_dir_all(models.join("buses")).unwrap();
     std::fs::write(models.join("buses/hostile.toml"), HOSTILE_BUS).unwrap();
     let out = tmp.path().join("report.html");
+    // A cross-validation file (its strings are input too).
+    let cv = tmp.path().join("cv.json");
+    std::fs::write(
+        &cv,
+        r#"{"figures": [{"id": "x", "error_pct": -4.0, "fitted_error_pct": 2.0,
+            "held_out_group": "p.txt <i>Figure 9</i>", "paper": "p.txt"}]}"#,
+    )
+    .unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_iosim"))
         .args([
             "report",
@@ -36,6 +44,8 @@ fn the_report_is_self_contained_and_escapes_input_strings() {
             models.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
+            "--cross-validation",
+            cv.to_str().unwrap(),
         ])
         .output()
         .expect("the iosim binary runs");
@@ -49,6 +59,8 @@ fn the_report_is_self_contained_and_escapes_input_strings() {
         "the parameter's source is not shown escaped"
     );
     assert!(!html.contains("alert(2)</script>"));
+    assert!(html.contains("p.txt &lt;i&gt;Figure 9&lt;/i&gt;") && !html.contains("<i>"));
+    assert!(html.contains("id=\"chart-cross-validation\""));
 
     // Nothing external: no script, no address, no file loaded, no import.
     let lower = html.to_ascii_lowercase();
