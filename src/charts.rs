@@ -1151,6 +1151,54 @@ mod tests {
     }
 
     #[test]
+    fn degenerate_charts_draw_without_panicking() {
+        let nan = Category {
+            cluster: String::new(),
+            label: "x".into(),
+            values: [f64::NAN, f64::INFINITY],
+            whisker: Some((f64::NAN, 1.0)),
+            annotation: "NaN%".into(),
+        };
+        let charts = [
+            Chart::Bars(BarChart {
+                title: String::new(),
+                series: ["a".into(), "b".into()],
+                panels: Vec::new(),
+                note: String::new(),
+            }),
+            Chart::Bars(BarChart {
+                title: "t".into(),
+                series: ["a".into(), "b".into()],
+                panels: vec![Panel {
+                    title: "p".into(),
+                    y_label: "y".into(),
+                    categories: vec![nan],
+                }],
+                note: String::new(),
+            }),
+            Chart::Residuals(ResidualChart {
+                title: "r".into(),
+                x_label: "x".into(),
+                points: Vec::new(),
+                worst: 3,
+            }),
+            Chart::Lines(LineChart {
+                title: "l".into(),
+                x_label: "x".into(),
+                y_label: "y".into(),
+                lines: vec![Line {
+                    name: "n".into(),
+                    points: vec![(f64::NAN, 1.0, 0.0, 2.0)],
+                }],
+            }),
+        ];
+        for c in &charts {
+            let r = render("d", c).expect("draws");
+            assert!(r.svg.starts_with("<svg") && r.png.starts_with(b"\x89PNG"));
+        }
+    }
+
+    #[test]
     fn the_worst_are_the_largest_magnitudes() {
         let p = |v| Residual {
             group: "g".into(),
