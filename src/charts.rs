@@ -679,6 +679,26 @@ fn paper_short(rows: &[&FigureRow]) -> String {
     }
 }
 
+/// Each paper (in order of first appearance) with its short name for file
+/// names; papers whose ids share a short name are named by their file
+/// stems instead, so no two papers' charts share a file.
+pub fn paper_shorts(rows: &[FigureRow]) -> Vec<(String, String)> {
+    let mut short: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        if !short.iter().any(|(p, _)| *p == r.paper) {
+            let mine: Vec<&FigureRow> = rows.iter().filter(|x| x.paper == r.paper).collect();
+            short.push((r.paper.clone(), paper_short(&mine)));
+        }
+    }
+    let taken: Vec<String> = short.iter().map(|(_, s)| s.clone()).collect();
+    for (paper, s) in &mut short {
+        if taken.iter().filter(|t| *t == s).count() > 1 {
+            *s = slug(paper.trim_end_matches(".txt"));
+        }
+    }
+    short
+}
+
 /// The figures of one paper figure or table, in file order.
 #[derive(Debug, Clone)]
 pub struct FigureGroup<'a> {
@@ -710,13 +730,7 @@ pub fn figure_groups(rows: &[FigureRow]) -> Vec<FigureGroup<'_>> {
             }),
         }
     }
-    let mut short: Vec<(String, String)> = Vec::new();
-    for g in &groups {
-        if !short.iter().any(|(p, _)| *p == g.paper) {
-            let mine: Vec<&FigureRow> = rows.iter().filter(|r| r.paper == g.paper).collect();
-            short.push((g.paper.clone(), paper_short(&mine)));
-        }
-    }
+    let short = paper_shorts(rows);
     for g in &mut groups {
         let s = short
             .iter()
@@ -1013,17 +1027,11 @@ pub fn validation_charts(
         .iter()
         .map(|g| (g.stem.clone(), Chart::Bars(figure_chart(g, ci, seed))))
         .collect();
-    let mut papers: Vec<&str> = Vec::new();
-    for g in &groups {
-        if !papers.contains(&g.paper.as_str()) {
-            papers.push(&g.paper);
-        }
-    }
-    for paper in papers {
+    for (paper, short) in paper_shorts(rows) {
         let mine: Vec<&FigureRow> = rows.iter().filter(|r| r.paper == paper).collect();
         out.push((
-            format!("{}-residuals", paper_short(&mine)),
-            Chart::Residuals(residual_chart(paper, &mine, 5)),
+            format!("{short}-residuals"),
+            Chart::Residuals(residual_chart(&paper, &mine, 5)),
         ));
     }
     if let Some(cv) = cv {
@@ -1082,6 +1090,21 @@ mod tests {
         assert_eq!(g[0].stem, "p-figure-2");
         assert_eq!(g[0].rows.len(), 2);
         assert_eq!(g[1].stem, "p-table-8");
+        // A second paper whose ids start the same: both named by file.
+        let mut two = rows.clone();
+        two.push(FigureRow {
+            paper: "Other Paper.txt".into(),
+            ..rows[0].clone()
+        });
+        let stems: Vec<String> = figure_groups(&two).into_iter().map(|g| g.stem).collect();
+        assert_eq!(
+            stems,
+            [
+                "paper-x-figure-2",
+                "paper-x-table-8",
+                "other-paper-figure-2"
+            ]
+        );
     }
 
     #[test]

@@ -921,6 +921,15 @@ fn report_page(
             "No fit applied (--hand-set): the model files' own values.".into(),
         )),
     }
+    if let Some((p, text)) = iosim::loader::bundled_files("models/calibration.toml")
+        .into_iter()
+        .next()
+    {
+        b.push(Block::Text(format!(
+            "The free parameters, their bounds and what the fit weighs (<bundled>/{p}):"
+        )));
+        b.push(Block::Pre(text.to_string()));
+    }
     if let Some(cv) = cv {
         b.push(Block::Heading("Cross-validation".into()));
         let mut t = sections_new(
