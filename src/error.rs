@@ -100,6 +100,14 @@ pub enum Error {
     /// A defect in iosim itself (a simulation thread panicked).
     #[error("internal error: {0}")]
     Internal(String),
+    /// A chart could not be drawn (no file is written for it).
+    #[error("cannot draw chart `{chart}`: {message}")]
+    Render {
+        /// The chart's file stem.
+        chart: String,
+        /// What the drawing library said.
+        message: String,
+    },
     /// Bad command-line usage that the argument parser could not catch.
     #[error("{0}")]
     Usage(String),

@@ -11,8 +11,10 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod charts;
 pub mod engine;
 pub mod error;
+pub mod html;
 pub mod loader;
 pub mod model;
 pub mod report;

@@ -122,7 +122,9 @@ enum Command {
     Validate {
         #[command(flatten)]
         common: Common,
-        /// Also write, per paper, an SVG of model / paper and the CSV behind it into DIR.
+        /// Also write into DIR the charts `iosim plot --out DIR` draws (SVG
+        /// and PNG: each paper figure or table, the residuals per paper) and
+        /// per paper the CSV behind them.
         #[arg(long, value_name = "DIR")]
         plot: Option<PathBuf>,
         /// Predict each figure group from a fit that left it out (slow: one fit per group).
@@ -197,6 +199,33 @@ enum Command {
         /// wall-clock seconds (checked before each experiment starts).
         #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
         max_wall_seconds: Option<f64>,
+    },
+    /// Redraw every paper figure and table with published numbers (paper beside
+    /// model), the calibration residuals and, given a file, the
+    /// cross-validation: SVG and PNG into DIR, named by figure.
+    Plot {
+        #[command(flatten)]
+        common: Common,
+        /// Directory to write the charts into (created if needed).
+        #[arg(long, value_name = "DIR", default_value = "plots")]
+        out: PathBuf,
+        /// JSON written by `iosim validate --cross-validate --format json`:
+        /// also chart held-out against fitted error per group.
+        #[arg(long, value_name = "FILE")]
+        cross_validation: Option<PathBuf>,
+    },
+    /// Write one self-contained HTML file: inputs, parameters and sources,
+    /// every redrawn figure, the validation and calibration (and, given a
+    /// file, cross-validation) tables, version and seed.
+    Report {
+        #[command(flatten)]
+        common: Common,
+        /// The HTML file to write (replaced if it exists).
+        #[arg(long, value_name = "FILE", default_value = "report.html")]
+        out: PathBuf,
+        /// JSON written by `iosim validate --cross-validate --format json`.
+        #[arg(long, value_name = "FILE")]
+        cross_validation: Option<PathBuf>,
     },
     /// List the bundled and given models, their parameters and sources.
     Params {
@@ -325,7 +354,7 @@ fn main() -> ExitCode {
             ExitCode::from(match e {
                 Error::EventLimit { .. } => 3,
                 Error::Usage(_) => 2,
-                Error::Internal(_) => 4,
+                Error::Internal(_) | Error::Render { .. } => 4,
                 Error::WallClock { .. } => 5,
                 _ => 1,
             })
@@ -408,31 +437,78 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             ..
         } => fit_cli::calibrate_cmd(&common, &calibration, &output, force),
         Command::Validate { common, plot, .. } => {
-            let (reg, parameters) = common.registry()?;
-            let mut scenarios = load_bundled_scenarios(&reg)?;
-            scenarios.retain(iosim::model::Scenario::has_figures);
-            progress::add_total(scenarios.iter().map(|sc| sc.experiments.len()).sum());
-            let mut rows = Vec::new();
-            let mut all = Vec::new();
-            let results = run_scenarios(&reg, &scenarios, common.seed, common.threads, None)?;
-            for (sc, results) in scenarios.iter().zip(results) {
-                rows.extend(figure_rows(&reg, sc, &results));
-                all.push((sc, results));
-            }
+            let v = run_validation(&common)?;
             let mut rep = Report {
                 command: "validate".into(),
                 seed: common.seed,
                 ..Default::default()
             };
-            rep.meta.push(("parameters".into(), parameters));
+            rep.meta.push(("parameters".into(), v.parameters.clone()));
             rep.meta
-                .push(("scenarios".into(), scenarios.len().to_string()));
-            rep.sections.push(figures_section(&rows));
-            rep.sections.push(papers_section(&rows));
-            rep.sections.push(experiments_section(&all));
+                .push(("scenarios".into(), v.scenarios.len().to_string()));
+            rep.sections.push(figures_section(&v.rows));
+            rep.sections.push(papers_section(&v.rows));
+            rep.sections.push(experiments_section(&v.pairs()));
             if let Some(dir) = plot {
-                write_plots(&dir, &rows, common.seed)?;
+                let charts = v.charts(None, common.seed)?;
+                report::write_charts(&dir, &charts)?;
+                write_csvs(&dir, &v.rows, common.seed)?;
             }
+            Ok(rep.render(common.format.into()))
+        }
+        Command::Plot {
+            common,
+            out,
+            cross_validation,
+        } => {
+            let cv = read_cv(cross_validation.as_deref())?;
+            let v = run_validation(&common)?;
+            let charts = v.charts(cv.as_deref(), common.seed)?;
+            report::write_charts(&out, &charts)?;
+            write_csvs(&out, &v.rows, common.seed)?;
+            let mut rep = Report {
+                command: "plot".into(),
+                seed: common.seed,
+                ..Default::default()
+            };
+            rep.meta.push(("parameters".into(), v.parameters.clone()));
+            rep.meta.push(("out".into(), out.display().to_string()));
+            rep.sections.push(charts_section(&out, &charts));
+            Ok(rep.render(common.format.into()))
+        }
+        Command::Report {
+            common,
+            out,
+            cross_validation,
+        } => {
+            let cv = read_cv(cross_validation.as_deref())?;
+            let mut v = run_validation(&common)?;
+            let charts = v.charts(cv.as_deref(), common.seed)?;
+            let fitted = match (&common.params, common.hand_set) {
+                (Some(p), _) => Some((p.display().to_string(), iosim::loader::read(p)?)),
+                (None, true) => None,
+                (None, false) => iosim::loader::bundled_files("models/fitted.toml")
+                    .into_iter()
+                    .next()
+                    .map(|(p, t)| (format!("<bundled>/{p}"), t.to_string())),
+            };
+            let html = report_page(&mut v, &common, &charts, fitted, cv.as_deref());
+            report::write_file(&out, &html).map_err(|source| Error::Write {
+                path: out.clone(),
+                source,
+            })?;
+            let mut s = sections_new("files", &["file", "bytes", "charts"]);
+            s.rows.push(vec![
+                report::Cell::Text(out.display().to_string()),
+                report::Cell::Int(html.len() as u64),
+                report::Cell::Int(charts.len() as u64),
+            ]);
+            let rep = Report {
+                command: "report".into(),
+                seed: common.seed,
+                meta: vec![("parameters".into(), v.parameters.clone())],
+                sections: vec![s],
+            };
             Ok(rep.render(common.format.into()))
         }
         Command::Run {
@@ -559,11 +635,11 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             ));
             rep.sections = sections::sweep_sections(&sc.name, &sweep);
             if let Some(dir) = plot {
-                for (name, text) in sections::sweep_plot_files(&sc.name, &sweep, common.seed) {
-                    let path = dir.join(name);
-                    report::write_file(&path, &text)
-                        .map_err(|source| Error::Write { path, source })?;
-                }
+                let charts = sections::sweep_plot_files(&sc.name, &sweep, common.seed)
+                    .iter()
+                    .map(|(stem, chart)| iosim::charts::render(stem, chart))
+                    .collect::<iosim::Result<Vec<_>>>()?;
+                report::write_charts(&dir, &charts)?;
             }
             Ok(rep.render(common.format.into()))
         }
@@ -624,11 +700,262 @@ fn execute(cli: Cli) -> iosim::Result<String> {
     }
 }
 
-/// Writes `DIR/<paper>.svg` and `DIR/<paper>.csv` for each paper.
-fn write_plots(dir: &std::path::Path, rows: &[FigureRow], seed: u64) -> iosim::Result<()> {
+/// Writes `DIR/<paper>.csv`, the figures behind the charts, for each paper.
+fn write_csvs(dir: &std::path::Path, rows: &[FigureRow], seed: u64) -> iosim::Result<()> {
     for (name, text) in sections::plot_files(rows, seed) {
         let path = dir.join(name);
         report::write_file(&path, &text).map_err(|source| Error::Write { path, source })?;
     }
     Ok(())
+}
+
+/// A section named `name` with these fields.
+fn sections_new(name: &str, fields: &[&str]) -> report::Section {
+    report::Section::new(name, fields)
+}
+
+/// The cross-validation groups of `--cross-validation FILE`, if given.
+fn read_cv(path: Option<&std::path::Path>) -> iosim::Result<Option<Vec<iosim::charts::CvGroup>>> {
+    match path {
+        None => Ok(None),
+        Some(p) => {
+            let text = iosim::loader::read(p)?;
+            iosim::charts::cv_groups(p, &text).map(Some)
+        }
+    }
+}
+
+/// One run of every bundled scenario with published figures.
+struct Validation {
+    reg: Registry,
+    parameters: String,
+    scenarios: Vec<iosim::model::Scenario>,
+    results: Vec<Vec<iosim::sim::ExperimentResult>>,
+    rows: Vec<FigureRow>,
+}
+
+impl Validation {
+    fn pairs(&self) -> Vec<(&iosim::model::Scenario, Vec<iosim::sim::ExperimentResult>)> {
+        self.scenarios
+            .iter()
+            .zip(self.results.iter().cloned())
+            .collect()
+    }
+
+    /// The widest 95% interval of the throughputs of the experiment behind
+    /// a throughput figure, in percent (none for a CPU figure or a run of
+    /// one batch).
+    fn interval_pct(&self, r: &FigureRow) -> Option<f64> {
+        if r.unit == "%" {
+            return None;
+        }
+        self.scenarios
+            .iter()
+            .zip(&self.results)
+            .filter(|(sc, _)| sc.source == r.paper)
+            .flat_map(|(_, res)| res.iter())
+            .find(|e| e.id == r.experiment)
+            .map(|e| e.ci95_pct)
+            .filter(|p| p.is_finite() && *p > 0.0)
+    }
+
+    /// Every chart of `iosim plot`, rendered.
+    fn charts(
+        &self,
+        cv: Option<&[iosim::charts::CvGroup]>,
+        seed: u64,
+    ) -> iosim::Result<Vec<iosim::charts::Rendered>> {
+        iosim::charts::validation_charts(&self.rows, &|r| self.interval_pct(r), cv, seed)
+            .iter()
+            .map(|(stem, chart)| iosim::charts::render(stem, chart))
+            .collect()
+    }
+}
+
+fn run_validation(common: &Common) -> iosim::Result<Validation> {
+    let (reg, parameters) = common.registry()?;
+    let mut scenarios = load_bundled_scenarios(&reg)?;
+    scenarios.retain(iosim::model::Scenario::has_figures);
+    progress::add_total(scenarios.iter().map(|sc| sc.experiments.len()).sum());
+    let results = run_scenarios(&reg, &scenarios, common.seed, common.threads, None)?;
+    let mut rows = Vec::new();
+    for (sc, res) in scenarios.iter().zip(&results) {
+        rows.extend(figure_rows(&reg, sc, res));
+    }
+    Ok(Validation {
+        reg,
+        parameters,
+        scenarios,
+        results,
+        rows,
+    })
+}
+
+/// The charts written, one row each.
+fn charts_section(dir: &std::path::Path, charts: &[iosim::charts::Rendered]) -> report::Section {
+    let mut s = sections_new("charts", &["chart", "title", "svg", "png"]);
+    for c in charts {
+        s.rows.push(vec![
+            report::Cell::Text(c.stem.clone()),
+            report::Cell::Text(c.title.clone()),
+            report::Cell::Text(dir.join(format!("{}.svg", c.stem)).display().to_string()),
+            report::Cell::Text(dir.join(format!("{}.png", c.stem)).display().to_string()),
+        ]);
+    }
+    s
+}
+
+/// The HTML of `iosim report`.
+fn report_page(
+    v: &mut Validation,
+    common: &Common,
+    charts: &[iosim::charts::Rendered],
+    fitted: Option<(String, String)>,
+    cv: Option<&[iosim::charts::CvGroup]>,
+) -> String {
+    use iosim::html::Block;
+    let facts = vec![
+        (
+            "tool".to_string(),
+            format!("iosim {}", env!("CARGO_PKG_VERSION")),
+        ),
+        ("command".into(), "report".into()),
+        ("seed".into(), common.seed.to_string()),
+        ("parameters".into(), v.parameters.clone()),
+        ("units".into(), report::UNITS.to_string()),
+        ("scenarios".into(), v.scenarios.len().to_string()),
+        ("figures".into(), v.rows.len().to_string()),
+    ];
+    // Results first (what a reader looks at), the inputs after them.
+    let mut inputs = vec![Block::Heading("Inputs: scenarios".into())];
+    let b = &mut inputs;
+    let mut sc = sections_new(
+        "scenarios",
+        &[
+            "scenario",
+            "title",
+            "paper",
+            "file",
+            "experiments",
+            "figures",
+        ],
+    );
+    for s in &v.scenarios {
+        sc.rows.push(vec![
+            report::Cell::Text(s.name.clone()),
+            report::Cell::Text(s.title.clone()),
+            report::Cell::Text(s.source.clone()),
+            report::Cell::Text(s.file.display().to_string()),
+            report::Cell::Int(s.experiments.len() as u64),
+            report::Cell::Int(s.experiments.iter().map(|e| e.figures.len()).sum::<usize>() as u64),
+        ]);
+    }
+    b.push(Block::Table(sc));
+    b.push(Block::Heading("Inputs: models".into()));
+    let mut m = sections_new("models", &["kind", "name", "file"]);
+    let mut add = |kind: &str, name: &str, at: &iosim::error::Location| {
+        m.rows.push(vec![
+            report::Cell::Text(kind.into()),
+            report::Cell::Text(name.into()),
+            report::Cell::Text(format!("{}:{}", at.file.display(), at.line)),
+        ]);
+    };
+    for (n, x) in &v.reg.servers {
+        add("server", n, &x.at);
+    }
+    for (n, x) in &v.reg.adapters {
+        add("adapter", n, &x.at);
+    }
+    for (n, x) in &v.reg.buses {
+        add("bus", n, &x.at);
+    }
+    for (n, x) in &v.reg.links {
+        add("link", n, &x.at);
+    }
+    for (n, x) in &v.reg.cpus {
+        add("cpu", n, &x.at);
+    }
+    for (n, x) in &v.reg.testbeds {
+        add("testbed", n, &x.at);
+    }
+    b.push(Block::Table(m));
+    b.push(Block::Heading(
+        "Inputs: model parameters and their sources".into(),
+    ));
+    b.push(Block::Text(format!(
+        "Every parameter of every model, as written in its file, with the free parameters set from: {}.",
+        v.parameters
+    )));
+    b.push(Block::Table(sections::params_section(&mut v.reg)));
+    let mut b = Vec::new();
+    let n_groups = charts
+        .iter()
+        .filter(|c| !c.stem.ends_with("-residuals") && c.stem != "cross-validation")
+        .count();
+    b.push(Block::Heading("Paper figures redrawn".into()));
+    b.push(Block::Text(format!(
+        "{n_groups} charts: each figure or table of each paper, the paper's value (grey) beside the model's (blue), the error on the model's bar."
+    )));
+    for c in charts
+        .iter()
+        .filter(|c| !c.stem.ends_with("-residuals") && c.stem != "cross-validation")
+    {
+        b.push(Block::Chart(c.clone()));
+    }
+    b.push(Block::Heading("Validation".into()));
+    b.push(Block::Table(papers_section(&v.rows)));
+    b.push(Block::Table(figures_section(&v.rows)));
+    b.push(Block::Table(experiments_section(&v.pairs())));
+    b.push(Block::Heading("Calibration".into()));
+    for c in charts.iter().filter(|c| c.stem.ends_with("-residuals")) {
+        b.push(Block::Chart(c.clone()));
+    }
+    match fitted {
+        Some((name, text)) => {
+            b.push(Block::Text(format!(
+                "The fitted values in use ({name}), as iosim calibrate wrote them, with their 95% intervals:"
+            )));
+            b.push(Block::Pre(text));
+        }
+        None => b.push(Block::Text(
+            "No fit applied (--hand-set): the model files' own values.".into(),
+        )),
+    }
+    if let Some((p, text)) = iosim::loader::bundled_files("models/calibration.toml")
+        .into_iter()
+        .next()
+    {
+        b.push(Block::Text(format!(
+            "The free parameters, their bounds and what the fit weighs (<bundled>/{p}):"
+        )));
+        b.push(Block::Pre(text.to_string()));
+    }
+    if let Some(cv) = cv {
+        b.push(Block::Heading("Cross-validation".into()));
+        let mut t = sections_new(
+            "cross_validation",
+            &[
+                "paper",
+                "group",
+                "figures",
+                "fitted_mape_pct",
+                "held_out_mape_pct",
+            ],
+        );
+        for g in cv {
+            t.rows.push(vec![
+                report::Cell::Text(g.paper.clone()),
+                report::Cell::Text(g.group.clone()),
+                report::Cell::Int(g.figures as u64),
+                report::Cell::Num(g.fitted_mape, 2),
+                report::Cell::Num(g.held_out_mape, 2),
+            ]);
+        }
+        b.push(Block::Table(t));
+        for c in charts.iter().filter(|c| c.stem == "cross-validation") {
+            b.push(Block::Chart(c.clone()));
+        }
+    }
+    b.extend(inputs);
+    iosim::html::report_html("iosim: model beside the published figures", &facts, &b)
 }

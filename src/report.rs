@@ -330,10 +330,15 @@ impl AtomicFile {
 
     /// Writes `text` to the temporary file, flushes it to disk and renames it
     /// over the target.
-    pub fn commit(mut self, text: &str) -> std::io::Result<()> {
+    pub fn commit(self, text: &str) -> std::io::Result<()> {
+        self.commit_bytes(text.as_bytes())
+    }
+
+    /// [`AtomicFile::commit`] for bytes.
+    pub fn commit_bytes(mut self, bytes: &[u8]) -> std::io::Result<()> {
         use std::io::Write as _;
         let mut file = self.file.take().expect("an uncommitted file");
-        file.write_all(text.as_bytes())?;
+        file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);
         if !self.replace && std::fs::symlink_metadata(&self.target).is_ok() {
@@ -432,238 +437,42 @@ mod tests {
     }
 }
 
-/// One point of a model-versus-paper plot.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlotPoint {
-    /// Figure id.
-    pub id: String,
-    /// Published value.
-    pub published: f64,
-    /// Model value.
-    pub predicted: f64,
+/// Writes `bytes` to `path` as [`write_file`] writes text.
+pub fn write_bytes(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    AtomicFile::create(path, true)?.commit_bytes(bytes)
 }
 
-/// An SVG scatter of predicted against published values (in percent of the
-/// published value, so Mbit/s and MB/s share one axis), with the ±5% and ±12%
-/// bands. Pure: returns the text; [`write_file`] writes it.
-pub fn validation_svg(title: &str, points: &[PlotPoint]) -> String {
-    let (w, h, m) = (720.0, 480.0, 60.0);
-    let n = points.len().max(1) as f64;
-    let ymin = 70.0;
-    let ymax = 130.0;
-    let x = |i: usize| m + (i as f64 + 0.5) * (w - 2.0 * m) / n;
-    let y = |pct: f64| h - m - (pct.clamp(ymin, ymax) - ymin) / (ymax - ymin) * (h - 2.0 * m);
-    let mut s = svg_open(w, h, title, 15);
-    for (lo, hi, fill) in [(88.0, 112.0, "#eef5ff"), (95.0, 105.0, "#d6e8ff")] {
-        let _ = writeln!(
-            s,
-            r#"<rect x="{m}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}"/>"#,
-            y(hi),
-            w - 2.0 * m,
-            y(lo) - y(hi)
-        );
-    }
-    for pct in [70.0, 80.0, 90.0, 100.0, 110.0, 120.0, 130.0] {
-        let _ = writeln!(
-            s,
-            r##"<line x1="{m}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#999" stroke-width="{}"/>"##,
-            w - m,
-            y(pct),
-            y(pct),
-            if pct == 100.0 { 1.5 } else { 0.3 }
-        );
-        let _ = writeln!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{pct:.0}%</text>"#,
-            m - 6.0,
-            y(pct) + 4.0
-        );
-    }
-    for (i, p) in points.iter().enumerate() {
-        let pct = p.predicted / p.published * 100.0;
-        let _ = writeln!(
-            s,
-            r##"<circle cx="{:.1}" cy="{:.1}" r="4" fill="#c0392b"><title>{}: paper {:.1}, model {:.1} ({:+.1}%)</title></circle>"##,
-            x(i),
-            y(pct),
-            xml_escape(&p.id),
-            p.published,
-            p.predicted,
-            pct - 100.0
-        );
-    }
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">published figures, in file order (hover for ids); band: ±5% and ±12%</text>"#,
-        w / 2.0,
-        h - 20.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">model / paper</text>"#,
-        h / 2.0,
-        h / 2.0
-    );
-    s.push_str("</svg>\n");
-    s
+/// One chart as SVG text and PNG bytes (the same drawing), as
+/// `crate::charts::render` draws it.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// File stem (`hp2g-figure-2`): the files are `STEM.svg` and `STEM.png`.
+    pub stem: String,
+    /// Title, for a caption.
+    pub title: String,
+    /// SVG text.
+    pub svg: String,
+    /// PNG file bytes.
+    pub png: Vec<u8>,
 }
 
-/// The start of an SVG chart of `w` x `h` pixels: the root element, a white
-/// background and `title` centred at the top in `title_size` points.
-fn svg_open(w: f64, h: f64, title: &str, title_size: u32) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="24" text-anchor="middle" font-size="{title_size}">{}</text>"#,
-        w / 2.0,
-        xml_escape(title)
-    );
-    s
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// One line of a [`line_svg`] chart.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Line {
-    /// Legend text.
-    pub name: String,
-    /// (x, y, y low, y high) in x order.
-    pub points: Vec<(f64, f64, f64, f64)>,
-}
-
-/// An SVG line chart of `lines` with error bars (y low to y high), axes from
-/// zero (or the smallest value) to the largest. Pure: returns the text;
-/// [`write_file`] writes it.
-pub fn line_svg(title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> String {
-    let (w, h, m) = (720.0, 480.0, 70.0);
-    let all = lines.iter().flat_map(|l| l.points.iter());
-    let fin = |v: f64| if v.is_finite() { v } else { 0.0 };
-    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    let mut y0 = 0.0f64;
-    for &(x, y, lo, hi) in all {
-        x0 = x0.min(fin(x));
-        x1 = x1.max(fin(x));
-        y1 = y1.max(fin(hi)).max(fin(y));
-        y0 = y0.min(fin(lo)).min(fin(y));
-    }
-    if !x0.is_finite() || !x1.is_finite() || x1 <= x0 {
-        x0 = if x0.is_finite() { x0 - 0.5 } else { 0.0 };
-        x1 = x0 + 1.0;
-    }
-    if y1 <= y0 {
-        y1 = y0 + 1.0;
-    }
-    y1 *= 1.05;
-    let px = |x: f64| m + (fin(x) - x0) / (x1 - x0) * (w - 2.0 * m);
-    let py = |y: f64| h - m - (fin(y) - y0) / (y1 - y0) * (h - 2.0 * m);
-    let mut s = svg_open(w, h, title, 14);
-    for i in 0..=5 {
-        let yv = y0 + (y1 - y0) * i as f64 / 5.0;
-        let _ = writeln!(
-            s,
-            r##"<line x1="{m}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#ccc" stroke-width="0.5"/>"##,
-            w - m,
-            py(yv),
-            py(yv)
-        );
-        let _ = writeln!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            m - 6.0,
-            py(yv) + 4.0,
-            crate::units::readable((yv * 100.0).round() / 100.0)
-        );
-    }
-    let mut xs: Vec<f64> = lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.0))
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    for x in xs {
-        let _ = writeln!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            px(x),
-            h - m + 16.0,
-            crate::units::readable(x)
-        );
-    }
-    let _ = writeln!(
-        s,
-        r##"<line x1="{m}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#333"/>"##,
-        w - m,
-        h - m,
-        h - m
-    );
-    let colours = [
-        "#c0392b", "#2471a3", "#229954", "#7d3c98", "#d68910", "#616a6b",
-    ];
-    for (i, l) in lines.iter().enumerate() {
-        let c = colours[i % colours.len()];
-        let path: Vec<String> = l
-            .points
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1)))
-            .collect();
-        let _ = writeln!(
-            s,
-            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#,
-            path.join(" ")
-        );
-        for p in &l.points {
-            let _ = writeln!(
-                s,
-                r#"<line x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{c}"/>"#,
-                px(p.0),
-                px(p.0),
-                py(p.2),
-                py(p.3)
-            );
-            let _ = writeln!(
-                s,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{c}"><title>{}: {:.3} [{:.3}, {:.3}]</title></circle>"#,
-                px(p.0),
-                py(p.1),
-                crate::units::readable(p.0),
-                p.1,
-                p.2,
-                p.3
-            );
+/// Writes each chart as `DIR/STEM.svg` and `DIR/STEM.png`; returns the paths
+/// written, in order. Charts are rendered before this is called, so a chart
+/// that failed to draw has no file at all.
+pub fn write_charts(
+    dir: &std::path::Path,
+    charts: &[Rendered],
+) -> crate::Result<Vec<std::path::PathBuf>> {
+    let mut written = Vec::new();
+    for c in charts {
+        for (ext, bytes) in [("svg", c.svg.as_bytes()), ("png", c.png.as_slice())] {
+            let path = dir.join(format!("{}.{ext}", c.stem));
+            write_bytes(&path, bytes).map_err(|source| crate::Error::Write {
+                path: path.clone(),
+                source,
+            })?;
+            written.push(path);
         }
-        let _ = writeln!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" fill="{c}">{}</text>"#,
-            m + 10.0,
-            m - 20.0 + 16.0 * i as f64 + 16.0,
-            xml_escape(&l.name)
-        );
     }
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        w / 2.0,
-        h - 20.0,
-        xml_escape(x_label)
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">{}</text>"#,
-        h / 2.0,
-        h / 2.0,
-        xml_escape(y_label)
-    );
-    s.push_str("</svg>\n");
-    s
+    Ok(written)
 }

@@ -7,7 +7,7 @@ use crate::calibrate::{CrossValidation, Fit};
 use crate::error::Result;
 use crate::loader::{fitted_file_text, FittedEntry};
 use crate::model::{negotiate_mode, CalibrationSpec, Registry, Scenario};
-use crate::report::{escape_control, validation_svg, Cell, Format, PlotPoint, Report, Section};
+use crate::report::{escape_control, Cell, Format, Report, Section};
 use crate::show::{NodeKind, ServerTree};
 use crate::sim::ExperimentResult;
 use crate::stats::mean_ci95;
@@ -495,8 +495,8 @@ pub fn params_section(reg: &mut Registry) -> Section {
     s
 }
 
-/// The files of `validate --plot`, per paper: `<paper>.svg`, model over paper
-/// with the error bands, and `<paper>.csv`, the figures behind it. Returns
+/// The CSV files behind the charts of `iosim plot`, per paper:
+/// `<paper>.csv`, the figures of the paper (the `figures` section). Returns
 /// (file name, text) pairs; the caller writes them.
 pub fn plot_files(rows: &[FigureRow], seed: u64) -> Vec<(String, String)> {
     let mut files = Vec::new();
@@ -506,22 +506,9 @@ pub fn plot_files(rows: &[FigureRow], seed: u64) -> Vec<(String, String)> {
             .filter(|r| r.paper == p.paper)
             .cloned()
             .collect();
-        let points: Vec<PlotPoint> = mine
-            .iter()
-            .map(|r| PlotPoint {
-                id: r.id.clone(),
-                published: r.published,
-                predicted: r.predicted,
-            })
-            .collect();
         let stem = p.paper.trim_end_matches(".txt").to_string();
-        let title = format!(
-            "{stem}: model / paper, MAPE {:.1}%, worst {:.1}% (seed {seed})",
-            p.mape, p.worst_pct
-        );
-        files.push((format!("{stem}.svg"), validation_svg(&title, &points)));
         let rep = Report {
-            command: "validate --plot".into(),
+            command: "plot".into(),
             seed,
             meta: vec![],
             sections: vec![figures_section(&mine)],
@@ -894,15 +881,15 @@ pub fn sweep_sections(scenario: &str, s: &crate::sweep::Sweep) -> Vec<Section> {
     vec![t, b]
 }
 
-/// The files of `sweep --plot`: one SVG per (experiment, metric), the metric
+/// The charts of `sweep --plot`: one per (experiment, metric), the metric
 /// against the first axis, one line per value of the second axis if any,
-/// with the 95% interval as error bars. Returns (file name, text) pairs; the
-/// caller writes them.
+/// with the 95% interval as error bars. Returns (file stem, chart) pairs;
+/// the caller renders and writes them.
 pub fn sweep_plot_files(
     scenario: &str,
     s: &crate::sweep::Sweep,
     seed: u64,
-) -> Vec<(String, String)> {
+) -> Vec<(String, crate::charts::Chart)> {
     let mut keys: Vec<(String, String, String)> = Vec::new();
     for m in &s.metrics {
         let k = (m.experiment.clone(), m.metric.clone(), m.unit.clone());
@@ -915,7 +902,7 @@ pub fn sweep_plot_files(
     };
     let mut files = Vec::new();
     for (exp, metric, unit) in keys {
-        let mut lines: Vec<crate::report::Line> = Vec::new();
+        let mut lines: Vec<crate::charts::Line> = Vec::new();
         for m in s
             .metrics
             .iter()
@@ -929,7 +916,7 @@ pub fn sweep_plot_files(
             let pos = match lines.iter().position(|l| l.name == name) {
                 Some(i) => i,
                 None => {
-                    lines.push(crate::report::Line {
+                    lines.push(crate::charts::Line {
                         name,
                         points: Vec::new(),
                     });
@@ -952,13 +939,13 @@ pub fn sweep_plot_files(
             })
             .collect();
         files.push((
-            format!("{stem}.svg"),
-            crate::report::line_svg(
-                &title,
-                &format!("{} ({})", x_axis.name, x_axis.unit),
-                &format!("{metric} ({unit})"),
-                &lines,
-            ),
+            stem,
+            crate::charts::Chart::Lines(crate::charts::LineChart {
+                title,
+                x_label: format!("{} ({})", x_axis.name, x_axis.unit),
+                y_label: format!("{metric} ({unit})"),
+                lines,
+            }),
         ));
     }
     files

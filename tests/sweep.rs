@@ -145,7 +145,7 @@ fn results_do_not_depend_on_threads_and_replications_give_intervals() {
 }
 
 #[test]
-fn plot_writes_one_svg_per_metric() {
+fn plot_writes_one_svg_and_png_per_metric() {
     let dir = std::env::temp_dir().join(format!("iosim-sweep-plot-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -163,6 +163,9 @@ fn plot_writes_one_svg_per_metric() {
     let svg = std::fs::read_to_string(dir.join("gige-tx_pcix_c1-a9782a_gige_throughput.svg"))
         .expect("the throughput chart");
     assert!(svg.starts_with("<svg") && svg.contains("polyline"));
+    let png = std::fs::read(dir.join("gige-tx_pcix_c1-a9782a_gige_throughput.png"))
+        .expect("the same chart as PNG");
+    assert!(png.starts_with(b"\x89PNG"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
