@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod loader;
 pub mod model;
+pub mod place;
 pub mod report;
 pub mod sections;
 pub mod show;

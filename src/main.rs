@@ -198,6 +198,26 @@ enum Command {
         #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
         max_wall_seconds: Option<f64>,
     },
+    /// Slot placement advice: where to put a request's cards for the best
+    /// predicted throughput (see README, "Slot placement").
+    Place {
+        /// Request TOML file (server, partition, cards and workloads,
+        /// constraints, objective).
+        request: PathBuf,
+        #[command(flatten)]
+        common: Common,
+        /// Placements shown in detail (adapters and nodes), 1 to 1000.
+        #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+        top: usize,
+        /// Placements simulated at most (the best by the analytic estimate,
+        /// plus the worst two), 1 to 10000.
+        #[arg(long, default_value_t = 48, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+        simulate: usize,
+        /// Stop with exit code 5 if the run takes longer than this many
+        /// wall-clock seconds (checked before each simulation starts).
+        #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+        max_wall_seconds: Option<f64>,
+    },
     /// List the bundled and given models, their parameters and sources.
     Params {
         #[command(flatten)]
@@ -301,6 +321,9 @@ fn main() -> ExitCode {
         Command::Sweep {
             max_wall_seconds, ..
         } => (*max_wall_seconds, true),
+        Command::Place {
+            max_wall_seconds, ..
+        } => (*max_wall_seconds, false),
         _ => (None, false),
     };
     iosim::validate::set_wall_clock_bound(bound);
@@ -567,6 +590,13 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             }
             Ok(rep.render(common.format.into()))
         }
+        Command::Place {
+            request,
+            common,
+            top,
+            simulate,
+            ..
+        } => place_cmd(&request, &common, top, simulate),
         Command::Params { common } => {
             let (mut reg, parameters) = common.registry()?;
             let rep = Report {
@@ -631,4 +661,49 @@ fn write_plots(dir: &std::path::Path, rows: &[FigureRow], seed: u64) -> iosim::R
         report::write_file(&path, &text).map_err(|source| Error::Write { path, source })?;
     }
     Ok(())
+}
+
+/// `iosim place`: loads the request, searches, and reports.
+fn place_cmd(
+    request: &std::path::Path,
+    common: &Common,
+    top: usize,
+    simulate: usize,
+) -> iosim::Result<String> {
+    let (reg, parameters) = common.registry()?;
+    let req = iosim::loader::load_place_request(request, &reg)?;
+    let opt = iosim::place::PlaceOptions {
+        seed: common.seed,
+        threads: common.threads,
+        simulate,
+        ..Default::default()
+    };
+    let p = iosim::place::place(&reg, &req, opt)?;
+    let mut rep = Report {
+        command: format!("place {}", request.display()),
+        seed: common.seed,
+        ..Default::default()
+    };
+    rep.meta.push(("parameters".into(), parameters));
+    rep.meta.push(("request".into(), req.name.clone()));
+    rep.meta.push((
+        "partition".into(),
+        format!(
+            "server {}, {} cell(s), {} CPUs, test bed {}",
+            req.server, req.cells, p.cpus, req.testbed
+        ),
+    ));
+    rep.meta
+        .push(("objective".into(), req.objective.words()));
+    rep.meta
+        .push(("search".into(), iosim::place::search_text(&p)));
+    rep.meta.push((
+        "run".into(),
+        format!(
+            "each placement simulated with warm-up {} ms discarded, {} ms measured; seed of a placement hashed from --seed and its description",
+            req.run.warmup_ms, req.run.duration_ms
+        ),
+    ));
+    rep.sections = iosim::place::place_sections(&p, top);
+    Ok(rep.render(common.format.into()))
 }

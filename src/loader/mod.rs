@@ -7,6 +7,7 @@
 
 mod calibration;
 mod params;
+mod place;
 mod raw;
 mod scenario;
 pub use crate::model::schema;
@@ -26,6 +27,7 @@ pub use calibration::{
 };
 use params::{check_name, convert_params, spanned_list, whole_number};
 use raw::Shape;
+pub use place::{load_place_request, parse_place_request};
 pub use scenario::{load_bundled_scenarios, load_scenario, parse_scenario};
 
 mod bundled {
