@@ -308,20 +308,29 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
         name: s.get_ref().clone(),
         known: slot_names().into(),
     };
-    // Slots already taken.
+    // Slots already taken (`*` matches any run of characters).
     let mut taken: Vec<String> = Vec::new();
     for (i, t) in h.taken.iter().enumerate() {
         let key = format!("place.taken[{i}]");
-        if !server.slots.iter().any(|s| &s.name == t.get_ref()) {
+        let hits: Vec<&str> = server
+            .slots
+            .iter()
+            .filter(|s| glob(t.get_ref(), &s.name))
+            .map(|s| s.name.as_str())
+            .collect();
+        if hits.is_empty() {
             errs.push(unknown_slot(&key, t));
-        } else if taken.contains(t.get_ref()) {
-            errs.push(src.invalid(
-                &key,
-                t.span(),
-                format!("slot `{}` is listed twice", t.get_ref()),
-            ));
-        } else {
-            taken.push(t.get_ref().clone());
+        }
+        for s in hits {
+            if taken.iter().any(|x| x == s) {
+                errs.push(src.invalid(
+                    &key,
+                    t.span(),
+                    format!("slot `{s}` is listed twice"),
+                ));
+            } else {
+                taken.push(s.to_string());
+            }
         }
     }
     // Cards.

@@ -57,7 +57,7 @@ impl Default for PlaceOptions {
         PlaceOptions {
             seed: 1,
             threads: 2,
-            simulate: 24,
+            simulate: 48,
             max_placements: 20_000,
         }
     }
