@@ -209,10 +209,11 @@ enum Command {
         /// Placements shown in detail (adapters and nodes), 1 to 1000.
         #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
         top: usize,
-        /// Placements simulated at most (the best by the analytic estimate,
-        /// plus the worst two), 1 to 10000.
-        #[arg(long, default_value_t = 48, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
-        simulate: usize,
+        /// Placements simulated: the best by the analytic estimate, plus the
+        /// worst two, 1 to 10000 (default: every one when there are at most
+        /// 64 distinct placements, else 24).
+        #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+        simulate: Option<usize>,
         /// Stop with exit code 5 if the run takes longer than this many
         /// wall-clock seconds (checked before each simulation starts).
         #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
@@ -668,7 +669,7 @@ fn place_cmd(
     request: &std::path::Path,
     common: &Common,
     top: usize,
-    simulate: usize,
+    simulate: Option<usize>,
 ) -> iosim::Result<String> {
     let (reg, parameters) = common.registry()?;
     let req = iosim::loader::load_place_request(request, &reg)?;

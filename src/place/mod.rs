@@ -38,6 +38,9 @@ use crate::sim::ExperimentResult;
 use crate::validate::{run_experiments, Job};
 use search::{Cards, Tree};
 
+/// Random starts of the local search.
+pub const LOCAL_STARTS: usize = 12;
+
 /// How far the search and the simulations go.
 #[derive(Debug, Clone, Copy)]
 pub struct PlaceOptions {
@@ -45,8 +48,9 @@ pub struct PlaceOptions {
     pub seed: u64,
     /// Threads for the simulations (results do not depend on it).
     pub threads: usize,
-    /// Placements to simulate at most (the best by estimate).
-    pub simulate: usize,
+    /// Placements to simulate (the best by estimate, plus the worst two);
+    /// `None`: every one when there are at most 64, else the best 24.
+    pub simulate: Option<usize>,
     /// Distinct placements to enumerate at most before the local search
     /// takes over.
     pub max_placements: usize,
@@ -57,8 +61,8 @@ impl Default for PlaceOptions {
         PlaceOptions {
             seed: 1,
             threads: 2,
-            simulate: 48,
-            max_placements: 20_000,
+            simulate: None,
+            max_placements: 5_000,
         }
     }
 }
@@ -123,6 +127,8 @@ pub struct SearchSummary {
     pub local_search: bool,
     /// Placements simulated (the top by estimate, plus the worst two).
     pub simulated: usize,
+    /// Of those, the best by estimate.
+    pub best_simulated: usize,
     /// Alone runs (demand and estimate inputs).
     pub alone_runs: usize,
     /// Every distinct placement enumerated and simulated: the answer is the
@@ -328,16 +334,20 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         Some(f) => f == s,
         None => !tree.slots[s].taken && cards.fits[c][s],
     };
-    let mut alone_jobs: Vec<(usize, usize)> = Vec::new(); // (kind, class)
-    let mut rep_card: Vec<usize> = vec![usize::MAX; cards.kinds.len()];
+    // (load kind, class): a run for every class some card of the kind may use.
+    let mut alone_jobs: Vec<(usize, usize)> = Vec::new();
+    let mut rep_card: Vec<usize> = vec![usize::MAX; cards.loads];
     for c in 0..req.cards.len() {
-        if rep_card[cards.kind[c]] == usize::MAX {
-            rep_card[cards.kind[c]] = c;
+        if rep_card[cards.load[c]] == usize::MAX {
+            rep_card[cards.load[c]] = c;
         }
     }
-    for (k, &c) in rep_card.iter().enumerate() {
+    for (k, _) in rep_card.iter().enumerate() {
         for cl in 0..classes.len() {
-            if (0..names.len()).any(|s| class_of[s] == cl && usable(c, s)) {
+            let used = (0..req.cards.len())
+                .filter(|&c| cards.load[c] == k)
+                .any(|c| (0..names.len()).any(|s| class_of[s] == cl && usable(c, s)));
+            if used {
                 alone_jobs.push((k, cl));
             }
         }
@@ -346,9 +356,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         .iter()
         .map(|&(k, cl)| {
             // Any slot of the class will do, taken or not: the card is alone.
-            let s = (0..names.len())
-                .find(|&s| class_of[s] == cl && usable(rep_card[k], s))
-                .unwrap_or(class_slot[cl]);
+            let s = class_slot[cl];
             alone_experiment(req, rep_card[k], &names[s])
         })
         .collect();
@@ -370,7 +378,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         })
         .collect();
     let alone_results = run_experiments(&jobs, opt.seed, opt.threads, None)?;
-    let mut alone: Vec<Vec<Option<Alone>>> = vec![vec![None; classes.len()]; cards.kinds.len()];
+    let mut alone: Vec<Vec<Option<Alone>>> = vec![vec![None; classes.len()]; cards.loads];
     for (&(k, cl), r) in alone_jobs.iter().zip(&alone_results) {
         let b = r.buses.first();
         let (bus, up, down) = match b {
@@ -404,7 +412,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
     // Demand: alone in the best free slot.
     let demand: Vec<(f64, String)> = (0..req.cards.len())
         .map(|c| {
-            let k = cards.kind[c];
+            let k = cards.load[c];
             let mut best = (0.0, String::new());
             for s in 0..names.len() {
                 if !usable(c, s) {
@@ -424,7 +432,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         .map(|c| {
             let best = names.iter().position(|n| *n == demand[c].1);
             let ports = best
-                .and_then(|s| alone[cards.kind[c]][class_of[s]].as_ref())
+                .and_then(|s| alone[cards.load[c]][class_of[s]].as_ref())
                 .map(|a| a.ports.clone())
                 .unwrap_or_default();
             let adapter = &reg.adapters[&req.cards[c].adapter];
@@ -453,7 +461,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         let n = slots.len();
         let a: Vec<&Alone> = (0..n)
             .map(|c| {
-                alone[cards.kind[c]][class_of[slots[c]]]
+                alone[cards.load[c]][class_of[slots[c]]]
                     .as_ref()
                     .expect("an alone run for every usable slot")
             })
@@ -524,7 +532,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
     };
     let est_score = |slots: &[usize]| score(req.objective, &estimate(slots).0, &demand_bytes);
     // 2. The placements.
-    let en = search::enumerate(&tree, &cards, req, opt.max_placements, 20_000_000);
+    let en = search::enumerate(&tree, &cards, req, opt.max_placements, 1_000_000);
     let mut placements = en.placements;
     let local = !en.complete;
     if local {
@@ -545,9 +553,9 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
             &cards,
             req,
             &seeds,
-            16,
+            LOCAL_STARTS,
             opt.seed,
-            200,
+            100,
             &|p: &[usize]| {
                 let s = est_score(p);
                 (s[0], s[1])
@@ -598,7 +606,13 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
     cands.sort_by(|x, y| better(&x.est_score, &y.est_score).then_with(|| x.label.cmp(&y.label)));
     let distinct = cands.len();
     // 4. Simulate the best by estimate, and the two worst (why they lose).
-    let mut pick: Vec<usize> = (0..distinct.min(opt.simulate.max(1))).collect();
+    let k = match opt.simulate {
+        Some(k) => k.max(1),
+        None if distinct <= 64 => distinct,
+        None => 24,
+    };
+    let mut pick: Vec<usize> = (0..distinct.min(k)).collect();
+    let best_simulated = pick.len();
     for i in distinct.saturating_sub(2)..distinct {
         if !pick.contains(&i) {
             pick.push(i);
@@ -643,6 +657,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
             nodes: en.nodes,
             local_search: local,
             simulated,
+            best_simulated,
             alone_runs: alone_jobs.len(),
             proven: en.complete && simulated == distinct,
         },

@@ -153,7 +153,11 @@ impl Tree {
         let ctrl = seg
             .ctrl
             .map_or("memory".to_string(), |c| self.ctrls[c].1.clone());
-        format!("{} in {} under {}", sl.sig, seg.sig, ctrl)
+        // The segment's slots without their chassis: a card alone sees
+        // only the path.
+        let mut v: Vec<&str> = seg.slots.iter().map(|&i| self.slots[i].sig.as_str()).collect();
+        v.sort();
+        format!("{} in [{}] under {}", sl.sig, v.join(","), ctrl)
     }
 
     /// The domain id of slot `s` for a failover group.
@@ -188,6 +192,11 @@ pub struct Cards {
     pub kind: Vec<usize>,
     /// The kinds' descriptions.
     pub kinds: Vec<String>,
+    /// What each card does (adapter, link, workloads), whatever its
+    /// constraints: cards of one load kind load the machine alike.
+    pub load: Vec<usize>,
+    /// How many load kinds there are.
+    pub loads: usize,
     /// Per card, whether it can run in each slot.
     pub fits: Vec<Vec<bool>>,
     /// Per card, its fixed slot.
@@ -204,6 +213,8 @@ impl Cards {
         let mut fits = Vec::new();
         let mut fixed = Vec::new();
         let mut groups = Vec::new();
+        let mut load_keys: Vec<String> = Vec::new();
+        let mut load = Vec::new();
         for (i, c) in req.cards.iter().enumerate() {
             let g: Vec<usize> = (0..req.apart.len())
                 .filter(|&a| req.apart[a].cards.contains(&i))
@@ -215,6 +226,14 @@ impl Cards {
                 .map(|w| format!("{}:{}", w.function, w))
                 .collect();
             w.sort();
+            let lk = format!("{} link {:?} [{}]", c.adapter, c.link, w.join("; "));
+            load.push(match load_keys.iter().position(|x| *x == lk) {
+                Some(k) => k,
+                None => {
+                    load_keys.push(lk);
+                    load_keys.len() - 1
+                }
+            });
             let key = format!(
                 "{} link {:?} [{}] groups {:?} fixed {:?}",
                 c.adapter,
@@ -249,6 +268,8 @@ impl Cards {
         Cards {
             kind,
             kinds,
+            loads: load_keys.len(),
+            load,
             fits,
             fixed,
             groups,

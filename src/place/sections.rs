@@ -26,8 +26,10 @@ pub fn search_text(p: &Placement) -> String {
         )
     } else {
         format!(
-            "enumeration stopped at its cap ({} search steps), then a local search on the estimate from 16 random starts and the 4 best enumerated: {} distinct placements estimated",
-            s.nodes, s.distinct
+            "enumeration stopped at its cap ({} search steps), then a local search on the estimate from {} random starts and the 4 best enumerated: {} distinct placements estimated",
+            s.nodes,
+            super::LOCAL_STARTS,
+            s.distinct
         )
     };
     let verdict = if s.proven {
@@ -35,12 +37,12 @@ pub fn search_text(p: &Placement) -> String {
     } else if s.enumerated_all {
         format!(
             "the best {} by estimate (and the worst two) simulated: not proven best",
-            s.simulated.min(s.distinct)
+            s.best_simulated
         )
     } else {
         format!(
             "the best {} by estimate (and the worst two) simulated: not proven best (the space was not enumerated)",
-            s.simulated.min(s.distinct)
+            s.best_simulated
         )
     };
     format!(
