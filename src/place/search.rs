@@ -643,3 +643,123 @@ fn random_placement(
     }
     Some(slot_of.into_iter().map(|s| s.unwrap_or(0)).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::{load_registry, parse_place_request};
+
+    /// Every injective assignment of the cards to usable slots that keeps
+    /// the groups apart, by canonical key.
+    fn brute(tree: &Tree, cards: &Cards, req: &PlaceRequest) -> HashSet<String> {
+        let n = cards.kind.len();
+        let mut out = HashSet::new();
+        let mut slot_of: Vec<Option<usize>> = vec![None; n];
+        fn go(
+            k: usize,
+            tree: &Tree,
+            cards: &Cards,
+            req: &PlaceRequest,
+            slot_of: &mut Vec<Option<usize>>,
+            out: &mut HashSet<String>,
+        ) {
+            if k == slot_of.len() {
+                if apart_ok(tree, req, slot_of) {
+                    let p: Vec<usize> = slot_of.iter().map(|s| s.unwrap_or(0)).collect();
+                    out.insert(canonical(tree, cards, &p));
+                }
+                return;
+            }
+            for s in 0..tree.slots.len() {
+                let ok = match cards.fixed[k] {
+                    Some(f) => f == s,
+                    None => !tree.slots[s].taken && cards.fits[k][s],
+                };
+                if !ok || slot_of.contains(&Some(s)) {
+                    continue;
+                }
+                slot_of[k] = Some(s);
+                go(k + 1, tree, cards, req, slot_of, out);
+                slot_of[k] = None;
+            }
+        }
+        go(0, tree, cards, req, &mut slot_of, &mut out);
+        out
+    }
+
+    fn check(text: &str) -> usize {
+        let reg = load_registry(&[]).expect("bundled models");
+        let req = parse_place_request("t.toml".into(), text, &reg).expect("a valid request");
+        let server = &reg.servers[&req.server];
+        let tree = Tree::new(server, &req);
+        let cards = Cards::new(&reg, server, &tree, &req);
+        let en = enumerate(&tree, &cards, &req, usize::MAX, u64::MAX);
+        assert!(en.complete);
+        let got: HashSet<String> = en
+            .placements
+            .iter()
+            .map(|p| canonical(&tree, &cards, p))
+            .collect();
+        assert_eq!(got.len(), en.placements.len(), "each placement found once");
+        let want = brute(&tree, &cards, &req);
+        assert_eq!(got, want, "{text}");
+        got.len()
+    }
+
+    fn request(head: &str, cards: &[(&str, &str, u32)], extra: &str) -> String {
+        let mut s = format!("[place]\n{head}\n");
+        for (name, adapter, count) in cards {
+            let function = match *adapter {
+                "a9782a" => "fc",
+                "a5483a" | "a5513a" => "atm",
+                _ => "dma",
+            };
+            let (kind, direction) = match function {
+                "fc" => ("diskbench", "read"),
+                "atm" => ("netperf-tcp-stream", "transmit"),
+                _ => ("dma", "read"),
+            };
+            s += &format!(
+                "\n[[card]]\nname = \"{name}\"\nadapter = \"{adapter}\"\ncount = {count}\n\n[[workload]]\ncard = \"{name}\"\nfunction = \"{function}\"\nkind = \"{kind}\"\ndirection = \"{direction}\"\n"
+            );
+        }
+        s + extra
+    }
+
+    #[test]
+    fn the_symmetric_enumeration_finds_every_distinct_placement_once() {
+        // Shared PCI-X 66 pairs beside slots of their own.
+        let rx = "server = \"rx6600\"\ntestbed = \"hp-2004-lab\"\ncells = 1";
+        let n = check(&request(
+            rx,
+            &[("a", "a9782a", 2), ("d", "dma-exerciser", 1)],
+            "",
+        ));
+        assert!(n > 10, "{n}");
+        check(&request(rx, &[("d", "dma-exerciser", 3)], ""));
+        check(&request(
+            rx,
+            &[("a", "a9782a", 2), ("d", "dma-exerciser", 2)],
+            "\n[[apart]]\ncards = [\"a\"]\nunder = \"bus\"\n",
+        ));
+        // Slots under shared buses and taken slots (V2500).
+        let v = "server = \"v2500\"\ntestbed = \"hp-1999-atm-lab\"\ncells = 1\ntaken = [\"epic3-*\", \"epic4-*\", \"epic5-*\", \"epic6-*\", \"epic2-2\", \"epic2-3\"]";
+        check(&request(v, &[("s", "a5483a", 3)], ""));
+        check(&request(v, &[("s", "a5483a", 2), ("t", "a5513a", 1)], ""));
+        // Two I/O controllers with slots of two kinds (N4000), apart by controller.
+        let nc = "server = \"n4000\"\ntestbed = \"hp-1999-atm-lab\"\ncells = 1";
+        check(&request(nc, &[("t", "a5513a", 3)], ""));
+        check(&request(
+            nc,
+            &[("t", "a5513a", 2), ("s", "a5483a", 1)],
+            "\n[[apart]]\ncards = [\"t\"]\nunder = \"controller\"\n",
+        ));
+        // Chassis (rp8400: internal and SEU), apart by chassis, a fixed card.
+        let rp = "server = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 1";
+        check(&request(
+            rp,
+            &[("a", "a9782a", 2)],
+            "\n[[apart]]\ncards = [\"a\"]\nunder = \"chassis\"\n\n[[chassis]]\nname = \"internal\"\nslots = [\"internal-*\"]\n\n[[chassis]]\nname = \"seu\"\nslots = [\"seu-*\"]\n",
+        ));
+    }
+}

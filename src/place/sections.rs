@@ -51,7 +51,8 @@ pub fn search_text(p: &Placement) -> String {
     )
 }
 
-/// The sections of a placement answer, showing the best `top` in detail.
+/// The sections of a placement answer, showing the best `top` in detail
+/// and the last three simulated as losers.
 pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
     let req = &p.request;
     let obj = req.objective;
@@ -294,7 +295,8 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
         ],
     );
     let best = p.ranked.first().map(|c| objective_value(obj, &c.score));
-    let from = n.saturating_sub(3).max(top.min(n));
+    // The last three (never the best).
+    let from = n.saturating_sub(3).max(1);
     for (i, c) in p.ranked.iter().enumerate().skip(from) {
         let v = objective_value(obj, &c.score);
         losers.rows.push(vec![
