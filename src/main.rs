@@ -694,8 +694,7 @@ fn place_cmd(
             req.server, req.cells, p.cpus, req.testbed
         ),
     ));
-    rep.meta
-        .push(("objective".into(), req.objective.words()));
+    rep.meta.push(("objective".into(), req.objective.words()));
     rep.meta
         .push(("search".into(), iosim::place::search_text(&p)));
     rep.meta.push((

@@ -154,7 +154,11 @@ fn atm_vclass_no_fourth_atm155_under_one_controller_when_another_has_room() {
         .find(|p| slots(&p.0).iter().all(|s| s.starts_with("epic0-")))
         .expect("four on EPIC 0 simulated");
     assert!(four.1 < 0.95 * r[0].1, "{r:?}");
-    assert!(four.2.contains("bus"), "four on one EPIC lose to: {}", four.2);
+    assert!(
+        four.2.contains("bus"),
+        "four on one EPIC lose to: {}",
+        four.2
+    );
 }
 
 #[test]
@@ -162,8 +166,10 @@ fn atm_vclass_no_second_atm622_under_one_controller_when_another_has_room() {
     let js = place("vclass-atm622.toml", &[]);
     let r = ranked(&js);
     let best = slots(&r[0].0);
-    let epics: std::collections::BTreeSet<&str> =
-        best.iter().map(|s| s.split('-').next().unwrap_or("")).collect();
+    let epics: std::collections::BTreeSet<&str> = best
+        .iter()
+        .map(|s| s.split('-').next().unwrap_or(""))
+        .collect();
     assert_eq!(epics.len(), 2, "best {:?}", r[0]);
     let shared = r
         .iter()
@@ -207,12 +213,7 @@ fn atm_nclass_two_atm622_spread_over_both_io_controllers() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("two.toml");
     std::fs::write(&file, text.replace("count = 4", "count = 2")).expect("request");
-    let out = iosim(&[
-        "place",
-        file.to_str().expect("utf-8"),
-        "--format",
-        "json",
-    ]);
+    let out = iosim(&["place", file.to_str().expect("utf-8"), "--format", "json"]);
     assert!(out.status.success());
     let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let r = ranked(&js);
@@ -312,7 +313,8 @@ fn more_cards_than_free_slots_is_an_error_naming_the_counts() {
     let (code, err) = fails(&text);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("req.toml:7") && err.contains("8 cards to place but server `rx6600` has only 7 free slots"),
+        err.contains("req.toml:7")
+            && err.contains("8 cards to place but server `rx6600` has only 7 free slots"),
         "{err}"
     );
 }
@@ -326,7 +328,9 @@ fn an_adapter_that_fits_no_free_slot_is_an_error_at_its_key() {
     let (code, err) = fails(&text);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("req.toml:8") && err.contains("card[0].adapter") && err.contains("fits no free slot"),
+        err.contains("req.toml:8")
+            && err.contains("card[0].adapter")
+            && err.contains("fits no free slot"),
         "{err}"
     );
 }
@@ -336,12 +340,17 @@ fn unknown_adapter_and_server_are_errors_listing_the_known_ones() {
     let text = "[place]\nserver = \"rx9999\"\ntestbed = \"hp-2004-lab\"\ncells = 1\n\n[[card]]\nadapter = \"ab999\"\n";
     let (code, err) = fails(text);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("unknown server `rx9999`") && err.contains("rx6600"), "{err}");
+    assert!(
+        err.contains("unknown server `rx9999`") && err.contains("rx6600"),
+        "{err}"
+    );
     let text = format!("{HEAD}\n[[card]]\nname = \"x\"\nadapter = \"ab999\"\n");
     let (code, err) = fails(&text);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("req.toml:8") && err.contains("unknown adapter `ab999`") && err.contains("a9782a"),
+        err.contains("req.toml:8")
+            && err.contains("unknown adapter `ab999`")
+            && err.contains("a9782a"),
         "{err}"
     );
 }
@@ -355,7 +364,10 @@ fn conflicting_constraints_are_errors() {
     );
     let (code, err) = fails(&text);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("apart[0].cards") && err.contains("constraints conflict"), "{err}");
+    assert!(
+        err.contains("apart[0].cards") && err.contains("constraints conflict"),
+        "{err}"
+    );
     // A card fixed in a slot that is also taken.
     let text = format!(
         "{HEAD}taken = [\"slot-3\"]\n\n[[card]]\nname = \"d\"\nadapter = \"dma-exerciser\"\nslot = \"slot-3\"\n{}",
@@ -363,7 +375,10 @@ fn conflicting_constraints_are_errors() {
     );
     let (code, err) = fails(&text);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("card[0].slot") && err.contains("constraints conflict"), "{err}");
+    assert!(
+        err.contains("card[0].slot") && err.contains("constraints conflict"),
+        "{err}"
+    );
     // Two fixed cards that must not share a bus, on one shared segment.
     let text = format!(
         "{HEAD}\n[[card]]\nname = \"a\"\nadapter = \"dma-exerciser\"\nslot = \"slot-7\"\n\n[[card]]\nname = \"b\"\nadapter = \"dma-exerciser\"\nslot = \"slot-8\"\n{}{}\n[[apart]]\ncards = [\"a\", \"b\"]\nunder = \"bus\"\n",
@@ -372,7 +387,10 @@ fn conflicting_constraints_are_errors() {
     );
     let (code, err) = fails(&text);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("share one") && err.contains("constraints conflict"), "{err}");
+    assert!(
+        err.contains("share one") && err.contains("constraints conflict"),
+        "{err}"
+    );
 }
 
 #[test]

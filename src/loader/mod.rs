@@ -26,8 +26,8 @@ pub use calibration::{
     load_bundled_calibration, load_calibration, parse_calibration, BundledFit, FittedEntry,
 };
 use params::{check_name, convert_params, spanned_list, whole_number};
-use raw::Shape;
 pub use place::{load_place_request, parse_place_request};
+use raw::Shape;
 pub use scenario::{load_bundled_scenarios, load_scenario, parse_scenario};
 
 mod bundled {

@@ -219,8 +219,7 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
         if let Some(v) = &h.cpus_per_cell {
             if let Some(n) = errs.take(whole_number(&src, "place.cpus_per_cell", v, "CPUs")) {
                 let path = format!("server.{}.cpus_per_cell", server.name);
-                let (lo, hi) =
-                    crate::model::schema::range_of(reg, &path).unwrap_or((1.0, 4096.0));
+                let (lo, hi) = crate::model::schema::range_of(reg, &path).unwrap_or((1.0, 4096.0));
                 if n < lo.max(1.0) || n > hi {
                     errs.push(src.invalid(
                         "place.cpus_per_cell",
@@ -282,7 +281,10 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
             None
         }
     };
-    if let (Some(m), false) = (&h.min_mb_s, matches!(objective, Some(Objective::MinEach(_)))) {
+    if let (Some(m), false) = (
+        &h.min_mb_s,
+        matches!(objective, Some(Objective::MinEach(_))),
+    ) {
         if objective.is_some() {
             errs.push(src.invalid(
                 "place.min_mb_s",
@@ -323,11 +325,7 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
         }
         for s in hits {
             if taken.iter().any(|x| x == s) {
-                errs.push(src.invalid(
-                    &key,
-                    t.span(),
-                    format!("slot `{s}` is listed twice"),
-                ));
+                errs.push(src.invalid(&key, t.span(), format!("slot `{s}` is listed twice")));
             } else {
                 taken.push(s.to_string());
             }
@@ -528,7 +526,9 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
     let free = server
         .slots
         .iter()
-        .filter(|s| !taken.contains(&s.name) && !cards.iter().any(|c| c.fixed.as_ref() == Some(&s.name)))
+        .filter(|s| {
+            !taken.contains(&s.name) && !cards.iter().any(|c| c.fixed.as_ref() == Some(&s.name))
+        })
         .count();
     let to_place = cards.iter().filter(|c| c.fixed.is_none()).count();
     if entries_ok && to_place > free {

@@ -185,7 +185,10 @@ fn alone_experiment(req: &PlaceRequest, card: usize, slot: &str) -> Experiment {
         .workloads
         .iter()
         .filter(|w| w.card == card)
-        .map(|w| Workload { card: 0, ..w.clone() })
+        .map(|w| Workload {
+            card: 0,
+            ..w.clone()
+        })
         .collect();
     Experiment {
         id: format!("alone {}@{slot}", c.label),
@@ -440,7 +443,11 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
                 .into_iter()
                 .filter(|(f, _)| {
                     req.workloads.iter().any(|w| {
-                        w.card == c && adapter.functions.get(w.function).is_some_and(|x| x.name == *f)
+                        w.card == c
+                            && adapter
+                                .functions
+                                .get(w.function)
+                                .is_some_and(|x| x.name == *f)
                     })
                 })
                 .collect()
@@ -526,7 +533,11 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
                 }
             }
         }
-        loads.sort_by(|x, y| y.load.partial_cmp(&x.load).unwrap_or(std::cmp::Ordering::Equal));
+        loads.sort_by(|x, y| {
+            y.load
+                .partial_cmp(&x.load)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
         let est = (0..n).map(|c| a[c].total / factor[c]).collect();
         (est, loads)
     };

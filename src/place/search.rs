@@ -155,7 +155,11 @@ impl Tree {
             .map_or("memory".to_string(), |c| self.ctrls[c].1.clone());
         // The segment's slots without their chassis: a card alone sees
         // only the path.
-        let mut v: Vec<&str> = seg.slots.iter().map(|&i| self.slots[i].sig.as_str()).collect();
+        let mut v: Vec<&str> = seg
+            .slots
+            .iter()
+            .map(|&i| self.slots[i].sig.as_str())
+            .collect();
         v.sort();
         format!("{} in [{}] under {}", sl.sig, v.join(","), ctrl)
     }
@@ -307,7 +311,10 @@ pub fn canonical(tree: &Tree, cards: &Cards, place: &[usize]) -> String {
     };
     let mut groups: BTreeMap<Option<usize>, Vec<String>> = BTreeMap::new();
     for g in 0..tree.segs.len() {
-        groups.entry(tree.segs[g].ctrl).or_default().push(seg_key(g));
+        groups
+            .entry(tree.segs[g].ctrl)
+            .or_default()
+            .push(seg_key(g));
     }
     let mut under: Vec<String> = Vec::new();
     let mut direct = String::new();
@@ -575,10 +582,11 @@ pub fn local_search(
                             p[c] = s;
                             consider(p, &mut best);
                         }
-                        Some(d) if d > c
-                            && cards.fixed[d].is_none()
-                            && cards.kind[d] != cards.kind[c]
-                            && cards.fits[d][cur[c]] =>
+                        Some(d)
+                            if d > c
+                                && cards.fixed[d].is_none()
+                                && cards.kind[d] != cards.kind[c]
+                                && cards.fits[d][cur[c]] =>
                         {
                             let mut p = cur.clone();
                             p[c] = s;

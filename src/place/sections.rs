@@ -33,7 +33,8 @@ pub fn search_text(p: &Placement) -> String {
         )
     };
     let verdict = if s.proven {
-        "every one simulated: proven best (within the simulation's noise, see throughput_ci95_pct)".to_string()
+        "every one simulated: proven best (within the simulation's noise, see throughput_ci95_pct)"
+            .to_string()
     } else if s.enumerated_all {
         format!(
             "the best {} by estimate (and the worst two) simulated: not proven best",
@@ -90,7 +91,10 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             .zip(&p.demand)
             .map(|(t, d)| if d.0 > 0.0 { t / d.0 } else { 1.0 })
             .enumerate()
-            .fold((0, f64::INFINITY), |b, (j, s)| if s < b.1 { (j, s) } else { b });
+            .fold(
+                (0, f64::INFINITY),
+                |b, (j, s)| if s < b.1 { (j, s) } else { b },
+            );
         let worst_t = c.tput.iter().copied().fold(f64::INFINITY, f64::min);
         let meets = match obj {
             Objective::MinEach(m) => {
@@ -172,7 +176,14 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
                 ),
                 Cell::Num(c.tput[ci] / 1e6, 2),
                 Cell::Num(d / 1e6, 2),
-                Cell::Num(if d > 0.0 { c.tput[ci] / d * 100.0 } else { 100.0 }, 1),
+                Cell::Num(
+                    if d > 0.0 {
+                        c.tput[ci] / d * 100.0
+                    } else {
+                        100.0
+                    },
+                    1,
+                ),
             ]);
             for (port, pd) in &p.port_demand[ci] {
                 let Some(f) = r
