@@ -322,9 +322,9 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
     let mut classes: Vec<String> = Vec::new();
     let mut class_of = vec![0usize; names.len()];
     let mut class_slot: Vec<usize> = Vec::new();
-    for s in 0..names.len() {
+    for (s, class) in class_of.iter_mut().enumerate() {
         let k = tree.path_class(s);
-        class_of[s] = match classes.iter().position(|x| *x == k) {
+        *class = match classes.iter().position(|x| *x == k) {
             Some(i) => i,
             None => {
                 classes.push(k);

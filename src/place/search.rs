@@ -5,7 +5,7 @@
 //! enumeration where the space is small, a local search on the analytic
 //! estimate where it is not.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use crate::engine::RngStream;
 use crate::model::{negotiate_mode, Domain, PlaceRequest, Registry, ServerSpec};
@@ -524,13 +524,11 @@ pub fn local_search(
     score: &dyn Fn(&[usize]) -> (f64, f64),
 ) -> Vec<Vec<usize>> {
     let n = cards.kind.len();
-    let mut rng = RngStream::new(seed, 0x706c_6163_65);
-    let mut visited: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut rng = RngStream::new(seed, 0x0070_6c61_6365);
+    let mut visited: HashSet<String> = HashSet::new();
     let mut found: Vec<Vec<usize>> = Vec::new();
     let mut keep = |p: &Vec<usize>, found: &mut Vec<Vec<usize>>| {
-        let key = canonical(tree, cards, p);
-        if !visited.contains_key(&key) {
-            visited.insert(key, p.clone());
+        if visited.insert(canonical(tree, cards, p)) {
             found.push(p.clone());
         }
     };
@@ -572,11 +570,11 @@ pub fn local_search(
                 if cards.fixed[c].is_some() {
                     continue;
                 }
-                for s in 0..tree.slots.len() {
+                for (s, &occupant) in occupied.iter().enumerate() {
                     if tree.slots[s].taken || !cards.fits[c][s] || s == cur[c] {
                         continue;
                     }
-                    match occupied[s] {
+                    match occupant {
                         None => {
                             let mut p = cur.clone();
                             p[c] = s;
@@ -621,9 +619,9 @@ fn random_placement(
     let n = cards.kind.len();
     let mut slot_of: Vec<Option<usize>> = vec![None; n];
     let mut used = vec![false; tree.slots.len()];
-    for c in 0..n {
+    for (c, slot) in slot_of.iter_mut().enumerate() {
         if let Some(s) = cards.fixed[c] {
-            slot_of[c] = Some(s);
+            *slot = Some(s);
             used[s] = true;
         }
     }
