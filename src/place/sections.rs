@@ -52,6 +52,55 @@ pub fn search_text(p: &Placement) -> String {
     )
 }
 
+/// A card's share of its demand in a candidate (1 without demand).
+fn share(c: &super::Candidate, demand: &[(f64, String)], i: usize) -> f64 {
+    match (c.tput.get(i), demand.get(i)) {
+        (Some(t), Some(d)) if d.0 > 0.0 => t / d.0,
+        _ => 1.0,
+    }
+}
+
+/// The card with the smallest share of its demand (the first of equals).
+fn worst_card(c: &super::Candidate, demand: &[(f64, String)]) -> usize {
+    (0..c.tput.len()).fold(0, |w, i| {
+        if share(c, demand, i) < share(c, demand, w) {
+            i
+        } else {
+            w
+        }
+    })
+}
+
+/// The busiest resource on the path of card `label` in `r`: its bus and
+/// ropes, its I/O controller, the CPUs its functions use, its processor
+/// and links (`ropes above c@slot-15 83%`): why that card gets what it gets.
+pub fn card_limit(r: &crate::sim::ExperimentResult, label: &str) -> String {
+    let at = format!("{label}@");
+    let prefix = format!("{label}.");
+    let mut c: Vec<(f64, String)> = Vec::new();
+    for b in &r.buses {
+        let on = b.label.split('+').any(|x| x.starts_with(&at));
+        if !on {
+            continue;
+        }
+        c.push((b.util, format!("bus {}", b.label)));
+        c.push((b.rope_util, format!("ropes above {}", b.label)));
+        if let Some((n, u)) = &b.controller {
+            c.push((*u, format!("I/O controller {n}")));
+        }
+    }
+    for f in r.functions.iter().filter(|f| f.label.starts_with(&prefix)) {
+        c.push((f.cpu_util, format!("interrupt CPU of {}", f.label)));
+        c.push((f.app_cpu_util, format!("netperf CPU of {}", f.label)));
+        c.push((f.card_cpu_util, format!("processor of {}", f.label)));
+        c.push((f.wire_out_util, format!("link {} out", f.label)));
+        c.push((f.wire_in_util, format!("link {} in", f.label)));
+    }
+    c.sort_by(|a, b| b.0.total_cmp(&a.0));
+    c.first()
+        .map_or(String::new(), |(u, n)| format!("{n} {:.0}%", u * 100.0))
+}
+
 /// The sections of a placement answer, showing the best `top` in detail
 /// and the last three simulated as losers.
 pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
@@ -70,6 +119,7 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             "worst_share_pct",
             "worst_card",
             "worst_card_MB_s",
+            "worst_card_busiest",
             "meets_min",
             &f_margin,
             "bottleneck",
@@ -115,6 +165,10 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             Cell::Num(wshare * 100.0, 1),
             Cell::Text(req.cards.get(wi).map_or(String::new(), |x| x.label.clone())),
             Cell::Num(worst_t / 1e6, 2),
+            Cell::Text(match (r, req.cards.get(wi)) {
+                (Some(r), Some(card)) => card_limit(r, &card.label),
+                _ => String::new(),
+            }),
             Cell::Text(meets.into()),
             Cell::Num(margin, 2),
             Cell::Text(r.map_or(String::new(), |r| r.bottleneck.clone())),
@@ -302,6 +356,8 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             "placement",
             &f_obj,
             &format!("behind_best_{u}"),
+            "worst_card",
+            "worst_card_busiest",
             "bottleneck",
         ],
     );
@@ -310,11 +366,19 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
     let from = n.saturating_sub(3).max(1);
     for (i, c) in p.ranked.iter().enumerate().skip(from) {
         let v = objective_value(obj, &c.score);
+        let wi = worst_card(c, &p.demand);
+        let worst = req.cards.get(wi).map_or(String::new(), |x| x.label.clone());
         losers.rows.push(vec![
             Cell::Int(i as u64 + 1),
             Cell::Text(c.label.clone()),
             Cell::Num(v, 2),
             Cell::Num(best.map_or(f64::NAN, |b| b - v), 2),
+            Cell::Text(worst.clone()),
+            Cell::Text(
+                c.result
+                    .as_ref()
+                    .map_or(String::new(), |r| card_limit(r, &worst)),
+            ),
             Cell::Text(
                 c.result
                     .as_ref()
