@@ -411,3 +411,54 @@ fn every_error_of_a_request_is_reported_with_its_line() {
         assert!(err.contains(want), "{want}: {err}");
     }
 }
+
+/// `iosim place` on `text` (a request written to a temporary file), parsed.
+fn place_text(text: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("req.toml");
+    std::fs::write(&file, text).expect("request");
+    let out = iosim(&["place", file.to_str().expect("utf-8"), "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn min_each_ranks_placements_that_meet_the_minimum_first() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/place/vclass-atm155.toml"),
+    )
+    .expect("request")
+    .replace(
+        "objective = \"total\"",
+        "objective = \"min-each\"\nmin_mb_s = 16",
+    );
+    let js = place_text(&text);
+    let p = js["placements"].as_array().expect("placements");
+    assert_eq!(p[0]["meets_min"], "yes", "{js}");
+    assert!(p[0]["worst_card_MB_s"].as_f64().expect("MB/s") >= 16.0);
+    assert_eq!(p[p.len() - 1]["meets_min"], "no", "{js}");
+}
+
+#[test]
+fn a_card_with_a_slot_stays_there_and_the_others_avoid_its_bus() {
+    // A DMA exerciser already in slot 7 (the PCI-X 66 pair 7-8): a second
+    // one goes in a slot of its own, and slot 8 beside it gives far less.
+    let text = format!(
+        "{HEAD}\n[[card]]\nname = \"old\"\nadapter = \"dma-exerciser\"\nslot = \"slot-7\"\n\n[[card]]\nname = \"new\"\nadapter = \"dma-exerciser\"\n{}{}",
+        dma_workload("old"),
+        dma_workload("new")
+    );
+    let js = place_text(&text);
+    let r = ranked(&js);
+    assert!(r.iter().all(|p| p.0.starts_with("old@slot-7 ")), "{r:?}");
+    assert!(!r[0].0.ends_with("new@slot-8"), "{r:?}");
+    let beside = r
+        .iter()
+        .find(|p| p.0.ends_with("new@slot-8"))
+        .expect("slot 8 simulated");
+    assert!(beside.1 < 0.7 * r[0].1, "{r:?}");
+}
