@@ -202,8 +202,30 @@ enum Command {
     /// predicted throughput (see README, "Slot placement").
     Place {
         /// Request TOML file (server, partition, cards and workloads,
-        /// constraints, objective).
-        request: PathBuf,
+        /// constraints, objective); or give the request with --server.
+        #[arg(required_unless_present = "server", conflicts_with = "server")]
+        request: Option<PathBuf>,
+        /// A simple request on the command line: the server.
+        #[arg(long, requires_all = ["testbed", "card"])]
+        server: Option<String>,
+        /// With --server: the test bed at the far end of the links.
+        #[arg(long)]
+        testbed: Option<String>,
+        /// With --server: cells in the partition.
+        #[arg(long, default_value_t = 1)]
+        cells: u32,
+        /// With --server: total, worst-share or min-each.
+        #[arg(long, default_value = "total")]
+        objective: String,
+        /// With --server and --objective min-each: the throughput every card must reach, MB/s.
+        #[arg(long = "min-mb-s")]
+        min_mb_s: Option<f64>,
+        /// With --server: a card, NAME=ADAPTER or NAME=ADAPTER*COUNT; repeatable.
+        #[arg(long = "card", value_name = "NAME=ADAPTER[*COUNT]")]
+        card: Vec<String>,
+        /// With --server: a workload, CARD.FUNCTION=KIND:DIRECTION (default sizes); repeatable.
+        #[arg(long = "workload", value_name = "CARD.FUNCTION=KIND:DIRECTION")]
+        workload: Vec<String>,
         #[command(flatten)]
         common: Common,
         /// Placements shown in detail (adapters and nodes), 1 to 1000.
@@ -593,11 +615,37 @@ fn execute(cli: Cli) -> iosim::Result<String> {
         }
         Command::Place {
             request,
+            server,
+            testbed,
+            cells,
+            objective,
+            min_mb_s,
+            card,
+            workload,
             common,
             top,
             simulate,
             ..
-        } => place_cmd(&request, &common, top, simulate),
+        } => {
+            let from = match (&request, &server) {
+                (Some(file), _) => PlaceFrom::File(file.clone()),
+                (None, Some(server)) => PlaceFrom::Args {
+                    server: server.clone(),
+                    testbed: testbed.unwrap_or_default(),
+                    cells,
+                    objective,
+                    min_mb_s,
+                    cards: card,
+                    workloads: workload,
+                },
+                (None, None) => {
+                    return Err(Error::Usage(
+                        "place: give a request file or --server".into(),
+                    ))
+                }
+            };
+            place_cmd(&from, &common, top, simulate)
+        }
         Command::Params { common } => {
             let (mut reg, parameters) = common.registry()?;
             let rep = Report {
@@ -664,15 +712,50 @@ fn write_plots(dir: &std::path::Path, rows: &[FigureRow], seed: u64) -> iosim::R
     Ok(())
 }
 
+/// Where `iosim place` takes its request from.
+enum PlaceFrom {
+    /// A request file.
+    File(PathBuf),
+    /// The simple command-line form.
+    Args {
+        server: String,
+        testbed: String,
+        cells: u32,
+        objective: String,
+        min_mb_s: Option<f64>,
+        cards: Vec<String>,
+        workloads: Vec<String>,
+    },
+}
+
 /// `iosim place`: loads the request, searches, and reports.
 fn place_cmd(
-    request: &std::path::Path,
+    from: &PlaceFrom,
     common: &Common,
     top: usize,
     simulate: Option<usize>,
 ) -> iosim::Result<String> {
     let (reg, parameters) = common.registry()?;
-    let req = iosim::loader::load_place_request(request, &reg)?;
+    let (req, request) = match from {
+        PlaceFrom::File(path) => (
+            iosim::loader::load_place_request(path, &reg)?,
+            path.display().to_string(),
+        ),
+        PlaceFrom::Args {
+            server,
+            testbed,
+            cells,
+            objective,
+            min_mb_s,
+            cards,
+            workloads,
+        } => (
+            iosim::loader::place_request_from_args(
+                &reg, server, testbed, *cells, objective, *min_mb_s, cards, workloads,
+            )?,
+            format!("--server {server}"),
+        ),
+    };
     let opt = iosim::place::PlaceOptions {
         seed: common.seed,
         threads: common.threads,
@@ -681,7 +764,7 @@ fn place_cmd(
     };
     let p = iosim::place::place(&reg, &req, opt)?;
     let mut rep = Report {
-        command: format!("place {}", request.display()),
+        command: format!("place {request}"),
         seed: common.seed,
         ..Default::default()
     };

@@ -462,3 +462,57 @@ fn a_card_with_a_slot_stays_there_and_the_others_avoid_its_bus() {
         .expect("slot 8 simulated");
     assert!(beside.1 < 0.7 * r[0].1, "{r:?}");
 }
+
+#[test]
+fn a_simple_request_on_the_command_line() {
+    let out = iosim(&[
+        "place",
+        "--server",
+        "v2500",
+        "--testbed",
+        "hp-1999-atm-lab",
+        "--card",
+        "atm=a5513a*2",
+        "--workload",
+        "atm.atm=netperf-tcp-stream:transmit",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    assert_ne!(
+        best[0].split('-').next(),
+        best[1].split('-').next(),
+        "{r:?}"
+    );
+    // A malformed card is a usage error; an unknown function an input error.
+    let bad = iosim(&[
+        "place",
+        "--server",
+        "v2500",
+        "--testbed",
+        "x",
+        "--card",
+        "atm",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = iosim(&[
+        "place",
+        "--server",
+        "v2500",
+        "--testbed",
+        "hp-1999-atm-lab",
+        "--card",
+        "atm=a5513a",
+        "--workload",
+        "atm.scsi=diskbench:read",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown function `scsi`"));
+}

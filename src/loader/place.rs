@@ -711,6 +711,81 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
     })
 }
 
+/// A simple request from the command line (`iosim place --server rx6600
+/// --testbed hp-2004-lab --card fc=a9782a*2 --workload fc.fc=diskbench:read`):
+/// written as a request file's text and read as one, so the checks and
+/// messages are the file's (the file is called `<command line>`). Cards are
+/// `NAME=ADAPTER` or `NAME=ADAPTER*COUNT`; workloads `CARD.FUNCTION=KIND:DIRECTION`
+/// with the workload's default sizes. A malformed one is a usage error.
+#[allow(clippy::too_many_arguments)]
+pub fn place_request_from_args(
+    reg: &Registry,
+    server: &str,
+    testbed: &str,
+    cells: u32,
+    objective: &str,
+    min_mb_s: Option<f64>,
+    cards: &[String],
+    workloads: &[String],
+) -> Result<PlaceRequest> {
+    let word = |flag: &str, s: &str| -> Result<String> {
+        let ok = !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if ok {
+            Ok(s.to_string())
+        } else {
+            Err(Error::Usage(format!(
+                "{flag}: `{s}` is not a name (letters, digits, `-`, `_` and `.`)"
+            )))
+        }
+    };
+    let mut text = format!(
+        "[place]\nserver = \"{}\"\ntestbed = \"{}\"\ncells = {cells}\nobjective = \"{}\"\n",
+        word("--server", server)?,
+        word("--testbed", testbed)?,
+        word("--objective", objective)?
+    );
+    if let Some(m) = min_mb_s {
+        text += &format!("min_mb_s = {m:?}\n");
+    }
+    for c in cards {
+        let bad = || {
+            Error::Usage(format!(
+                "--card {c}: expected NAME=ADAPTER or NAME=ADAPTER*COUNT"
+            ))
+        };
+        let (name, rest) = c.split_once('=').ok_or_else(bad)?;
+        let (adapter, count) = match rest.split_once('*') {
+            Some((a, n)) => (a, n.trim().parse::<u32>().map_err(|_| bad())?),
+            None => (rest, 1),
+        };
+        text += &format!(
+            "\n[[card]]\nname = \"{}\"\nadapter = \"{}\"\ncount = {count}\n",
+            word("--card", name.trim())?,
+            word("--card", adapter.trim())?
+        );
+    }
+    for w in workloads {
+        let bad = || {
+            Error::Usage(format!(
+                "--workload {w}: expected CARD.FUNCTION=KIND:DIRECTION, e.g. fc.fc=diskbench:read"
+            ))
+        };
+        let (at, what) = w.split_once('=').ok_or_else(bad)?;
+        let (card, function) = at.rsplit_once('.').ok_or_else(bad)?;
+        let (kind, direction) = what.split_once(':').ok_or_else(bad)?;
+        text += &format!(
+            "\n[[workload]]\ncard = \"{}\"\nfunction = \"{}\"\nkind = \"{}\"\ndirection = \"{}\"\n",
+            word("--workload", card.trim())?,
+            word("--workload", function.trim())?,
+            word("--workload", kind.trim())?,
+            word("--workload", direction.trim())?
+        );
+    }
+    parse_place_request(PathBuf::from("<command line>"), &text, reg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::glob;
