@@ -227,6 +227,49 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         cross_validation: Option<PathBuf>,
     },
+    /// Slot placement advice: where to put a request's cards for the best
+    /// predicted throughput (see README, "Slot placement").
+    Place {
+        /// Request TOML file (server, partition, cards and workloads,
+        /// constraints, objective); or give the request with --server.
+        #[arg(required_unless_present = "server", conflicts_with = "server")]
+        request: Option<PathBuf>,
+        /// A simple request on the command line: the server.
+        #[arg(long, requires_all = ["testbed", "card"])]
+        server: Option<String>,
+        /// With --server: the test bed at the far end of the links.
+        #[arg(long)]
+        testbed: Option<String>,
+        /// With --server: cells in the partition.
+        #[arg(long, default_value_t = 1)]
+        cells: u32,
+        /// With --server: total, worst-share or min-each.
+        #[arg(long, default_value = "total")]
+        objective: String,
+        /// With --server and --objective min-each: the throughput every card must reach, MB/s.
+        #[arg(long = "min-mb-s")]
+        min_mb_s: Option<f64>,
+        /// With --server: a card, NAME=ADAPTER or NAME=ADAPTER*COUNT; repeatable.
+        #[arg(long = "card", value_name = "NAME=ADAPTER[*COUNT]")]
+        card: Vec<String>,
+        /// With --server: a workload, CARD.FUNCTION=KIND:DIRECTION (default sizes); repeatable.
+        #[arg(long = "workload", value_name = "CARD.FUNCTION=KIND:DIRECTION")]
+        workload: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+        /// Placements shown in detail (adapters and nodes), 1 to 1000.
+        #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+        top: usize,
+        /// Placements simulated: the best by the analytic estimate, plus the
+        /// worst two, 1 to 10000 (default: every one when there are at most
+        /// 64 distinct placements, else 24).
+        #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+        simulate: Option<usize>,
+        /// Stop with exit code 5 if the run takes longer than this many
+        /// wall-clock seconds (checked before each simulation starts).
+        #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+        max_wall_seconds: Option<f64>,
+    },
     /// List the bundled and given models, their parameters and sources.
     Params {
         #[command(flatten)]
@@ -330,6 +373,9 @@ fn main() -> ExitCode {
         Command::Sweep {
             max_wall_seconds, ..
         } => (*max_wall_seconds, true),
+        Command::Place {
+            max_wall_seconds, ..
+        } => (*max_wall_seconds, false),
         _ => (None, false),
     };
     iosim::validate::set_wall_clock_bound(bound);
@@ -642,6 +688,39 @@ fn execute(cli: Cli) -> iosim::Result<String> {
                 report::write_charts(&dir, &charts)?;
             }
             Ok(rep.render(common.format.into()))
+        }
+        Command::Place {
+            request,
+            server,
+            testbed,
+            cells,
+            objective,
+            min_mb_s,
+            card,
+            workload,
+            common,
+            top,
+            simulate,
+            ..
+        } => {
+            let from = match (&request, &server) {
+                (Some(file), _) => PlaceFrom::File(file.clone()),
+                (None, Some(server)) => PlaceFrom::Args {
+                    server: server.clone(),
+                    testbed: testbed.unwrap_or_default(),
+                    cells,
+                    objective,
+                    min_mb_s,
+                    cards: card,
+                    workloads: workload,
+                },
+                (None, None) => {
+                    return Err(Error::Usage(
+                        "place: give a request file or --server".into(),
+                    ))
+                }
+            };
+            place_cmd(&from, &common, top, simulate)
         }
         Command::Params { common } => {
             let (mut reg, parameters) = common.registry()?;
@@ -958,4 +1037,83 @@ fn report_page(
     }
     b.extend(inputs);
     iosim::html::report_html("iosim: model beside the published figures", &facts, &b)
+}
+
+/// Where `iosim place` takes its request from.
+enum PlaceFrom {
+    /// A request file.
+    File(PathBuf),
+    /// The simple command-line form.
+    Args {
+        server: String,
+        testbed: String,
+        cells: u32,
+        objective: String,
+        min_mb_s: Option<f64>,
+        cards: Vec<String>,
+        workloads: Vec<String>,
+    },
+}
+
+/// `iosim place`: loads the request, searches, and reports.
+fn place_cmd(
+    from: &PlaceFrom,
+    common: &Common,
+    top: usize,
+    simulate: Option<usize>,
+) -> iosim::Result<String> {
+    let (reg, parameters) = common.registry()?;
+    let (req, request) = match from {
+        PlaceFrom::File(path) => (
+            iosim::loader::load_place_request(path, &reg)?,
+            path.display().to_string(),
+        ),
+        PlaceFrom::Args {
+            server,
+            testbed,
+            cells,
+            objective,
+            min_mb_s,
+            cards,
+            workloads,
+        } => (
+            iosim::loader::place_request_from_args(
+                &reg, server, testbed, *cells, objective, *min_mb_s, cards, workloads,
+            )?,
+            format!("--server {server}"),
+        ),
+    };
+    let opt = iosim::place::PlaceOptions {
+        seed: common.seed,
+        threads: common.threads,
+        simulate,
+        ..Default::default()
+    };
+    let p = iosim::place::place(&reg, &req, opt)?;
+    let mut rep = Report {
+        command: format!("place {request}"),
+        seed: common.seed,
+        ..Default::default()
+    };
+    rep.meta.push(("parameters".into(), parameters));
+    rep.meta.push(("request".into(), req.name.clone()));
+    rep.meta.push((
+        "partition".into(),
+        format!(
+            "server {}, {} cell(s), {} CPUs, test bed {}",
+            req.server, req.cells, p.cpus, req.testbed
+        ),
+    ));
+    rep.meta.push(("objective".into(), req.objective.words()));
+    rep.meta
+        .push(("search".into(), iosim::place::search_text(&p)));
+    rep.meta.push((
+        "run".into(),
+        format!(
+            "each placement simulated with warm-up {} ms discarded, {} ms measured; seed of a placement hashed from --seed and its description",
+            req.run.warmup_ms, req.run.duration_ms
+        ),
+    ));
+    rep.sections = iosim::place::place_sections(&p, top);
+    Ok(rep.render(common.format.into()))
 }

@@ -7,6 +7,7 @@
 
 mod calibration;
 mod params;
+mod place;
 mod raw;
 mod scenario;
 pub use crate::model::schema;
@@ -25,6 +26,7 @@ pub use calibration::{
     load_bundled_calibration, load_calibration, parse_calibration, BundledFit, FittedEntry,
 };
 use params::{check_name, convert_params, spanned_list, whole_number};
+pub use place::{load_place_request, parse_place_request, place_request_from_args};
 use raw::Shape;
 pub use scenario::{load_bundled_scenarios, load_scenario, parse_scenario};
 

@@ -146,7 +146,7 @@ fn sorted(errs: Errors) -> Error {
 }
 
 /// The `[run]` table; its errors are kept in `errs`.
-fn run_spec(src: &Source, r: &super::raw::RawRun, errs: &mut Errors) -> RunSpec {
+pub(super) fn run_spec(src: &Source, r: &super::raw::RawRun, errs: &mut Errors) -> RunSpec {
     let mut run = RunSpec::default();
     let mut set = |key: &str, v: &Option<Spanned<f64>>, min: f64, max: f64, to: &mut f64| {
         if let Some(v) = v {
@@ -526,7 +526,7 @@ fn find_fn(
 
 /// One workload at `key` (`experiment[0].workload[1]`), checked against the
 /// cards and the workloads before it.
-fn workload(
+pub(super) fn workload(
     src: &Source,
     reg: &Registry,
     cards: &[Card],

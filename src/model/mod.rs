@@ -3,12 +3,14 @@
 
 mod calibration;
 mod params;
+mod place;
 mod scenario;
 pub mod schema;
 mod spec;
 
 pub use calibration::{CalibrationSpec, FittedValue, FreeParam};
 pub use params::{ParamSet, ParamValue};
+pub use place::{Apart, Domain, Objective, PlaceCard, PlaceRequest};
 pub use scenario::{
     Direction, Experiment, FigureScope, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind,
 };

@@ -1,0 +1,802 @@
+//! Placement request files (`iosim place REQUEST.toml`): a server and
+//! partition, cards with the workloads they carry (the scenario's
+//! `[[experiment.workload]]` keys, checked by the scenario loader's own
+//! code), constraints and an objective, resolved against the registry.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::params::{check_name, whole_number};
+use super::raw::{RawRun, RawWorkload, Shape};
+use super::scenario::{run_spec, workload};
+use super::{known, read, Source};
+use crate::error::{Error, Errors, Location, Result};
+use crate::model::{
+    negotiate_mode, Apart, Domain, Objective, PlaceCard, PlaceRequest, Registry, RunSpec,
+    ServerSpec, Workload,
+};
+use crate::units::readable;
+
+use Shape::{Any, Table, Tables};
+
+/// The keys of a request file.
+const PLACE: Shape = Table(&[
+    (
+        "place",
+        Table(&[
+            ("name", Any),
+            ("title", Any),
+            ("server", Any),
+            ("testbed", Any),
+            ("cells", Any),
+            ("cpus_per_cell", Any),
+            ("objective", Any),
+            ("min_mb_s", Any),
+            ("taken", Any),
+        ]),
+    ),
+    (
+        "run",
+        Table(&[
+            ("duration_ms", Any),
+            ("warmup_ms", Any),
+            ("max_events", Any),
+            ("precision_pct", Any),
+            ("min_ms", Any),
+            ("batch_ms", Any),
+        ]),
+    ),
+    (
+        "card",
+        Tables(&Table(&[
+            ("name", Any),
+            ("adapter", Any),
+            ("count", Any),
+            ("slot", Any),
+            ("link", Any),
+        ])),
+    ),
+    (
+        "workload",
+        Tables(&Table(&[
+            ("card", Any),
+            ("function", Any),
+            ("kind", Any),
+            ("direction", Any),
+            ("socket_kib", Any),
+            ("message_kib", Any),
+            ("block_kib", Any),
+            ("outstanding", Any),
+            ("interrupt_cpu", Any),
+            ("process_cpu", Any),
+        ])),
+    ),
+    ("apart", Tables(&Table(&[("cards", Any), ("under", Any)]))),
+    ("chassis", Tables(&Table(&[("name", Any), ("slots", Any)]))),
+]);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHead {
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    title: String,
+    server: Spanned<String>,
+    testbed: Spanned<String>,
+    cells: Spanned<f64>,
+    cpus_per_cell: Option<Spanned<f64>>,
+    objective: Option<Spanned<String>>,
+    min_mb_s: Option<Spanned<f64>>,
+    #[serde(default)]
+    taken: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlaceCard {
+    name: Option<Spanned<String>>,
+    adapter: Spanned<String>,
+    count: Option<Spanned<f64>>,
+    slot: Option<Spanned<String>>,
+    link: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawApart {
+    cards: Spanned<Vec<Spanned<String>>>,
+    under: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChassis {
+    name: Spanned<String>,
+    slots: Spanned<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlace {
+    place: RawHead,
+    run: Option<RawRun>,
+    card: Spanned<Vec<RawPlaceCard>>,
+    #[serde(default)]
+    workload: Vec<RawWorkload>,
+    #[serde(default)]
+    apart: Vec<RawApart>,
+    #[serde(default)]
+    chassis: Vec<RawChassis>,
+}
+
+/// Loads a request file from any path.
+pub fn load_place_request(path: &Path, reg: &Registry) -> Result<PlaceRequest> {
+    let text = read(path)?;
+    parse_place_request(path.to_path_buf(), &text, reg)
+}
+
+/// `*` matches any run of characters (the whole name must match).
+fn glob(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, rest)) => {
+            let Some(tail) = name.strip_prefix(head) else {
+                return false;
+            };
+            (0..=tail.len()).any(|i| tail.is_char_boundary(i) && glob(rest, &tail[i..]))
+        }
+    }
+}
+
+/// Parses and resolves a request's text; `file` is used in messages. Every
+/// error of the file is reported (up to [`crate::error::MAX_ERRORS`]).
+pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<PlaceRequest> {
+    let src = Source {
+        file: file.clone(),
+        text,
+    };
+    let raw: RawPlace = src.parse(&PLACE)?;
+    let mut errs = Errors::default();
+    let h = &raw.place;
+    let name = match &h.name {
+        Some(n) => errs.take(check_name(&src, "place.name", n)),
+        None => Some(
+            file.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "request".into()),
+        ),
+    };
+    let server: Option<&ServerSpec> = reg.servers.get(h.server.get_ref());
+    if server.is_none() {
+        errs.push(Error::Unknown {
+            at: src.at("place.server", h.server.span()),
+            what: "server",
+            name: h.server.get_ref().clone(),
+            known: known(reg.servers.keys()).into(),
+        });
+    }
+    if !reg.testbeds.contains_key(h.testbed.get_ref()) {
+        errs.push(Error::Unknown {
+            at: src.at("place.testbed", h.testbed.span()),
+            what: "testbed",
+            name: h.testbed.get_ref().clone(),
+            known: known(reg.testbeds.keys()).into(),
+        });
+    }
+    let run = match &raw.run {
+        Some(r) => run_spec(&src, r, &mut errs),
+        None => RunSpec {
+            duration_ms: 40.0,
+            warmup_ms: 10.0,
+            ..RunSpec::default()
+        },
+    };
+    // The partition.
+    let cells = errs.take(whole_number(&src, "place.cells", &h.cells, "cells"));
+    let mut cpus_per_cell = None;
+    if let Some(server) = server {
+        let sp = errs.take(crate::model::schema::ServerParams::from_set(
+            &server.params,
+            &server.at,
+        ));
+        if let (Some(c), Some(sp)) = (cells, &sp) {
+            if c < 1.0 || c > sp.cells_max {
+                errs.push(src.invalid(
+                    "place.cells",
+                    h.cells.span(),
+                    format!(
+                        "{} cells; server `{}` takes 1 to {}",
+                        readable(c),
+                        server.name,
+                        readable(sp.cells_max)
+                    ),
+                ));
+            }
+        }
+        if let Some(v) = &h.cpus_per_cell {
+            if let Some(n) = errs.take(whole_number(&src, "place.cpus_per_cell", v, "CPUs")) {
+                let path = format!("server.{}.cpus_per_cell", server.name);
+                let (lo, hi) = crate::model::schema::range_of(reg, &path).unwrap_or((1.0, 4096.0));
+                if n < lo.max(1.0) || n > hi {
+                    errs.push(src.invalid(
+                        "place.cpus_per_cell",
+                        v.span(),
+                        format!(
+                            "{} CPUs per cell; expected {} to {}",
+                            readable(n),
+                            readable(lo.max(1.0)),
+                            readable(hi)
+                        ),
+                    ));
+                } else {
+                    cpus_per_cell = Some(n as u32);
+                }
+            }
+        }
+    }
+    // The objective.
+    let objective_at = match &h.objective {
+        Some(o) => src.at("place.objective", o.span()),
+        None => Location {
+            file: file.clone(),
+            key: "place".into(),
+            line: 1,
+            column: 0,
+        },
+    };
+    let objective = match h.objective.as_ref().map(|o| o.get_ref().as_str()) {
+        None | Some("total") => Some(Objective::Total),
+        Some("worst-share") => Some(Objective::WorstShare),
+        Some("min-each") => match &h.min_mb_s {
+            None => {
+                errs.push(Error::Invalid {
+                    at: objective_at.clone(),
+                    message: "objective `min-each` needs `min_mb_s`, the throughput (MB/s = 10^6 bytes/s) every card must reach".into(),
+                });
+                None
+            }
+            Some(m) if !(m.get_ref().is_finite() && *m.get_ref() > 0.0 && *m.get_ref() <= 1e6) => {
+                errs.push(src.invalid(
+                    "place.min_mb_s",
+                    m.span(),
+                    format!(
+                        "{} MB/s: expected more than 0, at most 1e6",
+                        readable(*m.get_ref())
+                    ),
+                ));
+                None
+            }
+            Some(m) => Some(Objective::MinEach(m.get_ref() * 1e6)),
+        },
+        Some(other) => {
+            errs.push(Error::Invalid {
+                at: objective_at.clone(),
+                message: format!(
+                    "unknown objective `{other}`; expected total, worst-share or min-each"
+                ),
+            });
+            None
+        }
+    };
+    if let (Some(m), false) = (
+        &h.min_mb_s,
+        matches!(objective, Some(Objective::MinEach(_))),
+    ) {
+        if objective.is_some() {
+            errs.push(src.invalid(
+                "place.min_mb_s",
+                m.span(),
+                "`min_mb_s` applies only to objective = \"min-each\"",
+            ));
+        }
+    }
+    let Some(server) = server else {
+        return Err(errs.into_error());
+    };
+    let slot_names = || {
+        server
+            .slots
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let unknown_slot = |key: &str, s: &Spanned<String>| Error::Unknown {
+        at: src.at(key, s.span()),
+        what: "slot",
+        name: s.get_ref().clone(),
+        known: slot_names().into(),
+    };
+    // Slots already taken (`*` matches any run of characters).
+    let mut taken: Vec<String> = Vec::new();
+    for (i, t) in h.taken.iter().enumerate() {
+        let key = format!("place.taken[{i}]");
+        let hits: Vec<&str> = server
+            .slots
+            .iter()
+            .filter(|s| glob(t.get_ref(), &s.name))
+            .map(|s| s.name.as_str())
+            .collect();
+        if hits.is_empty() {
+            errs.push(unknown_slot(&key, t));
+        }
+        for s in hits {
+            if taken.iter().any(|x| x == s) {
+                errs.push(src.invalid(&key, t.span(), format!("slot `{s}` is listed twice")));
+            } else {
+                taken.push(s.to_string());
+            }
+        }
+    }
+    // Cards.
+    if raw.card.get_ref().is_empty() {
+        errs.push(src.invalid(
+            "card",
+            raw.card.span(),
+            "a request needs at least one [[card]]",
+        ));
+    }
+    // (entry name, adapter, "") as the scenario loader's workload check
+    // wants them, and the copies of each entry.
+    let mut entries: Vec<(String, String, String)> = Vec::new();
+    let mut copies: Vec<Vec<usize>> = Vec::new();
+    let mut cards: Vec<PlaceCard> = Vec::new();
+    let mut entries_ok = true;
+    for (j, c) in raw.card.get_ref().iter().enumerate() {
+        let ck = |s: &str| format!("card[{j}].{s}");
+        let mut ok = true;
+        let adapter = reg.adapters.get(c.adapter.get_ref());
+        if adapter.is_none() {
+            errs.push(Error::Unknown {
+                at: src.at(&ck("adapter"), c.adapter.span()),
+                what: "adapter",
+                name: c.adapter.get_ref().clone(),
+                known: known(reg.adapters.keys()).into(),
+            });
+            ok = false;
+        }
+        let label = match &c.name {
+            Some(n) => errs.take(check_name(&src, &ck("name"), n)),
+            None => Some(c.adapter.get_ref().clone()),
+        };
+        let count = match &c.count {
+            None => Some(1u32),
+            Some(v) => match errs.take(whole_number(&src, &ck("count"), v, "cards")) {
+                Some(n) if (1.0..=256.0).contains(&n) => Some(n as u32),
+                Some(n) => {
+                    errs.push(src.invalid(
+                        &ck("count"),
+                        v.span(),
+                        format!("{} cards; expected 1 to 256", readable(n)),
+                    ));
+                    None
+                }
+                None => None,
+            },
+        };
+        let mut fixed = None;
+        if let (Some(s), Some(adapter)) = (&c.slot, adapter) {
+            match server.slots.iter().find(|x| &x.name == s.get_ref()) {
+                None => {
+                    errs.push(unknown_slot(&ck("slot"), s));
+                    ok = false;
+                }
+                Some(slot) => {
+                    if count != Some(1) {
+                        errs.push(src.invalid(
+                            &ck("slot"),
+                            s.span(),
+                            "a card with a `slot` is one card: give each its own [[card]]",
+                        ));
+                        ok = false;
+                    } else if taken.contains(&slot.name) {
+                        errs.push(src.invalid(
+                            &ck("slot"),
+                            s.span(),
+                            format!(
+                                "slot `{}` is also listed in place.taken: constraints conflict",
+                                slot.name
+                            ),
+                        ));
+                        ok = false;
+                    } else if cards.iter().any(|x| x.fixed.as_ref() == Some(&slot.name)) {
+                        errs.push(src.invalid(
+                            &ck("slot"),
+                            s.span(),
+                            format!("slot `{}` already holds a card", slot.name),
+                        ));
+                        ok = false;
+                    } else if negotiate_mode(adapter, slot).is_none() {
+                        errs.push(src.invalid(
+                            &ck("slot"),
+                            s.span(),
+                            format!(
+                                "adapter `{}` (modes {}) cannot run in slot `{}` (modes {})",
+                                adapter.name,
+                                adapter.modes.join(", "),
+                                slot.name,
+                                slot.modes.join(", ")
+                            ),
+                        ));
+                        ok = false;
+                    } else {
+                        fixed = Some(slot.name.clone());
+                    }
+                }
+            }
+        }
+        let mut link = None;
+        if let (Some(l), Some(adapter)) = (&c.link, adapter) {
+            match reg.links.get(l.get_ref()) {
+                None => {
+                    errs.push(Error::Unknown {
+                        at: src.at(&ck("link"), l.span()),
+                        what: "link",
+                        name: l.get_ref().clone(),
+                        known: known(reg.links.keys()).into(),
+                    });
+                    ok = false;
+                }
+                Some(spec) => {
+                    let own: Vec<_> = adapter
+                        .functions
+                        .iter()
+                        .filter_map(|f| f.link.as_ref().and_then(|n| reg.links.get(n)))
+                        .collect();
+                    if own.is_empty() || own.iter().any(|o| o.framing != spec.framing) {
+                        errs.push(src.invalid(
+                            &ck("link"),
+                            l.span(),
+                            format!(
+                                "link `{}` ({:?} framing) cannot replace the links of adapter `{}`: each of its functions must drive a link of that framing",
+                                spec.name, spec.framing, adapter.name
+                            ),
+                        ));
+                        ok = false;
+                    } else {
+                        link = Some(spec.name.clone());
+                    }
+                }
+            }
+        }
+        let (Some(label), Some(count), Some(adapter), true) = (label, count, adapter, ok) else {
+            entries_ok = false;
+            continue;
+        };
+        if entries.iter().any(|(l, _, _)| *l == label) {
+            let span = c.name.as_ref().map_or(c.adapter.span(), |n| n.span());
+            errs.push(src.invalid(
+                &ck("name"),
+                span,
+                format!("two cards are called `{label}`: give each a `name`"),
+            ));
+            entries_ok = false;
+            continue;
+        }
+        let at = src.at(&ck("adapter"), c.adapter.span());
+        // An adapter that fits no slot left free.
+        if fixed.is_none()
+            && !server
+                .slots
+                .iter()
+                .any(|s| !taken.contains(&s.name) && negotiate_mode(adapter, s).is_some())
+        {
+            errs.push(Error::Invalid {
+                at: at.clone(),
+                message: format!(
+                    "adapter `{}` (modes {}) fits no free slot of server `{}` (slots and modes: {})",
+                    adapter.name,
+                    adapter.modes.join(", "),
+                    server.name,
+                    server
+                        .slots
+                        .iter()
+                        .filter(|s| !taken.contains(&s.name))
+                        .map(|s| format!("{} {}", s.name, s.modes.join("/")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+            entries_ok = false;
+            continue;
+        }
+        let mut mine = Vec::new();
+        for k in 0..count {
+            mine.push(cards.len());
+            cards.push(PlaceCard {
+                label: if count == 1 {
+                    label.clone()
+                } else {
+                    format!("{label}-{}", k + 1)
+                },
+                entry: label.clone(),
+                adapter: adapter.name.clone(),
+                link: link.clone(),
+                fixed: fixed.clone(),
+                at: at.clone(),
+            });
+        }
+        entries.push((label, adapter.name.clone(), String::new()));
+        copies.push(mine);
+    }
+    // More cards than free slots.
+    let free = server
+        .slots
+        .iter()
+        .filter(|s| {
+            !taken.contains(&s.name) && !cards.iter().any(|c| c.fixed.as_ref() == Some(&s.name))
+        })
+        .count();
+    let to_place = cards.iter().filter(|c| c.fixed.is_none()).count();
+    if entries_ok && to_place > free {
+        errs.push(src.invalid(
+            "card",
+            raw.card.span(),
+            format!(
+                "{to_place} cards to place but server `{}` has only {free} free slots ({} slots, {} taken, {} held by cards with a `slot`)",
+                server.name,
+                server.slots.len(),
+                taken.len(),
+                server.slots.len() - taken.len() - free
+            ),
+        ));
+    }
+    // Workloads, checked by the scenario loader against the card entries,
+    // then given to every copy.
+    let mut workloads: Vec<Workload> = Vec::new();
+    if entries_ok {
+        let mut per_entry: Vec<Workload> = Vec::new();
+        for (j, w) in raw.workload.iter().enumerate() {
+            let key = format!("workload[{j}]");
+            if let Some(w) = errs.take(workload(&src, reg, &entries, &key, w, &per_entry)) {
+                per_entry.push(w);
+            }
+        }
+        for (e, (label, _, _)) in entries.iter().enumerate() {
+            if !per_entry.iter().any(|w| w.card == e) {
+                let at = &cards[copies[e][0]].at;
+                errs.push(Error::Invalid {
+                    at: at.clone(),
+                    message: format!(
+                        "card `{label}` carries no workload: give it a [[workload]] (its demand would be zero)"
+                    ),
+                });
+            }
+        }
+        for w in &per_entry {
+            for &c in &copies[w.card] {
+                let mut x = w.clone();
+                x.card = c;
+                workloads.push(x);
+            }
+        }
+        workloads.sort_by_key(|w| (w.card, w.function));
+    }
+    // Chassis.
+    let mut chassis: Vec<(String, Vec<String>)> = Vec::new();
+    for (i, ch) in raw.chassis.iter().enumerate() {
+        let key = format!("chassis[{i}]");
+        let Some(n) = errs.take(check_name(&src, &format!("{key}.name"), &ch.name)) else {
+            continue;
+        };
+        if chassis.iter().any(|(x, _)| *x == n) {
+            errs.push(src.invalid(
+                &format!("{key}.name"),
+                ch.name.span(),
+                format!("chassis `{n}` is defined twice"),
+            ));
+            continue;
+        }
+        let mut slots = Vec::new();
+        for (k, p) in ch.slots.get_ref().iter().enumerate() {
+            let pk = format!("{key}.slots[{k}]");
+            let hits: Vec<&str> = server
+                .slots
+                .iter()
+                .filter(|s| glob(p.get_ref(), &s.name))
+                .map(|s| s.name.as_str())
+                .collect();
+            if hits.is_empty() {
+                errs.push(src.invalid(
+                    &pk,
+                    p.span(),
+                    format!(
+                        "`{}` matches no slot of server `{}` (`*` matches any run of characters; slots: {})",
+                        p.get_ref(),
+                        server.name,
+                        slot_names()
+                    ),
+                ));
+            }
+            for s in hits {
+                if let Some((other, _)) = chassis.iter().find(|(_, v)| v.iter().any(|x| x == s)) {
+                    errs.push(src.invalid(
+                        &pk,
+                        p.span(),
+                        format!("slot `{s}` is already in chassis `{other}`"),
+                    ));
+                } else if !slots.iter().any(|x| x == s) {
+                    slots.push(s.to_string());
+                }
+            }
+        }
+        chassis.push((n, slots));
+    }
+    // Failover groups.
+    let mut apart: Vec<Apart> = Vec::new();
+    for (i, a) in raw.apart.iter().enumerate() {
+        let key = format!("apart[{i}]");
+        let domain = match a.under.get_ref().as_str() {
+            "bus" => Some(Domain::Bus),
+            "controller" => Some(Domain::Controller),
+            "chassis" => Some(Domain::Chassis),
+            other => {
+                errs.push(src.invalid(
+                    &format!("{key}.under"),
+                    a.under.span(),
+                    format!("unknown domain `{other}`; expected bus, controller or chassis"),
+                ));
+                None
+            }
+        };
+        let mut members: Vec<usize> = Vec::new();
+        for (k, n) in a.cards.get_ref().iter().enumerate() {
+            let hit: Vec<usize> = match entries.iter().position(|(l, _, _)| l == n.get_ref()) {
+                Some(e) => copies[e].clone(),
+                None => cards
+                    .iter()
+                    .position(|c| &c.label == n.get_ref())
+                    .into_iter()
+                    .collect(),
+            };
+            if hit.is_empty() && entries_ok {
+                errs.push(Error::Unknown {
+                    at: src.at(&format!("{key}.cards[{k}]"), n.span()),
+                    what: "card",
+                    name: n.get_ref().clone(),
+                    known: cards
+                        .iter()
+                        .map(|c| c.label.as_str())
+                        .chain(entries.iter().map(|e| e.0.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                        .into(),
+                });
+            }
+            for c in hit {
+                if !members.contains(&c) {
+                    members.push(c);
+                }
+            }
+        }
+        let at = src.at(&format!("{key}.cards"), a.cards.span());
+        if members.len() < 2 && entries_ok {
+            errs.push(Error::Invalid {
+                at: at.clone(),
+                message: "a failover group names at least two cards (a card entry with a `count` names all its copies)".into(),
+            });
+            continue;
+        }
+        if let Some(domain) = domain {
+            apart.push(Apart {
+                cards: members,
+                domain,
+                at,
+            });
+        }
+    }
+    let (Some(name), Some(cells), Some(objective), true) =
+        (name, cells, objective, errs.is_empty())
+    else {
+        return Err(errs.into_error());
+    };
+    Ok(PlaceRequest {
+        name,
+        file,
+        server: server.name.clone(),
+        testbed: h.testbed.get_ref().clone(),
+        cells: cells as u32,
+        cpus_per_cell,
+        run,
+        cards,
+        workloads,
+        taken,
+        apart,
+        chassis,
+        objective,
+        objective_at,
+    })
+}
+
+/// A simple request from the command line (`iosim place --server rx6600
+/// --testbed hp-2004-lab --card fc=a9782a*2 --workload fc.fc=diskbench:read`):
+/// written as a request file's text and read as one, so the checks and
+/// messages are the file's (the file is called `<command line>`). Cards are
+/// `NAME=ADAPTER` or `NAME=ADAPTER*COUNT`; workloads `CARD.FUNCTION=KIND:DIRECTION`
+/// with the workload's default sizes. A malformed one is a usage error.
+#[allow(clippy::too_many_arguments)]
+pub fn place_request_from_args(
+    reg: &Registry,
+    server: &str,
+    testbed: &str,
+    cells: u32,
+    objective: &str,
+    min_mb_s: Option<f64>,
+    cards: &[String],
+    workloads: &[String],
+) -> Result<PlaceRequest> {
+    let word = |flag: &str, s: &str| -> Result<String> {
+        let ok = !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if ok {
+            Ok(s.to_string())
+        } else {
+            Err(Error::Usage(format!(
+                "{flag}: `{s}` is not a name (letters, digits, `-`, `_` and `.`)"
+            )))
+        }
+    };
+    let mut text = format!(
+        "[place]\nserver = \"{}\"\ntestbed = \"{}\"\ncells = {cells}\nobjective = \"{}\"\n",
+        word("--server", server)?,
+        word("--testbed", testbed)?,
+        word("--objective", objective)?
+    );
+    if let Some(m) = min_mb_s {
+        text += &format!("min_mb_s = {m:?}\n");
+    }
+    for c in cards {
+        let bad = || {
+            Error::Usage(format!(
+                "--card {c}: expected NAME=ADAPTER or NAME=ADAPTER*COUNT"
+            ))
+        };
+        let (name, rest) = c.split_once('=').ok_or_else(bad)?;
+        let (adapter, count) = match rest.split_once('*') {
+            Some((a, n)) => (a, n.trim().parse::<u32>().map_err(|_| bad())?),
+            None => (rest, 1),
+        };
+        text += &format!(
+            "\n[[card]]\nname = \"{}\"\nadapter = \"{}\"\ncount = {count}\n",
+            word("--card", name.trim())?,
+            word("--card", adapter.trim())?
+        );
+    }
+    for w in workloads {
+        let bad = || {
+            Error::Usage(format!(
+                "--workload {w}: expected CARD.FUNCTION=KIND:DIRECTION, e.g. fc.fc=diskbench:read"
+            ))
+        };
+        let (at, what) = w.split_once('=').ok_or_else(bad)?;
+        let (card, function) = at.rsplit_once('.').ok_or_else(bad)?;
+        let (kind, direction) = what.split_once(':').ok_or_else(bad)?;
+        text += &format!(
+            "\n[[workload]]\ncard = \"{}\"\nfunction = \"{}\"\nkind = \"{}\"\ndirection = \"{}\"\n",
+            word("--workload", card.trim())?,
+            word("--workload", function.trim())?,
+            word("--workload", kind.trim())?,
+            word("--workload", direction.trim())?
+        );
+    }
+    parse_place_request(PathBuf::from("<command line>"), &text, reg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs() {
+        assert!(glob("seu-*", "seu-12"));
+        assert!(glob("*", "x"));
+        assert!(glob("a*b*c", "a-b-c"));
+        assert!(!glob("seu-*", "internal-1"));
+        assert!(glob("slot-3", "slot-3"));
+        assert!(!glob("slot-3", "slot-30"));
+    }
+}

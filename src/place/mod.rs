@@ -1,0 +1,684 @@
+//! Slot placement advice (`iosim place REQUEST.toml`): where to put a
+//! request's cards so that the objective (total throughput, the worst
+//! card's share of its demand, or a throughput every card must reach) is
+//! best, as the simulator predicts it.
+//!
+//! 1. Each kind of card is simulated alone in one slot of each distinct
+//!    path to memory it fits (slot modes and ropes, its segment, its
+//!    controller): its throughput there, and its load on the bus, ropes,
+//!    controller and CPUs. Its demand is its throughput alone in its best
+//!    free slot.
+//! 2. The placements are enumerated up to symmetry ([`search`]): cards of
+//!    one kind are interchangeable, and so are slots with identical paths.
+//!    Where there are too many, a local search on the estimate from many
+//!    random starts stands in for the enumeration.
+//! 3. Each placement gets an analytic estimate: every shared node (bus
+//!    segment, ropes, I/O controller, CPUs) carries the sum of what its
+//!    cards moved alone; a card gets its alone throughput divided by the
+//!    worst load factor on its path.
+//! 4. The best placements by estimate (all of them where there are few)
+//!    are simulated in one pool of threads ([`crate::validate::run_experiments`]);
+//!    each placement's seed comes from its own description, so results do
+//!    not depend on the threads or on which other placements run. They are
+//!    ranked by the simulated objective.
+//!
+//! The guidelines of the papers are not written in here: only the model's
+//! predictions and the request's constraints decide.
+
+pub mod search;
+mod sections;
+
+pub use sections::{place_sections, search_text};
+
+use crate::error::{Error, Result};
+use crate::model::schema::{IoControllerParams, ServerParams};
+use crate::model::{Experiment, Objective, PlaceRequest, Registry, Scenario, Workload};
+use crate::sim::config::BusCfg;
+use crate::sim::ExperimentResult;
+use crate::validate::{run_experiments, Job};
+use search::{Cards, Tree};
+
+/// Random starts of the local search.
+pub const LOCAL_STARTS: usize = 12;
+
+/// How far the search and the simulations go.
+#[derive(Debug, Clone, Copy)]
+pub struct PlaceOptions {
+    /// Run seed.
+    pub seed: u64,
+    /// Threads for the simulations (results do not depend on it).
+    pub threads: usize,
+    /// Placements to simulate (the best by estimate, plus the worst two);
+    /// `None`: every one when there are at most 64, else the best 24.
+    pub simulate: Option<usize>,
+    /// Distinct placements to enumerate at most before the local search
+    /// takes over.
+    pub max_placements: usize,
+}
+
+impl Default for PlaceOptions {
+    fn default() -> Self {
+        PlaceOptions {
+            seed: 1,
+            threads: 2,
+            simulate: None,
+            max_placements: 5_000,
+        }
+    }
+}
+
+/// What one card of the request did alone in one path class.
+#[derive(Debug, Clone)]
+struct Alone {
+    /// Payload both ways, bytes/s.
+    total: f64,
+    /// Bus time it used, in bytes/s of its bus's peak (util x peak).
+    bus: f64,
+    /// Rope (and controller) load up and down, bytes/s, overhead included.
+    up: f64,
+    down: f64,
+    /// CPU-seconds per second over the partition's CPUs.
+    cpu: f64,
+    /// Per function of the card (name, payload both ways, bytes/s).
+    ports: Vec<(String, f64)>,
+}
+
+/// A shared node on the way from the cards to memory, with its estimated
+/// load (1 = full) in one placement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeLoad {
+    /// `bus segment/pair-7-8`, `ropes above bus/slot-3`, `controller ike0`, `cpus`.
+    pub node: String,
+    /// Load over capacity.
+    pub load: f64,
+}
+
+/// One placement, estimated and maybe simulated.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The slot of each card (index into the server's slots).
+    pub slots: Vec<usize>,
+    /// `card@slot card@slot ...`.
+    pub label: String,
+    /// Estimated throughput of each card, bytes/s.
+    pub est: Vec<f64>,
+    /// Estimated loads of the nodes the placement uses, busiest first.
+    pub loads: Vec<NodeLoad>,
+    /// The estimate's score (higher is better).
+    pub est_score: [f64; 3],
+    /// The simulation, if run.
+    pub result: Option<ExperimentResult>,
+    /// Simulated throughput of each card, bytes/s (empty if not simulated).
+    pub tput: Vec<f64>,
+    /// The simulated score.
+    pub score: [f64; 3],
+}
+
+/// How far the search went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchSummary {
+    /// Every distinct placement was enumerated.
+    pub enumerated_all: bool,
+    /// Distinct placements estimated.
+    pub distinct: usize,
+    /// Steps of the enumeration.
+    pub nodes: u64,
+    /// Whether the local search ran (the enumeration stopped at its cap).
+    pub local_search: bool,
+    /// Placements simulated (the top by estimate, plus the worst two).
+    pub simulated: usize,
+    /// Of those, the best by estimate.
+    pub best_simulated: usize,
+    /// Alone runs (demand and estimate inputs).
+    pub alone_runs: usize,
+    /// Every distinct placement enumerated and simulated: the answer is the
+    /// best the model predicts.
+    pub proven: bool,
+}
+
+/// The outcome of `iosim place`.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// The request.
+    pub request: PlaceRequest,
+    /// Slot names, in server order.
+    pub slot_names: Vec<String>,
+    /// Per card: its demand (bytes/s alone in its best free slot) and that slot.
+    pub demand: Vec<(f64, String)>,
+    /// The simulated placements, best first.
+    pub ranked: Vec<Candidate>,
+    /// The search.
+    pub search: SearchSummary,
+    /// Per card, per function with a workload: (function, demand bytes/s
+    /// in the card's best slot).
+    pub port_demand: Vec<Vec<(String, f64)>>,
+    /// I/O controllers: name and bandwidth each way, bytes/s.
+    pub controllers: Vec<(String, f64)>,
+    /// CPUs in the partition.
+    pub cpus: u32,
+}
+
+/// The experiment that puts `req`'s cards in `slots`.
+fn experiment(req: &PlaceRequest, names: &[String], id: String, slots: &[usize]) -> Experiment {
+    Experiment {
+        id,
+        server: req.server.clone(),
+        testbed: req.testbed.clone(),
+        cells: req.cells,
+        cards: req
+            .cards
+            .iter()
+            .zip(slots)
+            .map(|(c, &s)| (c.label.clone(), c.adapter.clone(), names[s].clone()))
+            .collect(),
+        links: req.cards.iter().map(|c| c.link.clone()).collect(),
+        workloads: req.workloads.clone(),
+        figures: Vec::new(),
+        at: req.objective_at.clone(),
+    }
+}
+
+/// One card alone in one slot.
+fn alone_experiment(req: &PlaceRequest, card: usize, slot: &str) -> Experiment {
+    let c = &req.cards[card];
+    let workloads: Vec<Workload> = req
+        .workloads
+        .iter()
+        .filter(|w| w.card == card)
+        .map(|w| Workload {
+            card: 0,
+            ..w.clone()
+        })
+        .collect();
+    Experiment {
+        id: format!("alone {}@{slot}", c.label),
+        server: req.server.clone(),
+        testbed: req.testbed.clone(),
+        cells: req.cells,
+        cards: vec![(c.label.clone(), c.adapter.clone(), slot.to_string())],
+        links: vec![c.link.clone()],
+        workloads,
+        figures: Vec::new(),
+        at: c.at.clone(),
+    }
+}
+
+/// `card@slot card@slot`, in card order.
+fn label(req: &PlaceRequest, names: &[String], slots: &[usize]) -> String {
+    req.cards
+        .iter()
+        .zip(slots)
+        .map(|(c, &s)| format!("{}@{}", c.label, names[s]))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Throughput per card (bytes/s, both ways) of a result, by label.
+fn per_card(req: &PlaceRequest, r: &ExperimentResult) -> Vec<f64> {
+    req.cards
+        .iter()
+        .map(|c| {
+            let prefix = format!("{}.", c.label);
+            r.functions
+                .iter()
+                .filter(|f| f.label.starts_with(&prefix))
+                .map(|f| f.total().0)
+                .sum()
+        })
+        .collect()
+}
+
+/// The score of per-card throughputs under `obj` (lexicographic, higher
+/// is better).
+pub fn score(obj: Objective, t: &[f64], demand: &[f64]) -> [f64; 3] {
+    let total: f64 = t.iter().sum();
+    let worst_share = t
+        .iter()
+        .zip(demand)
+        .map(|(x, d)| if *d > 0.0 { x / d } else { 1.0 })
+        .fold(f64::INFINITY, f64::min);
+    let worst = t.iter().copied().fold(f64::INFINITY, f64::min);
+    match obj {
+        Objective::Total => [total, worst_share, 0.0],
+        Objective::WorstShare => [worst_share, total, 0.0],
+        Objective::MinEach(m) => {
+            if worst >= m {
+                [1.0, total, worst_share]
+            } else {
+                [0.0, worst, total]
+            }
+        }
+    }
+}
+
+/// The objective's value of a score, in its unit (MB/s or percent).
+pub fn objective_value(obj: Objective, s: &[f64; 3]) -> f64 {
+    match obj {
+        Objective::Total => s[0] / 1e6,
+        Objective::WorstShare => s[0] * 100.0,
+        Objective::MinEach(_) => s[1] / 1e6,
+    }
+}
+
+/// Whether `a` ranks before `b`.
+fn better(a: &[f64; 3], b: &[f64; 3]) -> std::cmp::Ordering {
+    b.partial_cmp(a).unwrap_or(std::cmp::Ordering::Equal)
+}
+
+/// Answers a placement request on `reg`.
+pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Placement> {
+    let mut reg = reg.clone();
+    if let Some(n) = req.cpus_per_cell {
+        let path = format!("server.{}.cpus_per_cell", req.server);
+        if !reg.set_param(&path, f64::from(n)) {
+            return Err(Error::Internal(format!("parameter {path} vanished")));
+        }
+    }
+    let reg = &reg;
+    let server = reg
+        .servers
+        .get(&req.server)
+        .ok_or_else(|| Error::Internal(format!("server `{}` lost after loading", req.server)))?;
+    let sp = ServerParams::from_set(&server.params, &server.at)?;
+    let cpus = (sp.cpus_per_cell * f64::from(req.cells)).round() as u32;
+    let tree = Tree::new(server, req);
+    let cards = Cards::new(reg, server, &tree, req);
+    let names: Vec<String> = tree.slots.iter().map(|s| s.name.clone()).collect();
+    // Constraints that no placement can meet.
+    for a in &req.apart {
+        let have = tree.domains(a.domain);
+        if a.cards.len() > have {
+            return Err(Error::Invalid {
+                at: a.at.clone(),
+                message: format!(
+                    "{} cards must sit under different {}s, but server `{}` has only {have} {} with a free slot: constraints conflict",
+                    a.cards.len(),
+                    a.domain.name(),
+                    req.server,
+                    if have == 1 { a.domain.name().to_string() } else { format!("{}s", a.domain.name()) }
+                ),
+            });
+        }
+        let fixed: Vec<(usize, usize)> = a
+            .cards
+            .iter()
+            .filter_map(|&c| cards.fixed[c].map(|s| (c, tree.domain(s, a.domain))))
+            .collect();
+        for (i, (c, d)) in fixed.iter().enumerate() {
+            if let Some((o, _)) = fixed[..i].iter().find(|(_, e)| e == d) {
+                return Err(Error::Invalid {
+                    at: a.at.clone(),
+                    message: format!(
+                        "cards `{}` and `{}` must sit under different {}s but their `slot`s share one: constraints conflict",
+                        req.cards[*o].label,
+                        req.cards[*c].label,
+                        a.domain.name()
+                    ),
+                });
+            }
+        }
+    }
+    // 1. Each kind of card alone in each path class it may use.
+    let mut classes: Vec<String> = Vec::new();
+    let mut class_of = vec![0usize; names.len()];
+    let mut class_slot: Vec<usize> = Vec::new();
+    for (s, class) in class_of.iter_mut().enumerate() {
+        let k = tree.path_class(s);
+        *class = match classes.iter().position(|x| *x == k) {
+            Some(i) => i,
+            None => {
+                classes.push(k);
+                class_slot.push(s);
+                classes.len() - 1
+            }
+        };
+    }
+    let usable = |c: usize, s: usize| match cards.fixed[c] {
+        Some(f) => f == s,
+        None => !tree.slots[s].taken && cards.fits[c][s],
+    };
+    // (load kind, class): a run for every class some card of the kind may use.
+    let mut alone_jobs: Vec<(usize, usize)> = Vec::new();
+    let mut rep_card: Vec<usize> = vec![usize::MAX; cards.loads];
+    for c in 0..req.cards.len() {
+        if rep_card[cards.load[c]] == usize::MAX {
+            rep_card[cards.load[c]] = c;
+        }
+    }
+    for (k, _) in rep_card.iter().enumerate() {
+        for cl in 0..classes.len() {
+            let used = (0..req.cards.len())
+                .filter(|&c| cards.load[c] == k)
+                .any(|c| (0..names.len()).any(|s| class_of[s] == cl && usable(c, s)));
+            if used {
+                alone_jobs.push((k, cl));
+            }
+        }
+    }
+    let alone_exps: Vec<Experiment> = alone_jobs
+        .iter()
+        .map(|&(k, cl)| {
+            // Any slot of the class will do, taken or not: the card is alone.
+            let s = class_slot[cl];
+            alone_experiment(req, rep_card[k], &names[s])
+        })
+        .collect();
+    let sc = Scenario {
+        name: req.name.clone(),
+        title: String::new(),
+        source: String::new(),
+        file: req.file.clone(),
+        run: req.run,
+        experiments: Vec::new(),
+    };
+    let jobs: Vec<Job> = alone_exps
+        .iter()
+        .map(|e| Job {
+            reg,
+            scenario: &sc,
+            experiment: e,
+            cost: 0,
+        })
+        .collect();
+    let alone_results = run_experiments(&jobs, opt.seed, opt.threads, None)?;
+    let mut alone: Vec<Vec<Option<Alone>>> = vec![vec![None; classes.len()]; cards.loads];
+    for (&(k, cl), r) in alone_jobs.iter().zip(&alone_results) {
+        let b = r.buses.first();
+        let (bus, up, down) = match b {
+            Some(b) => {
+                let payload = b.rope_up.0.max(b.rope_down.0);
+                let f = if payload > 0.0 {
+                    (b.rope_util * b.rope_capacity.0 / payload).max(1.0)
+                } else {
+                    1.0
+                };
+                (b.util * b.peak.0, b.rope_up.0 * f, b.rope_down.0 * f)
+            }
+            None => (0.0, 0.0, 0.0),
+        };
+        alone[k][cl] = Some(Alone {
+            total: r.functions.iter().map(|f| f.total().0).sum(),
+            bus,
+            up,
+            down,
+            cpu: r.cpu_list.iter().map(|c| c.util).sum(),
+            ports: r
+                .functions
+                .iter()
+                .map(|f| {
+                    let name = f.label.rsplit_once('.').map_or(f.label.as_str(), |x| x.1);
+                    (name.to_string(), f.total().0)
+                })
+                .collect(),
+        });
+    }
+    // Demand: alone in the best free slot.
+    let demand: Vec<(f64, String)> = (0..req.cards.len())
+        .map(|c| {
+            let k = cards.load[c];
+            let mut best = (0.0, String::new());
+            for s in 0..names.len() {
+                if !usable(c, s) {
+                    continue;
+                }
+                if let Some(a) = &alone[k][class_of[s]] {
+                    if a.total > best.0 || best.1.is_empty() {
+                        best = (a.total, names[s].clone());
+                    }
+                }
+            }
+            best
+        })
+        .collect();
+    let demand_bytes: Vec<f64> = demand.iter().map(|d| d.0).collect();
+    let port_demand: Vec<Vec<(String, f64)>> = (0..req.cards.len())
+        .map(|c| {
+            let best = names.iter().position(|n| *n == demand[c].1);
+            let ports = best
+                .and_then(|s| alone[cards.load[c]][class_of[s]].as_ref())
+                .map(|a| a.ports.clone())
+                .unwrap_or_default();
+            let adapter = &reg.adapters[&req.cards[c].adapter];
+            ports
+                .into_iter()
+                .filter(|(f, _)| {
+                    req.workloads.iter().any(|w| {
+                        w.card == c
+                            && adapter
+                                .functions
+                                .get(w.function)
+                                .is_some_and(|x| x.name == *f)
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    // Bus peaks by mode, controller bandwidths.
+    let mut peaks: std::collections::HashMap<String, f64> = Default::default();
+    for (m, b) in &reg.buses {
+        peaks.insert(m.clone(), BusCfg::from_spec(b)?.peak().0);
+    }
+    let ctrl_bw: Vec<f64> = server
+        .io_controllers
+        .iter()
+        .map(|c| IoControllerParams::from_set(&c.params, &c.at).map(|p| p.bandwidth))
+        .collect::<Result<_>>()?;
+    // 3. The estimate of one placement.
+    let estimate = |slots: &[usize]| -> (Vec<f64>, Vec<NodeLoad>) {
+        let n = slots.len();
+        let a: Vec<&Alone> = (0..n)
+            .map(|c| {
+                alone[cards.load[c]][class_of[slots[c]]]
+                    .as_ref()
+                    .expect("an alone run for every usable slot")
+            })
+            .collect();
+        let mut factor = vec![1.0f64; n];
+        let mut loads = Vec::new();
+        let cpu: f64 = a.iter().map(|x| x.cpu).sum::<f64>() / f64::from(cpus.max(1));
+        loads.push(NodeLoad {
+            node: "cpus".into(),
+            load: cpu,
+        });
+        for f in factor.iter_mut() {
+            *f = f.max(cpu);
+        }
+        let mut ctrl_load = vec![(0.0f64, 0.0f64); ctrl_bw.len()];
+        for (g, seg) in tree.segs.iter().enumerate() {
+            let on: Vec<usize> = (0..n).filter(|&c| tree.slots[slots[c]].seg == g).collect();
+            let Some(&first) = on.first() else { continue };
+            // The fastest mode every card on the segment and its slot runs.
+            let adapter = &reg.adapters[&req.cards[first].adapter];
+            let mode = adapter.modes.iter().find(|m| {
+                on.iter().all(|&c| {
+                    reg.adapters[&req.cards[c].adapter].modes.contains(m)
+                        && server.slots[slots[c]].modes.contains(m)
+                })
+            });
+            let peak = mode.and_then(|m| peaks.get(m)).copied().unwrap_or(1.0);
+            let bus = on.iter().map(|&c| a[c].bus).sum::<f64>() / peak;
+            let rope_cap = sp.rope_bandwidth * f64::from(server.slots[slots[first]].ropes);
+            let up: f64 = on.iter().map(|&c| a[c].up).sum();
+            let down: f64 = on.iter().map(|&c| a[c].down).sum();
+            let rope = up.max(down) / rope_cap;
+            loads.push(NodeLoad {
+                node: format!("bus {}", seg.name),
+                load: bus,
+            });
+            loads.push(NodeLoad {
+                node: format!("ropes above {}", seg.name),
+                load: rope,
+            });
+            if let Some(ci) = server.slots[slots[first]].controller {
+                ctrl_load[ci].0 += up;
+                ctrl_load[ci].1 += down;
+            }
+            for &c in &on {
+                factor[c] = factor[c].max(bus).max(rope);
+            }
+        }
+        for (ci, (up, down)) in ctrl_load.iter().enumerate() {
+            if *up == 0.0 && *down == 0.0 {
+                continue;
+            }
+            let l = up.max(*down) / ctrl_bw[ci];
+            loads.push(NodeLoad {
+                node: format!("controller {}", server.io_controllers[ci].name),
+                load: l,
+            });
+            for c in 0..n {
+                let first_ctrl = server.slots[slots[c]].controller;
+                if first_ctrl == Some(ci) {
+                    factor[c] = factor[c].max(l);
+                }
+            }
+        }
+        loads.sort_by(|x, y| {
+            y.load
+                .partial_cmp(&x.load)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let est = (0..n).map(|c| a[c].total / factor[c]).collect();
+        (est, loads)
+    };
+    let est_score = |slots: &[usize]| score(req.objective, &estimate(slots).0, &demand_bytes);
+    // 2. The placements.
+    let en = search::enumerate(&tree, &cards, req, opt.max_placements, 1_000_000);
+    let mut placements = en.placements;
+    let local = !en.complete;
+    if local {
+        // Seed the local search with the enumeration's best.
+        let mut seeds: Vec<(usize, [f64; 3])> = placements
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i, est_score(p)))
+            .collect();
+        seeds.sort_by(|x, y| better(&x.1, &y.1).then(x.0.cmp(&y.0)));
+        let seeds: Vec<Vec<usize>> = seeds
+            .iter()
+            .take(4)
+            .map(|(i, _)| placements[*i].clone())
+            .collect();
+        let more = search::local_search(
+            &tree,
+            &cards,
+            req,
+            &seeds,
+            LOCAL_STARTS,
+            opt.seed,
+            100,
+            &|p: &[usize]| {
+                let s = est_score(p);
+                (s[0], s[1])
+            },
+        );
+        let mut seen: std::collections::HashSet<String> = placements
+            .iter()
+            .map(|p| search::canonical(&tree, &cards, p))
+            .collect();
+        for p in more {
+            if seen.insert(search::canonical(&tree, &cards, &p)) {
+                placements.push(p);
+            }
+        }
+    }
+    if placements.is_empty() {
+        let at = req
+            .apart
+            .first()
+            .map(|a| a.at.clone())
+            .unwrap_or_else(|| req.objective_at.clone());
+        return Err(Error::Invalid {
+            at,
+            message: format!(
+                "no placement of the {} cards in the free slots of `{}` keeps every failover group apart: constraints conflict",
+                req.cards.len(),
+                req.server
+            ),
+        });
+    }
+    let mut cands: Vec<Candidate> = placements
+        .into_iter()
+        .map(|slots| {
+            let (est, loads) = estimate(&slots);
+            let s = score(req.objective, &est, &demand_bytes);
+            Candidate {
+                label: label(req, &names, &slots),
+                slots,
+                est,
+                loads,
+                est_score: s,
+                result: None,
+                tput: Vec::new(),
+                score: [f64::NEG_INFINITY; 3],
+            }
+        })
+        .collect();
+    cands.sort_by(|x, y| better(&x.est_score, &y.est_score).then_with(|| x.label.cmp(&y.label)));
+    let distinct = cands.len();
+    // 4. Simulate the best by estimate, and the two worst (why they lose).
+    let k = match opt.simulate {
+        Some(k) => k.max(1),
+        None if distinct <= 64 => distinct,
+        None => 24,
+    };
+    let mut pick: Vec<usize> = (0..distinct.min(k)).collect();
+    let best_simulated = pick.len();
+    for i in distinct.saturating_sub(2)..distinct {
+        if !pick.contains(&i) {
+            pick.push(i);
+        }
+    }
+    let exps: Vec<Experiment> = pick
+        .iter()
+        .map(|&i| experiment(req, &names, cands[i].label.clone(), &cands[i].slots))
+        .collect();
+    let jobs: Vec<Job> = exps
+        .iter()
+        .map(|e| Job {
+            reg,
+            scenario: &sc,
+            experiment: e,
+            cost: 0,
+        })
+        .collect();
+    let results = run_experiments(&jobs, opt.seed, opt.threads, None)?;
+    let mut ranked: Vec<Candidate> = Vec::new();
+    for (&i, r) in pick.iter().zip(results) {
+        let mut c = cands[i].clone();
+        c.tput = per_card(req, &r);
+        c.score = score(req.objective, &c.tput, &demand_bytes);
+        c.result = Some(r);
+        ranked.push(c);
+    }
+    ranked.sort_by(|x, y| {
+        better(&x.score, &y.score)
+            .then_with(|| better(&x.est_score, &y.est_score))
+            .then_with(|| x.label.cmp(&y.label))
+    });
+    let simulated = ranked.len();
+    Ok(Placement {
+        request: req.clone(),
+        slot_names: names,
+        demand,
+        ranked,
+        search: SearchSummary {
+            enumerated_all: en.complete,
+            distinct,
+            nodes: en.nodes,
+            local_search: local,
+            simulated,
+            best_simulated,
+            alone_runs: alone_jobs.len(),
+            proven: en.complete && simulated == distinct,
+        },
+        port_demand,
+        controllers: server
+            .io_controllers
+            .iter()
+            .zip(&ctrl_bw)
+            .map(|(c, b)| (c.name.clone(), *b))
+            .collect(),
+        cpus,
+    })
+}

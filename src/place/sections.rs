@@ -1,0 +1,412 @@
+//! The report sections of `iosim place` (the same fields in table, CSV and
+//! JSON): `placements` ranked, then for the best `top` of them `adapters`
+//! (throughput per card and port against its demand) and `nodes` (every
+//! shared node's utilisation), `losers` (why the worst placements simulated
+//! lose) and `demand` (each card alone in its best slot).
+
+use super::{objective_value, Placement};
+use crate::model::Objective;
+use crate::report::{Cell, Section};
+
+/// `MB_s` or `pct`: the unit of the objective's value in field names.
+fn unit(obj: Objective) -> &'static str {
+    match obj {
+        Objective::WorstShare => "pct",
+        _ => "MB_s",
+    }
+}
+
+/// The search in words, for the report's header.
+pub fn search_text(p: &Placement) -> String {
+    let s = &p.search;
+    let space = if s.enumerated_all {
+        format!(
+            "every distinct placement enumerated ({} after collapsing symmetric slots and identical cards; {} search steps)",
+            s.distinct, s.nodes
+        )
+    } else {
+        format!(
+            "enumeration stopped at its cap ({} search steps), then a local search on the estimate from {} random starts and the 4 best enumerated: {} distinct placements estimated",
+            s.nodes,
+            super::LOCAL_STARTS,
+            s.distinct
+        )
+    };
+    let verdict = if s.proven {
+        "every one simulated: proven best (within the simulation's noise, see throughput_ci95_pct)"
+            .to_string()
+    } else if s.enumerated_all {
+        format!(
+            "the best {} by estimate (and the worst two) simulated: not proven best",
+            s.best_simulated
+        )
+    } else {
+        format!(
+            "the best {} by estimate (and the worst two) simulated: not proven best (the space was not enumerated)",
+            s.best_simulated
+        )
+    };
+    format!(
+        "{space}; {verdict}; {} alone runs for the demands and the estimate",
+        s.alone_runs
+    )
+}
+
+/// A card's share of its demand in a candidate (1 without demand).
+fn share(c: &super::Candidate, demand: &[(f64, String)], i: usize) -> f64 {
+    match (c.tput.get(i), demand.get(i)) {
+        (Some(t), Some(d)) if d.0 > 0.0 => t / d.0,
+        _ => 1.0,
+    }
+}
+
+/// The card with the smallest share of its demand (the first of equals).
+fn worst_card(c: &super::Candidate, demand: &[(f64, String)]) -> usize {
+    (0..c.tput.len()).fold(0, |w, i| {
+        if share(c, demand, i) < share(c, demand, w) {
+            i
+        } else {
+            w
+        }
+    })
+}
+
+/// The busiest resource on the path of card `label` in `r`: its bus and
+/// ropes, its I/O controller, the CPUs its functions use, its processor
+/// and links (`ropes above c@slot-15 83%`): why that card gets what it gets.
+pub fn card_limit(r: &crate::sim::ExperimentResult, label: &str) -> String {
+    let at = format!("{label}@");
+    let prefix = format!("{label}.");
+    let mut c: Vec<(f64, String)> = Vec::new();
+    for b in &r.buses {
+        let on = b.label.split('+').any(|x| x.starts_with(&at));
+        if !on {
+            continue;
+        }
+        c.push((b.util, format!("bus {}", b.label)));
+        c.push((b.rope_util, format!("ropes above {}", b.label)));
+        if let Some((n, u)) = &b.controller {
+            c.push((*u, format!("I/O controller {n}")));
+        }
+    }
+    for f in r.functions.iter().filter(|f| f.label.starts_with(&prefix)) {
+        c.push((f.cpu_util, format!("interrupt CPU of {}", f.label)));
+        c.push((f.app_cpu_util, format!("netperf CPU of {}", f.label)));
+        c.push((f.card_cpu_util, format!("processor of {}", f.label)));
+        c.push((f.wire_out_util, format!("link {} out", f.label)));
+        c.push((f.wire_in_util, format!("link {} in", f.label)));
+    }
+    c.sort_by(|a, b| b.0.total_cmp(&a.0));
+    c.first()
+        .map_or(String::new(), |(u, n)| format!("{n} {:.0}%", u * 100.0))
+}
+
+/// The sections of a placement answer, showing the best `top` in detail
+/// and the last three simulated as losers.
+pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
+    let req = &p.request;
+    let obj = req.objective;
+    let u = unit(obj);
+    let f_obj = format!("objective_{u}");
+    let f_margin = format!("margin_to_next_{u}");
+    let mut placements = Section::new(
+        "placements",
+        &[
+            "rank",
+            "placement",
+            &f_obj,
+            "total_MB_s",
+            "worst_share_pct",
+            "worst_card",
+            "worst_card_MB_s",
+            "worst_card_busiest",
+            "meets_min",
+            &f_margin,
+            "bottleneck",
+            "estimated_total_MB_s",
+            "estimated_busiest",
+            "throughput_ci95_pct",
+        ],
+    );
+    let n = p.ranked.len();
+    for (i, c) in p.ranked.iter().enumerate() {
+        let v = objective_value(obj, &c.score);
+        let margin = p
+            .ranked
+            .get(i + 1)
+            .map_or(f64::NAN, |next| v - objective_value(obj, &next.score));
+        let (wi, wshare) = c
+            .tput
+            .iter()
+            .zip(&p.demand)
+            .map(|(t, d)| if d.0 > 0.0 { t / d.0 } else { 1.0 })
+            .enumerate()
+            .fold(
+                (0, f64::INFINITY),
+                |b, (j, s)| if s < b.1 { (j, s) } else { b },
+            );
+        let worst_t = c.tput.iter().copied().fold(f64::INFINITY, f64::min);
+        let meets = match obj {
+            Objective::MinEach(m) => {
+                if worst_t >= m {
+                    "yes"
+                } else {
+                    "no"
+                }
+            }
+            _ => "n/a",
+        };
+        let r = c.result.as_ref();
+        placements.rows.push(vec![
+            Cell::Int(i as u64 + 1),
+            Cell::Text(c.label.clone()),
+            Cell::Num(v, 2),
+            Cell::Num(c.tput.iter().sum::<f64>() / 1e6, 2),
+            Cell::Num(wshare * 100.0, 1),
+            Cell::Text(req.cards.get(wi).map_or(String::new(), |x| x.label.clone())),
+            Cell::Num(worst_t / 1e6, 2),
+            Cell::Text(match (r, req.cards.get(wi)) {
+                (Some(r), Some(card)) => card_limit(r, &card.label),
+                _ => String::new(),
+            }),
+            Cell::Text(meets.into()),
+            Cell::Num(margin, 2),
+            Cell::Text(r.map_or(String::new(), |r| r.bottleneck.clone())),
+            Cell::Num(c.est.iter().sum::<f64>() / 1e6, 2),
+            Cell::Text(c.loads.first().map_or(String::new(), |l| {
+                format!("{} {:.0}%", l.node, l.load * 100.0)
+            })),
+            Cell::Num(r.map_or(f64::NAN, |r| r.ci95_pct), 2),
+        ]);
+    }
+    let mut adapters = Section::new(
+        "adapters",
+        &[
+            "rank",
+            "card",
+            "adapter",
+            "slot",
+            "port",
+            "out_MB_s",
+            "in_MB_s",
+            "total_MB_s",
+            "demand_MB_s",
+            "share_pct",
+        ],
+    );
+    let mut nodes = Section::new(
+        "nodes",
+        &["rank", "node", "kind", "capacity_MB_s", "util_pct"],
+    );
+    for (i, c) in p.ranked.iter().enumerate().take(top) {
+        let Some(r) = &c.result else { continue };
+        for (ci, card) in req.cards.iter().enumerate() {
+            let slot = p.slot_names[c.slots[ci]].clone();
+            let prefix = format!("{}.", card.label);
+            let d = p.demand[ci].0;
+            adapters.rows.push(vec![
+                Cell::Int(i as u64 + 1),
+                Cell::Text(card.label.clone()),
+                Cell::Text(card.adapter.clone()),
+                Cell::Text(slot.clone()),
+                Cell::Text("(card)".into()),
+                Cell::Num(
+                    r.functions
+                        .iter()
+                        .filter(|f| f.label.starts_with(&prefix))
+                        .map(|f| f.out.0)
+                        .sum::<f64>()
+                        / 1e6,
+                    2,
+                ),
+                Cell::Num(
+                    r.functions
+                        .iter()
+                        .filter(|f| f.label.starts_with(&prefix))
+                        .map(|f| f.inn.0)
+                        .sum::<f64>()
+                        / 1e6,
+                    2,
+                ),
+                Cell::Num(c.tput[ci] / 1e6, 2),
+                Cell::Num(d / 1e6, 2),
+                Cell::Num(
+                    if d > 0.0 {
+                        c.tput[ci] / d * 100.0
+                    } else {
+                        100.0
+                    },
+                    1,
+                ),
+            ]);
+            for (port, pd) in &p.port_demand[ci] {
+                let Some(f) = r
+                    .functions
+                    .iter()
+                    .find(|f| f.label == format!("{}.{port}", card.label))
+                else {
+                    continue;
+                };
+                adapters.rows.push(vec![
+                    Cell::Int(i as u64 + 1),
+                    Cell::Text(card.label.clone()),
+                    Cell::Text(card.adapter.clone()),
+                    Cell::Text(slot.clone()),
+                    Cell::Text(port.clone()),
+                    Cell::Num(f.out.mb_s(), 2),
+                    Cell::Num(f.inn.mb_s(), 2),
+                    Cell::Num(f.total().mb_s(), 2),
+                    Cell::Num(pd / 1e6, 2),
+                    Cell::Num(
+                        if *pd > 0.0 {
+                            f.total().0 / pd * 100.0
+                        } else {
+                            100.0
+                        },
+                        1,
+                    ),
+                ]);
+            }
+        }
+        let rank = Cell::Int(i as u64 + 1);
+        let mut controllers: Vec<String> = Vec::new();
+        for b in &r.buses {
+            nodes.rows.push(vec![
+                rank.clone(),
+                Cell::Text(format!("bus {}", b.label)),
+                Cell::Text(format!("bus segment and its bridge ({})", b.mode)),
+                Cell::Num(b.peak.mb_s(), 1),
+                Cell::Num(b.util * 100.0, 1),
+            ]);
+            if b.rope_capacity.0 <= 0.0 {
+                // A card's secondary bus: what goes up crosses its slot's bus.
+                continue;
+            }
+            nodes.rows.push(vec![
+                rank.clone(),
+                Cell::Text(format!("ropes above {}", b.label)),
+                Cell::Text("ropes (busier direction)".into()),
+                Cell::Num(b.rope_capacity.mb_s(), 1),
+                Cell::Num(b.rope_util * 100.0, 1),
+            ]);
+            if let Some((name, util)) = &b.controller {
+                if controllers.contains(name) {
+                    continue;
+                }
+                controllers.push(name.clone());
+                let short = name.rsplit_once('/').map_or(name.as_str(), |x| x.1);
+                let cap = p
+                    .controllers
+                    .iter()
+                    .find(|(n, _)| n == short)
+                    .map_or(f64::NAN, |x| x.1 / 1e6);
+                nodes.rows.push(vec![
+                    rank.clone(),
+                    Cell::Text(format!("I/O controller {name}")),
+                    Cell::Text("I/O controller link to memory (busier direction)".into()),
+                    Cell::Num(cap, 1),
+                    Cell::Num(util * 100.0, 1),
+                ]);
+            }
+        }
+        nodes.rows.push(vec![
+            rank.clone(),
+            Cell::Text("cpus".into()),
+            Cell::Text(format!("mean over the partition's {} CPUs", p.cpus)),
+            Cell::Num(f64::NAN, 1),
+            Cell::Num(r.cpu_util * 100.0, 1),
+        ]);
+        for cpu in &r.cpu_list {
+            if cpu.util <= 0.0 {
+                continue;
+            }
+            nodes.rows.push(vec![
+                rank.clone(),
+                Cell::Text(format!("CPU {}", cpu.cpu)),
+                Cell::Text(format!("CPU: {}", cpu.work)),
+                Cell::Num(f64::NAN, 1),
+                Cell::Num(cpu.util * 100.0, 1),
+            ]);
+        }
+        for f in &r.functions {
+            if f.card_cpu_util > 0.0 {
+                nodes.rows.push(vec![
+                    rank.clone(),
+                    Cell::Text(format!("processor of {}", f.label)),
+                    Cell::Text("on-card processor".into()),
+                    Cell::Num(f64::NAN, 1),
+                    Cell::Num(f.card_cpu_util * 100.0, 1),
+                ]);
+            }
+            if f.ceiling.0 > 0.0 {
+                nodes.rows.push(vec![
+                    rank.clone(),
+                    Cell::Text(format!("link {}", f.label)),
+                    Cell::Text("link (busier direction)".into()),
+                    Cell::Num(f.ceiling.mb_s(), 1),
+                    Cell::Num(f.wire_out_util.max(f.wire_in_util) * 100.0, 1),
+                ]);
+            }
+        }
+    }
+    let mut losers = Section::new(
+        "losers",
+        &[
+            "rank",
+            "placement",
+            &f_obj,
+            &format!("behind_best_{u}"),
+            "worst_card",
+            "worst_card_busiest",
+            "bottleneck",
+        ],
+    );
+    let best = p.ranked.first().map(|c| objective_value(obj, &c.score));
+    // The last three (never the best).
+    let from = n.saturating_sub(3).max(1);
+    for (i, c) in p.ranked.iter().enumerate().skip(from) {
+        let v = objective_value(obj, &c.score);
+        let wi = worst_card(c, &p.demand);
+        let worst = req.cards.get(wi).map_or(String::new(), |x| x.label.clone());
+        losers.rows.push(vec![
+            Cell::Int(i as u64 + 1),
+            Cell::Text(c.label.clone()),
+            Cell::Num(v, 2),
+            Cell::Num(best.map_or(f64::NAN, |b| b - v), 2),
+            Cell::Text(worst.clone()),
+            Cell::Text(
+                c.result
+                    .as_ref()
+                    .map_or(String::new(), |r| card_limit(r, &worst)),
+            ),
+            Cell::Text(
+                c.result
+                    .as_ref()
+                    .map_or(String::new(), |r| r.bottleneck.clone()),
+            ),
+        ]);
+    }
+    let mut demand = Section::new(
+        "demand",
+        &["card", "adapter", "port", "best_slot", "demand_MB_s"],
+    );
+    for (ci, card) in req.cards.iter().enumerate() {
+        demand.rows.push(vec![
+            Cell::Text(card.label.clone()),
+            Cell::Text(card.adapter.clone()),
+            Cell::Text("(card)".into()),
+            Cell::Text(p.demand[ci].1.clone()),
+            Cell::Num(p.demand[ci].0 / 1e6, 2),
+        ]);
+        for (port, d) in &p.port_demand[ci] {
+            demand.rows.push(vec![
+                Cell::Text(card.label.clone()),
+                Cell::Text(card.adapter.clone()),
+                Cell::Text(port.clone()),
+                Cell::Text(p.demand[ci].1.clone()),
+                Cell::Num(d / 1e6, 2),
+            ]);
+        }
+    }
+    vec![placements, adapters, nodes, losers, demand]
+}

@@ -1,0 +1,517 @@
+//! `iosim place`: the papers' placement guidelines as they come out of the
+//! search on the bundled models (hp2g.dual-function,
+//! atm.vclass.per-controller, atm.nclass.twin-turbo, ab379b.slot-266; ids
+//! from published-claims.md), the output formats, determinism, and the
+//! errors of impossible requests. The request files are under
+//! `tests/place/`. Nothing here states where a card should go: each test
+//! reads the ranking the search and the simulations produced.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn iosim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iosim"))
+        .args(args)
+        .output()
+        .expect("iosim runs")
+}
+
+/// `iosim place FILE --format json` plus `extra`, parsed.
+fn place(file: &str, extra: &[&str]) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/place")
+        .join(file);
+    let path = path.to_str().expect("utf-8 path");
+    let mut args = vec!["place", path, "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = iosim(&args);
+    assert!(
+        out.status.success(),
+        "{file}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// The ranked placements: (placement, objective value, bottleneck).
+fn ranked(js: &serde_json::Value) -> Vec<(String, f64, String)> {
+    let obj = js["placements"][0]
+        .as_object()
+        .expect("a placement")
+        .keys()
+        .find(|k| k.starts_with("objective_"))
+        .expect("an objective field")
+        .clone();
+    js["placements"]
+        .as_array()
+        .expect("placements")
+        .iter()
+        .map(|p| {
+            (
+                p["placement"].as_str().expect("placement").to_string(),
+                p[&obj].as_f64().expect("objective"),
+                p["bottleneck"].as_str().expect("bottleneck").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The slots of a placement `card@slot card@slot`.
+fn slots(placement: &str) -> Vec<String> {
+    placement
+        .split(' ')
+        .map(|cs| cs.split_once('@').expect("card@slot").1.to_string())
+        .collect()
+}
+
+/// The header line `key: value` of a JSON report.
+fn meta(js: &serde_json::Value, key: &str) -> String {
+    js[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("no meta {key}: {js}"))
+        .to_string()
+}
+
+/// Share of demand (percent) of every card and port of rank 1.
+fn shares(js: &serde_json::Value) -> Vec<(String, String, f64)> {
+    js["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .filter(|a| a["rank"].as_u64() == Some(1))
+        .map(|a| {
+            (
+                a["card"].as_str().expect("card").to_string(),
+                a["port"].as_str().expect("port").to_string(),
+                a["share_pct"].as_f64().expect("share"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn hp2g_dual_function_two_cards_apart_each_port_as_if_alone() {
+    // Two A9782A that must not share a bus adapter: the search puts both in
+    // Server Expansion Unit PCI-X slots, and every one of the four ports
+    // gets at least 90% of what it gets alone (the failover of four
+    // single-port adapters in two slots). One-rope internal slots lose.
+    let js = place("hp2g-dual-function.toml", &[]);
+    assert!(meta(&js, "search").contains("proven best"), "{js}");
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    assert_eq!(best.len(), 2);
+    assert_ne!(best[0], best[1]);
+    assert!(
+        best.iter().all(|s| s.starts_with("seu-")),
+        "best placement {:?} (ranking {r:?})",
+        r[0]
+    );
+    for (card, port, share) in shares(&js) {
+        assert!(share >= 90.0, "{card} {port}: {share}% of its demand");
+    }
+    let worst = &r[r.len() - 1];
+    assert!(
+        slots(&worst.0)
+            .iter()
+            .any(|s| s == "internal-15" || s == "internal-16"),
+        "worst {worst:?}"
+    );
+    assert!(worst.1 < r[0].1 * 0.9, "{r:?}");
+}
+
+#[test]
+fn hp2g_dual_function_across_chassis_the_internal_card_gets_two_ropes() {
+    // Apart by chassis (internal card cage against the SEU): one card in
+    // each, and the internal one in a two-rope slot, as the simulation of
+    // both distinct placements decides.
+    let js = place("hp2g-dual-function-chassis.toml", &[]);
+    assert!(meta(&js, "search").contains("proven best"), "{js}");
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    let internal: Vec<&String> = best.iter().filter(|s| s.starts_with("internal-")).collect();
+    assert_eq!(internal.len(), 1, "{r:?}");
+    assert!(best.iter().any(|s| s.starts_with("seu-")), "{r:?}");
+    assert!(
+        internal[0] != "internal-15" && internal[0] != "internal-16",
+        "{r:?}"
+    );
+    assert!(r.len() >= 2 && r[1].1 < r[0].1, "{r:?}");
+}
+
+#[test]
+fn atm_vclass_no_fourth_atm155_under_one_controller_when_another_has_room() {
+    // Free: the four slots of EPIC 0 and one of EPIC 1. Three on EPIC 0 and
+    // one on EPIC 1 beats four on EPIC 0, whose shared bus saturates.
+    let js = place("vclass-atm155.toml", &[]);
+    assert!(meta(&js, "search").contains("proven best"), "{js}");
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    let on0 = best.iter().filter(|s| s.starts_with("epic0-")).count();
+    assert_eq!(on0, 3, "best {:?}", r[0]);
+    assert!(best.iter().any(|s| s.starts_with("epic1-")), "{r:?}");
+    let four = r
+        .iter()
+        .find(|p| slots(&p.0).iter().all(|s| s.starts_with("epic0-")))
+        .expect("four on EPIC 0 simulated");
+    assert!(four.1 < 0.95 * r[0].1, "{r:?}");
+    assert!(
+        four.2.contains("bus"),
+        "four on one EPIC lose to: {}",
+        four.2
+    );
+}
+
+#[test]
+fn atm_vclass_no_second_atm622_under_one_controller_when_another_has_room() {
+    let js = place("vclass-atm622.toml", &[]);
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    let epics: std::collections::BTreeSet<&str> = best
+        .iter()
+        .map(|s| s.split('-').next().unwrap_or(""))
+        .collect();
+    assert_eq!(epics.len(), 2, "best {:?}", r[0]);
+    let shared = r
+        .iter()
+        .find(|p| slots(&p.0).iter().all(|s| s.starts_with("epic0-")))
+        .expect("two on EPIC 0 simulated");
+    assert!(shared.1 < 0.95 * r[0].1, "{r:?}");
+}
+
+#[test]
+fn atm_nclass_four_atm622_go_in_the_twin_turbo_slots() {
+    // Four ATM/622, every N4000 slot free: the best placement uses the four
+    // Twin Turbo slots (two under each IKE, as there are two per IKE). The
+    // margin is thin: the cards' SAR processors limit everywhere, and a
+    // Twin Turbo slot (PCI 66) gives 47.27 MB/s per card against 47.11 in
+    // a Turbo slot (PCI 33-64) with seed 1; the model has no randomness at
+    // one cell, so the order is the model's, not noise.
+    let js = place("nclass-atm622.toml", &[]);
+    assert!(meta(&js, "search").contains("proven best"), "{js}");
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    assert!(
+        best.iter().all(|s| s.contains("twin-turbo")),
+        "best {:?}",
+        r[0]
+    );
+    assert_eq!(best.iter().filter(|s| s.starts_with("ike0-")).count(), 2);
+    assert!(r[0].1 > r[1].1, "{r:?}");
+}
+
+#[test]
+#[ignore = "model gap: spreading over both I/O controllers does not come out. Two ATM/622 on the \
+            N4000 (the cards' SAR processors limit, an IKE carries 17% of its link) predict \
+            94.53 MB/s together on one IKE's Twin Turbo slots and 94.53 MB/s spread over both \
+            (seed 1): a tie, broken by name, so the search puts both on ike0; run with --ignored \
+            to see it fail"]
+fn atm_nclass_two_atm622_spread_over_both_io_controllers() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/place/nclass-atm622.toml"),
+    )
+    .expect("request");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("two.toml");
+    std::fs::write(&file, text.replace("count = 4", "count = 2")).expect("request");
+    let out = iosim(&["place", file.to_str().expect("utf-8"), "--format", "json"]);
+    assert!(out.status.success());
+    let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    assert!(best.iter().all(|s| s.contains("twin-turbo")), "{r:?}");
+    assert!(
+        best.iter().any(|s| s.starts_with("ike0-")) && best.iter().any(|s| s.starts_with("ike1-")),
+        "best {:?} ({r:?})",
+        r[0]
+    );
+    assert!(r[0].1 > r[1].1, "a tie: {r:?}");
+}
+
+#[test]
+fn ab379b_reaches_its_throughput_only_in_a_pcix266_slot() {
+    let js = place("rx6600-ab379b.toml", &[]);
+    assert!(meta(&js, "search").contains("proven best"), "{js}");
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    assert!(best == ["slot-3"] || best == ["slot-4"], "{r:?}");
+    // Every other slot gives less.
+    let others: Vec<&(String, f64, String)> = r
+        .iter()
+        .filter(|p| !["slot-3", "slot-4"].contains(&slots(&p.0)[0].as_str()))
+        .collect();
+    assert!(!others.is_empty(), "{r:?}");
+    for p in others {
+        assert!(p.1 < 0.95 * r[0].1, "{p:?} against {:?}", r[0]);
+    }
+}
+
+#[test]
+fn output_formats_carry_the_same_fields_and_the_seed() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/place/vclass-atm622.toml");
+    let path = path.to_str().expect("utf-8");
+    let json = iosim(&["place", path, "--format", "json", "--seed", "7"]);
+    let csv = iosim(&["place", path, "--format", "csv", "--seed", "7"]);
+    let table = iosim(&["place", path, "--seed", "7"]);
+    for o in [&json, &csv, &table] {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let js: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(js["seed"].as_u64(), Some(7), "{js}");
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(csv.contains("seed: 7") && table.contains("seed: 7"));
+    assert!(table.contains("MB/s = 10^6 bytes/s"));
+    for section in ["placements", "adapters", "nodes", "losers", "demand"] {
+        let rows = js[section].as_array().expect(section);
+        assert!(table.contains(&format!("## {section}")), "{section}");
+        assert!(csv.contains(&format!("# section: {section}")), "{section}");
+        if let Some(first) = rows.first() {
+            for field in first.as_object().expect("record").keys() {
+                assert!(csv.contains(field.as_str()), "csv lacks {field}");
+                assert!(table.contains(field.as_str()), "table lacks {field}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_answer_does_not_depend_on_the_threads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/place/vclass-atm155.toml");
+    let path = path.to_str().expect("utf-8");
+    let one = iosim(&["place", path, "--format", "json", "--threads", "1"]);
+    let four = iosim(&["place", path, "--format", "json", "--threads", "4"]);
+    assert!(one.status.success() && four.status.success());
+    assert_eq!(one.stdout, four.stdout);
+}
+
+/// Runs `iosim place` on a request written from `text`: (exit code, stderr).
+fn fails(text: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("req.toml");
+    std::fs::write(&file, text).expect("request");
+    let out = iosim(&["place", file.to_str().expect("utf-8")]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!err.contains("panicked"), "{err}");
+    (out.status.code().unwrap_or(-1), err)
+}
+
+const HEAD: &str = "[place]\nserver = \"rx6600\"\ntestbed = \"hp-2004-lab\"\ncells = 1\n";
+
+fn dma_workload(card: &str) -> String {
+    format!(
+        "\n[[workload]]\ncard = \"{card}\"\nfunction = \"dma\"\nkind = \"dma\"\ndirection = \"read\"\n"
+    )
+}
+
+#[test]
+fn more_cards_than_free_slots_is_an_error_naming_the_counts() {
+    let text = format!(
+        "{HEAD}taken = [\"slot-3\"]\n\n[[card]]\nname = \"d\"\nadapter = \"dma-exerciser\"\ncount = 8\n{}",
+        dma_workload("d")
+    );
+    let (code, err) = fails(&text);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("req.toml:7")
+            && err.contains("8 cards to place but server `rx6600` has only 7 free slots"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_adapter_that_fits_no_free_slot_is_an_error_at_its_key() {
+    let text = format!(
+        "{HEAD}\n[[card]]\nname = \"p\"\nadapter = \"pci32-exerciser\"\n{}",
+        dma_workload("p")
+    );
+    let (code, err) = fails(&text);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("req.toml:8")
+            && err.contains("card[0].adapter")
+            && err.contains("fits no free slot"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_adapter_and_server_are_errors_listing_the_known_ones() {
+    let text = "[place]\nserver = \"rx9999\"\ntestbed = \"hp-2004-lab\"\ncells = 1\n\n[[card]]\nadapter = \"ab999\"\n";
+    let (code, err) = fails(text);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("unknown server `rx9999`") && err.contains("rx6600"),
+        "{err}"
+    );
+    let text = format!("{HEAD}\n[[card]]\nname = \"x\"\nadapter = \"ab999\"\n");
+    let (code, err) = fails(&text);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("req.toml:8")
+            && err.contains("unknown adapter `ab999`")
+            && err.contains("a9782a"),
+        "{err}"
+    );
+}
+
+#[test]
+fn conflicting_constraints_are_errors() {
+    // Two cards apart by chassis on a server that is one chassis.
+    let text = format!(
+        "{HEAD}\n[[card]]\nname = \"d\"\nadapter = \"dma-exerciser\"\ncount = 2\n{}\n[[apart]]\ncards = [\"d\"]\nunder = \"chassis\"\n",
+        dma_workload("d")
+    );
+    let (code, err) = fails(&text);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("apart[0].cards") && err.contains("constraints conflict"),
+        "{err}"
+    );
+    // A card fixed in a slot that is also taken.
+    let text = format!(
+        "{HEAD}taken = [\"slot-3\"]\n\n[[card]]\nname = \"d\"\nadapter = \"dma-exerciser\"\nslot = \"slot-3\"\n{}",
+        dma_workload("d")
+    );
+    let (code, err) = fails(&text);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("card[0].slot") && err.contains("constraints conflict"),
+        "{err}"
+    );
+    // Two fixed cards that must not share a bus, on one shared segment.
+    let text = format!(
+        "{HEAD}\n[[card]]\nname = \"a\"\nadapter = \"dma-exerciser\"\nslot = \"slot-7\"\n\n[[card]]\nname = \"b\"\nadapter = \"dma-exerciser\"\nslot = \"slot-8\"\n{}{}\n[[apart]]\ncards = [\"a\", \"b\"]\nunder = \"bus\"\n",
+        dma_workload("a"),
+        dma_workload("b")
+    );
+    let (code, err) = fails(&text);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("share one") && err.contains("constraints conflict"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_error_of_a_request_is_reported_with_its_line() {
+    let text = "[place]\nserver = \"rx6600\"\ntestbed = \"nowhere\"\ncells = 3\nobjective = \"fastest\"\n\n[[card]]\nadapter = \"a9782a\"\n\n[[workload]]\ncard = \"a9782a\"\nfunction = \"scsi\"\nkind = \"diskbench\"\ndirection = \"read\"\n";
+    let (code, err) = fails(text);
+    assert_eq!(code, 1, "{err}");
+    for want in [
+        "req.toml:3",
+        "unknown testbed `nowhere`",
+        "req.toml:4",
+        "3 cells",
+        "req.toml:5",
+        "unknown objective `fastest`",
+        "req.toml:12",
+        "unknown function `scsi`",
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
+}
+
+/// `iosim place` on `text` (a request written to a temporary file), parsed.
+fn place_text(text: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("req.toml");
+    std::fs::write(&file, text).expect("request");
+    let out = iosim(&["place", file.to_str().expect("utf-8"), "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn min_each_ranks_placements_that_meet_the_minimum_first() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/place/vclass-atm155.toml"),
+    )
+    .expect("request")
+    .replace(
+        "objective = \"total\"",
+        "objective = \"min-each\"\nmin_mb_s = 16",
+    );
+    let js = place_text(&text);
+    let p = js["placements"].as_array().expect("placements");
+    assert_eq!(p[0]["meets_min"], "yes", "{js}");
+    assert!(p[0]["worst_card_MB_s"].as_f64().expect("MB/s") >= 16.0);
+    assert_eq!(p[p.len() - 1]["meets_min"], "no", "{js}");
+}
+
+#[test]
+fn a_card_with_a_slot_stays_there_and_the_others_avoid_its_bus() {
+    // A DMA exerciser already in slot 7 (the PCI-X 66 pair 7-8): a second
+    // one goes in a slot of its own, and slot 8 beside it gives far less.
+    let text = format!(
+        "{HEAD}\n[[card]]\nname = \"old\"\nadapter = \"dma-exerciser\"\nslot = \"slot-7\"\n\n[[card]]\nname = \"new\"\nadapter = \"dma-exerciser\"\n{}{}",
+        dma_workload("old"),
+        dma_workload("new")
+    );
+    let js = place_text(&text);
+    let r = ranked(&js);
+    assert!(r.iter().all(|p| p.0.starts_with("old@slot-7 ")), "{r:?}");
+    assert!(!r[0].0.ends_with("new@slot-8"), "{r:?}");
+    let beside = r
+        .iter()
+        .find(|p| p.0.ends_with("new@slot-8"))
+        .expect("slot 8 simulated");
+    assert!(beside.1 < 0.7 * r[0].1, "{r:?}");
+}
+
+#[test]
+fn a_simple_request_on_the_command_line() {
+    let out = iosim(&[
+        "place",
+        "--server",
+        "v2500",
+        "--testbed",
+        "hp-1999-atm-lab",
+        "--card",
+        "atm=a5513a*2",
+        "--workload",
+        "atm.atm=netperf-tcp-stream:transmit",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    assert_ne!(
+        best[0].split('-').next(),
+        best[1].split('-').next(),
+        "{r:?}"
+    );
+    // A malformed card is a usage error; an unknown function an input error.
+    let bad = iosim(&[
+        "place",
+        "--server",
+        "v2500",
+        "--testbed",
+        "x",
+        "--card",
+        "atm",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = iosim(&[
+        "place",
+        "--server",
+        "v2500",
+        "--testbed",
+        "hp-1999-atm-lab",
+        "--card",
+        "atm=a5513a",
+        "--workload",
+        "atm.scsi=diskbench:read",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown function `scsi`"));
+}
