@@ -10,7 +10,7 @@ use toml::Spanned;
 
 use super::params::{check_name, whole_number};
 use super::raw::{RawRun, RawWorkload, Shape};
-use super::scenario::{run_spec, workload};
+use super::scenario::{card_link, run_spec, workload};
 use super::{known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
@@ -428,40 +428,14 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
                 }
             }
         }
-        let mut link = None;
-        if let (Some(l), Some(adapter)) = (&c.link, adapter) {
-            match reg.links.get(l.get_ref()) {
-                None => {
-                    errs.push(Error::Unknown {
-                        at: src.at(&ck("link"), l.span()),
-                        what: "link",
-                        name: l.get_ref().clone(),
-                        known: known(reg.links.keys()).into(),
-                    });
-                    ok = false;
-                }
-                Some(spec) => {
-                    let own: Vec<_> = adapter
-                        .functions
-                        .iter()
-                        .filter_map(|f| f.link.as_ref().and_then(|n| reg.links.get(n)))
-                        .collect();
-                    if own.is_empty() || own.iter().any(|o| o.framing != spec.framing) {
-                        errs.push(src.invalid(
-                            &ck("link"),
-                            l.span(),
-                            format!(
-                                "link `{}` ({:?} framing) cannot replace the links of adapter `{}`: each of its functions must drive a link of that framing",
-                                spec.name, spec.framing, adapter.name
-                            ),
-                        ));
-                        ok = false;
-                    } else {
-                        link = Some(spec.name.clone());
-                    }
-                }
+        let link = match (&c.link, adapter) {
+            (Some(l), Some(adapter)) => {
+                let l = errs.take(card_link(&src, reg, adapter, l, &ck("link")));
+                ok &= l.is_some();
+                l
             }
-        }
+            _ => None,
+        };
         let (Some(label), Some(count), Some(adapter), true) = (label, count, adapter, ok) else {
             entries_ok = false;
             continue;

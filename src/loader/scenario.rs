@@ -428,43 +428,51 @@ fn card(
             ));
         }
     }
-    // Another link for the card's functions: one of the same framing as
-    // each function's own (an interface setting such as the MTU).
-    let mut link = None;
-    if let (Some(l), Some(adapter)) = (&c.link, adapter) {
-        match reg.links.get(l.get_ref()) {
-            None => errs.push(Error::Unknown {
-                at: src.at(&ck("link"), l.span()),
-                what: "link",
-                name: l.get_ref().clone(),
-                known: known(reg.links.keys()).into(),
-            }),
-            Some(spec) => {
-                let own: Vec<_> = adapter
-                    .functions
-                    .iter()
-                    .filter_map(|f| f.link.as_ref().and_then(|n| reg.links.get(n)))
-                    .collect();
-                if own.is_empty() || own.iter().any(|o| o.framing != spec.framing) {
-                    errs.push(src.invalid(
-                        &ck("link"),
-                        l.span(),
-                        format!(
-                            "link `{}` ({:?} framing) cannot replace the links of adapter `{}`: each of its functions must drive a link of that framing",
-                            spec.name, spec.framing, adapter.name
-                        ),
-                    ));
-                } else {
-                    link = Some(spec.name.clone());
-                }
-            }
-        }
-    }
+    let link = match (&c.link, adapter) {
+        (Some(l), Some(adapter)) => errs.take(card_link(src, reg, adapter, l, &ck("link"))),
+        _ => None,
+    };
     let (Some(label), Some(adapter), Some(slot), true) = (label, adapter, slot, errs.is_empty())
     else {
         return Err(errs.into_error());
     };
     Ok(((label, adapter.name.clone(), slot.name.clone()), link))
+}
+
+/// The link `l` (at `key`) that a card of `adapter` runs over instead of its
+/// functions' own: one of the same framing as each function's own link (an
+/// interface setting such as the MTU or the duplex).
+pub(super) fn card_link(
+    src: &Source,
+    reg: &Registry,
+    adapter: &crate::model::AdapterSpec,
+    l: &Spanned<String>,
+    key: &str,
+) -> Result<String> {
+    let Some(spec) = reg.links.get(l.get_ref()) else {
+        return Err(Error::Unknown {
+            at: src.at(key, l.span()),
+            what: "link",
+            name: l.get_ref().clone(),
+            known: known(reg.links.keys()).into(),
+        });
+    };
+    let own: Vec<_> = adapter
+        .functions
+        .iter()
+        .filter_map(|f| f.link.as_ref().and_then(|n| reg.links.get(n)))
+        .collect();
+    if own.is_empty() || own.iter().any(|o| o.framing != spec.framing) {
+        return Err(src.invalid(
+            key,
+            l.span(),
+            format!(
+                "link `{}` ({:?} framing) cannot replace the links of adapter `{}`: each of its functions must drive a link of that framing",
+                spec.name, spec.framing, adapter.name
+            ),
+        ));
+    }
+    Ok(spec.name.clone())
 }
 
 /// The name of function `fi` of card `ci`.
