@@ -6,15 +6,9 @@
 //! `tests/place/`. Nothing here states where a card should go: each test
 //! reads the ranking the search and the simulations produced.
 
+mod common;
+use common::iosim;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn iosim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(args)
-        .output()
-        .expect("iosim runs")
-}
 
 /// `iosim place FILE --format json` plus `extra`, parsed.
 fn place(file: &str, extra: &[&str]) -> serde_json::Value {

@@ -4,15 +4,10 @@
 //! file, byte-identical output whatever the thread count, and `validate
 //! --plot` drawing the same charts.
 
+mod common;
+use common::iosim;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn iosim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(args)
-        .output()
-        .expect("the iosim binary runs")
-}
+use std::process::Output;
 
 fn ok(o: &Output) -> String {
     assert!(

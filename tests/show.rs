@@ -5,18 +5,11 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
 mod common;
-
-fn iosim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(args)
-        .output()
-        .expect("the iosim binary runs")
-}
+use common::iosim;
 
 /// Standard output of a run that must succeed.
 fn ok(args: &[&str]) -> String {

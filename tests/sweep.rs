@@ -1,14 +1,9 @@
 //! `iosim sweep`, driven through the real binary: the rp8400 cell trend, the
 //! socket-size knee, independence from the thread count, plots, bad input.
 
-use std::process::{Command, Output};
-
-fn iosim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(args)
-        .output()
-        .expect("the iosim binary runs")
-}
+mod common;
+use common::iosim;
+use std::process::Output;
 
 fn stdout(o: &Output) -> String {
     assert!(

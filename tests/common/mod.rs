@@ -7,6 +7,14 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// Runs the iosim binary with `args` and returns what it did.
+pub fn iosim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iosim"))
+        .args(args)
+        .output()
+        .expect("the iosim binary runs")
+}
+
 /// A valid bus-mode model named `name` (a PCI-X 66 under another name).
 pub fn bus_toml(name: &str) -> String {
     format!(
