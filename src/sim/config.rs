@@ -596,16 +596,27 @@ impl SystemCfg {
 
 /// A NIC's on-card processor: its clocks per frame and per cell at its
 /// clock (all zero without a clock: no processor).
-fn card_processor(fp: &NicParams) -> CardProcessorCfg {
-    let Some(mhz) = fp.processor_clock.filter(|c| *c > 0.0) else {
-        return CardProcessorCfg::default();
+fn card_processor(fp: &NicParams, at: &crate::error::Location) -> Result<CardProcessorCfg> {
+    let clocks = [
+        fp.processor_tx_clocks_per_frame,
+        fp.processor_rx_clocks_per_frame,
+        fp.processor_clocks_per_cell,
+    ];
+    let Some(mhz) = fp.processor_clock else {
+        if clocks.iter().any(Option::is_some) {
+            return Err(Error::Invalid {
+                at: at.clone(),
+                message: "the function gives its processor's clocks per frame or per cell but no `processor_clock`: without the clock they would mean nothing".into(),
+            });
+        }
+        return Ok(CardProcessorCfg::default());
     };
     let time = |clocks: Option<f64>| Picos::from_ns(clocks.unwrap_or(0.0) * 1e3 / mhz);
-    CardProcessorCfg {
+    Ok(CardProcessorCfg {
         tx_per_frame: time(fp.processor_tx_clocks_per_frame),
         rx_per_frame: time(fp.processor_rx_clocks_per_frame),
         per_cell: time(fp.processor_clocks_per_cell),
-    }
+    })
 }
 
 /// A NIC's framing from its link: Ethernet, or AAL5 frames in ATM cells.
@@ -968,7 +979,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         tx_fifo: whole(fp.tx_fifo),
                         rx_fifo: whole(fp.rx_fifo),
                         pio_reads: whole(fp.pio_reads_per_interrupt) as u32,
-                        processor: card_processor(&fp),
+                        processor: card_processor(&fp, &f.at)?,
                         flow_control: fp.flow_control.is_none_or(|v| v > 0.0) && eth.csma.is_none(),
                     };
                     if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
@@ -1216,6 +1227,25 @@ mod tests {
         let gige = framing("gige");
         assert_eq!(gige.wire_bytes(gige.frame), 1518 + 20);
         assert_eq!(gige.cells_of(gige.frame), 0);
+    }
+
+    #[test]
+    fn processor_clocks_without_a_processor_clock_are_an_error_not_ignored() {
+        let mut reg = load_registry(&[]).expect("bundled models load");
+        let scenarios = crate::loader::load_bundled_scenarios(&reg).expect("scenarios load");
+        let exp = scenarios
+            .iter()
+            .find(|s| s.name == "atm-atm155-n4000")
+            .and_then(|s| s.experiments.first())
+            .expect("the ATM/155 table")
+            .clone();
+        assert!(assemble(&reg, &exp).is_ok());
+        let a = reg.adapters.get_mut("a5483a").expect("the ATM/155 card");
+        for f in &mut a.functions {
+            f.params.map.remove("processor_clock");
+        }
+        let e = assemble(&reg, &exp).expect_err("clocks without a clock");
+        assert!(e.to_string().contains("processor_clock"), "{e}");
     }
 
     #[test]
