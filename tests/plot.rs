@@ -5,19 +5,8 @@
 //! --plot` drawing the same charts.
 
 mod common;
-use common::iosim;
+use common::{iosim, succeeded as ok};
 use std::path::Path;
-use std::process::Output;
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))

@@ -2,18 +2,7 @@
 //! socket-size knee, independence from the thread count, plots, bad input.
 
 mod common;
-use common::iosim;
-use std::process::Output;
-
-fn stdout(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{iosim, succeeded as stdout};
 
 /// The mean of `metric` of experiment `exp` at each point, in output order,
 /// from the CSV `sweep` section.

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::params::{check_name, whole_number};
-use super::raw::{RawRun, RawWorkload, Shape};
+use super::raw::{RawRun, RawWorkload, Shape, WORKLOAD};
 use super::scenario::{card_link, run_spec, workload};
 use super::{known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
@@ -58,21 +58,7 @@ const PLACE: Shape = Table(&[
             ("link", Any),
         ])),
     ),
-    (
-        "workload",
-        Tables(&Table(&[
-            ("card", Any),
-            ("function", Any),
-            ("kind", Any),
-            ("direction", Any),
-            ("socket_kib", Any),
-            ("message_kib", Any),
-            ("block_kib", Any),
-            ("outstanding", Any),
-            ("interrupt_cpu", Any),
-            ("process_cpu", Any),
-        ])),
-    ),
+    ("workload", Tables(&WORKLOAD)),
     ("apart", Tables(&Table(&[("cards", Any), ("under", Any)]))),
     ("chassis", Tables(&Table(&[("name", Any), ("slots", Any)]))),
 ]);

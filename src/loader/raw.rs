@@ -132,6 +132,22 @@ pub const TESTBED: Shape = Table(&[
     ("param", PARAMS),
 ]);
 
+/// The keys of a workload: a scenario's `[[experiment.workload]]` and a
+/// place request's `[[workload]]`.
+pub const WORKLOAD: Shape = Table(&[
+    ("card", Any),
+    ("function", Any),
+    ("kind", Any),
+    ("direction", Any),
+    ("socket_kib", Any),
+    ("message_kib", Any),
+    ("block_kib", Any),
+    ("outstanding", Any),
+    ("interrupt_cpu", Any),
+    ("process_cpu", Any),
+    ("to", Any),
+]);
+
 /// [`RawScenario`].
 pub const SCENARIO: Shape = Table(&[
     (
@@ -166,22 +182,7 @@ pub const SCENARIO: Shape = Table(&[
                     ("link", Any),
                 ])),
             ),
-            (
-                "workload",
-                Tables(&Table(&[
-                    ("card", Any),
-                    ("function", Any),
-                    ("kind", Any),
-                    ("direction", Any),
-                    ("socket_kib", Any),
-                    ("message_kib", Any),
-                    ("block_kib", Any),
-                    ("outstanding", Any),
-                    ("interrupt_cpu", Any),
-                    ("process_cpu", Any),
-                    ("to", Any),
-                ])),
-            ),
+            ("workload", Tables(&WORKLOAD)),
             (
                 "figure",
                 Tables(&Table(&[

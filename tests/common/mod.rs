@@ -15,6 +15,18 @@ pub fn iosim(args: &[&str]) -> Output {
         .expect("the iosim binary runs")
 }
 
+/// The standard output of a run that must have succeeded (else its exit
+/// code and standard error in the panic).
+pub fn succeeded(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// A valid bus-mode model named `name` (a PCI-X 66 under another name).
 pub fn bus_toml(name: &str) -> String {
     format!(
