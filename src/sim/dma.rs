@@ -202,6 +202,11 @@ impl System {
     fn dma_done(&mut self, f: usize, done: DmaDone, s: &mut Scheduler<Ev>) {
         match done {
             DmaDone::Engine(ev) => self.engine_event(f, ev, s),
+            // A forwarded write has left the secondary bus's bridge.
+            DmaDone::Forwarded {
+                bus,
+                item: RopeItem::Write { bytes },
+            } => self.p.posted_write_left_bridge(bus, bytes, s),
             DmaDone::Forwarded { bus, item } => self.p.path_arrived(bus, item, s),
         }
     }

@@ -3,8 +3,8 @@
 //! link to memory where the server has one (a FIFO byte server per
 //! direction, shared by every slot under the controller: what goes up
 //! crosses the ropes and then the controller, what comes down the controller
-//! and then the ropes; a posted write frees its bridge's buffer once it is
-//! through both), the fixed I/O read latency, and memory interleaved over
+//! and then the ropes; a posted write frees its bridge's buffer once it has
+//! crossed the ropes, the controller buffering it from there), the fixed I/O read latency, and memory interleaved over
 //! the partition's cells.
 //!
 //! A DMA read crosses the ropes as a request packet, waits `io_read_latency`
@@ -224,7 +224,10 @@ impl Platform {
         };
         self.ropes[b].dirs[d].meter.stop(s.now());
         match item {
-            RopeItem::Write { bytes } => self.ropes[b].up_bytes += bytes,
+            RopeItem::Write { bytes } => {
+                self.ropes[b].up_bytes += bytes;
+                self.posted_write_left_bridge(b, bytes, s);
+            }
             RopeItem::ReadData(f) => self.ropes[b].down_bytes += f.bytes,
             _ => {}
         }
@@ -233,6 +236,20 @@ impl Platform {
             _ => self.path_arrived(b, item, s),
         }
         self.rope_start(b, d, s);
+    }
+
+    /// A posted write of bus `b` has crossed its ropes: the bus adapter's
+    /// buffer is free again. Above the ropes an I/O controller (an SBA, an
+    /// IKE) takes the packet into buffers of its own, as rope flow control
+    /// returns a credit once the far end has taken a packet, so the
+    /// bridge's window covers the ropes and not the controller's link too
+    /// (the controller's queue is not bounded: its link rate is).
+    pub(super) fn posted_write_left_bridge(&mut self, b: usize, bytes: u64, s: &mut Scheduler<Ev>) {
+        self.totals.rope_write_bytes += bytes;
+        self.bus_sync(b, s);
+        let bus = &mut self.buses[b];
+        bus.posted_used = bus.posted_used.saturating_sub(bytes);
+        self.bus_arbitrate(b, s);
     }
 
     /// Queues a packet going down towards bus `b`: through its I/O
@@ -312,18 +329,13 @@ impl Platform {
         self.ctrl_start(c, d, s);
     }
 
-    /// A packet of bus `b` has crossed the whole path: a posted write frees
-    /// its bridge's buffer, a read request goes to memory, read data and a
+    /// A packet of bus `b` has crossed the whole path: a posted write is in
+    /// memory (its bridge's buffer freed at the ropes), a read request goes to memory, read data and a
     /// register read reach the bus, a register's value heads for its CPU.
     pub(super) fn path_arrived(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
         match item {
-            RopeItem::Write { bytes } => {
-                self.totals.rope_write_bytes += bytes;
-                self.bus_sync(b, s);
-                let bus = &mut self.buses[b];
-                bus.posted_used = bus.posted_used.saturating_sub(bytes);
-                self.bus_arbitrate(b, s);
-            }
+            // Its bridge's buffer was freed when it left the ropes.
+            RopeItem::Write { .. } => {}
             RopeItem::ReadReq(f) => {
                 let t = self.ropes[b].cfg.io_read_latency
                     + memory_time(&self.cfg.memory, f.bytes, &mut self.rng);
