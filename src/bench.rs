@@ -15,7 +15,7 @@ const BW_BYTES_PER_NS: f64 = 1.066;
 
 #[derive(Debug, Clone, Copy)]
 enum BenchEv {
-    Request(usize),
+    Request(u32),
     Release,
 }
 
@@ -23,17 +23,17 @@ struct BusContention {
     rng: RngStream,
     hold: Picos,
     busy: bool,
-    waiting: VecDeque<usize>,
-    current: Option<usize>,
+    waiting: VecDeque<u32>,
+    current: Option<u32>,
     done: u64,
 }
 
 impl BusContention {
-    fn think(&mut self, m: usize, s: &mut Scheduler<BenchEv>) {
+    fn think(&mut self, m: u32, s: &mut Scheduler<BenchEv>) {
         let t = Picos::from_ns(self.rng.exponential(THINK_NS));
         s.schedule_in(t, BenchEv::Request(m));
     }
-    fn grant(&mut self, m: usize, s: &mut Scheduler<BenchEv>) {
+    fn grant(&mut self, m: u32, s: &mut Scheduler<BenchEv>) {
         self.busy = true;
         self.current = Some(m);
         s.schedule_in(self.hold, BenchEv::Release);
@@ -100,7 +100,7 @@ pub fn bus_contention(masters: usize, sim_seconds: f64, seed: u64) -> BenchResul
     };
     let mut s = Scheduler::new();
     for k in 0..masters {
-        m.think(k, &mut s);
+        m.think(k as u32, &mut s);
     }
     let end = Picos::from_secs(sim_seconds);
     let t0 = Instant::now();

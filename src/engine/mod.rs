@@ -5,69 +5,37 @@
 //! break the same way on every run, and it stops a run at a simulated-time or
 //! event-count bound so that no model can hang the process.
 
+mod queue;
 mod rng;
 
 pub use rng::RngStream;
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use queue::EventQueue;
 
 use crate::units::Picos;
-
-/// One queued event with its firing time and tie-breaking sequence number.
-struct Entry<E> {
-    /// Firing time, picoseconds.
-    time: u64,
-    /// Insertion sequence: orders events of the same time.
-    seq: u64,
-    event: E,
-}
-
-impl<E> Entry<E> {
-    fn time(&self) -> Picos {
-        Picos(self.time)
-    }
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
-}
 
 /// The clock and the future-event list. Models schedule events through it.
 pub struct Scheduler<E> {
     now: Picos,
     seq: u64,
     processed: u64,
-    queue: BinaryHeap<Entry<E>>,
+    queue: EventQueue<E>,
 }
 
-impl<E> Default for Scheduler<E> {
+impl<E: Copy> Default for Scheduler<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> Scheduler<E> {
+impl<E: Copy> Scheduler<E> {
     /// An empty scheduler at time zero.
     pub fn new() -> Self {
         Scheduler {
             now: Picos(0),
             seq: 0,
             processed: 0,
-            queue: BinaryHeap::new(),
+            queue: EventQueue::new(),
         }
     }
 
@@ -87,27 +55,25 @@ impl<E> Scheduler<E> {
     }
 
     /// Schedules `event` to fire `delay` after now.
+    #[inline]
     pub fn schedule_in(&mut self, delay: Picos, event: E) {
         let time = Picos(self.now.0.saturating_add(delay.0));
         self.schedule_at(time, event);
     }
 
     /// Schedules `event` at absolute time `time` (clamped to now if in the past).
+    #[inline]
     pub fn schedule_at(&mut self, time: Picos, event: E) {
         let time = if time < self.now { self.now } else { time };
         self.seq += 1;
-        self.queue.push(Entry {
-            time: time.0,
-            seq: self.seq,
-            event,
-        });
+        self.queue.push(time.0, self.seq, event);
     }
 }
 
 /// A model driven by the engine: it reacts to its own events.
 pub trait Model {
     /// The model's event type.
-    type Event;
+    type Event: Copy;
     /// Handles one event at `sched.now()`, scheduling any consequences.
     fn handle(&mut self, event: Self::Event, sched: &mut Scheduler<Self::Event>);
 }
@@ -143,12 +109,12 @@ pub fn run_until<M: Model>(
 ) -> Stop {
     let until = until.min(limits.max_time);
     loop {
-        match sched.queue.peek() {
+        match sched.queue.peek_time() {
             None => {
                 sched.now = until.max(sched.now);
                 return Stop::Idle;
             }
-            Some(top) if top.time() >= until => {
+            Some(time) if time >= until.0 => {
                 sched.now = until;
                 return Stop::ReachedTime;
             }
@@ -157,10 +123,10 @@ pub fn run_until<M: Model>(
         if sched.processed >= limits.max_events {
             return Stop::EventLimit;
         }
-        if let Some(entry) = sched.queue.pop() {
-            sched.now = entry.time();
+        if let Some((time, event)) = sched.queue.pop() {
+            sched.now = Picos(time);
             sched.processed += 1;
-            model.handle(entry.event, sched);
+            model.handle(event, sched);
         }
     }
 }
