@@ -262,12 +262,26 @@ impl Bus {
         self.masters.len() - 1
     }
 
+    /// The first of `count` masters, in round-robin order from `from`, that
+    /// asks for the bus at `now` (no division in this hot loop).
+    #[inline]
+    fn first_wanting(&self, from: usize, count: usize, now: Picos) -> Option<usize> {
+        let n = self.masters.len();
+        let mut m = from;
+        for _ in 0..count {
+            if self.wants(m, now) {
+                return Some(m);
+            }
+            m = next_after(m, n);
+        }
+        None
+    }
+
     /// Largest data chunk the master may move now.
     fn chunk_cap(&self, m: usize, others_waiting: bool) -> u64 {
         let mut cap = self.cfg.max_burst.min(self.masters[m].burst);
         if others_waiting {
-            let lt = (self.cfg.latency_timer as f64 * self.cfg.bytes_per_clock) as u64;
-            cap = cap.min(lt.max(self.cfg.bytes_per_clock as u64));
+            cap = cap.min(self.cfg.latency_timer_bytes);
         }
         cap.max(1)
     }
@@ -380,10 +394,7 @@ impl Bus {
                 }
             };
             self.lazy_at = t;
-            let Some(m) = (0..n)
-                .map(|i| (self.rr + i) % n)
-                .find(|&m| self.wants(m, t))
-            else {
+            let Some(m) = self.first_wanting(self.rr, n, t) else {
                 if was_idle {
                     // Cannot happen (a master whose wait is over wants
                     // the bus); never loop on it.
@@ -391,7 +402,7 @@ impl Bus {
                 }
                 continue;
             };
-            self.rr = (m + 1) % n;
+            self.rr = next_after(m, n);
             self.current = Some(Tx::Retry { m });
             self.started = t;
             self.meter.start(t);
@@ -475,16 +486,19 @@ impl Platform {
             return;
         }
         let n = bus.masters.len();
-        let Some(m) = (0..n)
-            .map(|i| (bus.rr + i) % n)
-            .find(|&m| bus.wants(m, now))
-        else {
+        let Some(m) = bus.first_wanting(bus.rr, n, now) else {
             return;
         };
         // The masters before `m` in round-robin order do not want the bus: only
         // those after it, up to the round-robin start, may be waiting too.
-        let after = (m + n - bus.rr) % n + 1;
-        let others = (after..n).any(|i| bus.wants((bus.rr + i) % n, now));
+        let position = if m >= bus.rr {
+            m - bus.rr
+        } else {
+            m + n - bus.rr
+        };
+        let others = bus
+            .first_wanting(next_after(m, n), n - 1 - position, now)
+            .is_some();
         let cap = bus.chunk_cap(m, others);
         let cfg = bus.cfg;
         let item = self.buses[b].masters[m].queue.front().copied();
@@ -595,7 +609,7 @@ impl Platform {
             _ => return,
         };
         let bus = &mut self.buses[b];
-        bus.rr = (m + 1) % n;
+        bus.rr = next_after(m, n);
         bus.current = Some(tx);
         bus.started = now;
         bus.generation += 1;
@@ -822,6 +836,16 @@ impl System {
             }
         }
         self.p.bus_arbitrate(b, s);
+    }
+}
+
+/// The master after `m` of `n`, round robin (without a division).
+#[inline]
+fn next_after(m: usize, n: usize) -> usize {
+    if m + 1 >= n {
+        0
+    } else {
+        m + 1
     }
 }
 

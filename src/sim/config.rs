@@ -37,6 +37,12 @@ pub struct BusCfg {
     pub latency_timer: u64,
     /// Largest burst of one transaction.
     pub max_burst: u64,
+    /// Bytes a burst may move when another master waits: the latency
+    /// timer's clocks of data, at least one clock's (derived, for the hot path).
+    pub latency_timer_bytes: u64,
+    /// `bytes_per_clock` when it is a whole number, else 0 (derived, for the
+    /// hot path's integer arithmetic).
+    pub whole_bytes_per_clock: u64,
 }
 
 impl BusCfg {
@@ -52,16 +58,32 @@ impl BusCfg {
             completion_overhead: whole(p.completion_overhead_clocks),
             latency_timer: whole(p.latency_timer_clocks),
             max_burst: whole(p.max_burst),
-        })
+            latency_timer_bytes: 0,
+            whole_bytes_per_clock: 0,
+        }
+        .derived())
+    }
+    /// This timing with its derived fields computed from the others.
+    fn derived(mut self) -> BusCfg {
+        let bpc = self.bytes_per_clock;
+        self.latency_timer_bytes = ((self.latency_timer as f64 * bpc) as u64).max(bpc as u64);
+        let whole = bpc as u64;
+        self.whole_bytes_per_clock = if whole as f64 == bpc && whole > 0 {
+            whole
+        } else {
+            0
+        };
+        self
     }
     /// Peak data rate.
     pub fn peak(&self) -> BytesPerSec {
         BytesPerSec(self.bytes_per_clock * 1e12 / self.clock.0 as f64)
     }
     /// Clocks to move `bytes` of data.
+    #[inline]
     pub fn data_clocks(&self, bytes: u64) -> u64 {
-        let whole = self.bytes_per_clock as u64;
-        if whole as f64 == self.bytes_per_clock && whole > 0 {
+        let whole = self.whole_bytes_per_clock;
+        if whole > 0 {
             // Integer arithmetic for the usual whole number of bytes a clock.
             bytes.div_ceil(whole)
         } else {
