@@ -377,6 +377,15 @@ param_kind! {
             "delay from the netperf peer finishing a segment to its ACK leaving";
         peer_cpu_per_segment: Time, 0.0, 1e6,
             "netperf peer's receive processing per data segment (segments are processed one at a time)";
+        peer_cpu_per_kib: Time, 0.0, 1e5,
+            "netperf peer's receive processing per KiB of a data segment's payload, on top of `peer_cpu_per_segment`",
+            absent = "the peer's time per segment does not depend on its size";
+        peer_cpu_per_ack: Time, 0.0, 1e6,
+            "netperf peer's time to build each ACK it sends, on the CPU that processes its segments",
+            absent = "the peer's ACKs cost it nothing";
+        peer_processor_per_frame: Time, 0.0, 1e6,
+            "time the peer's adapter's own processor (its firmware) spends on each frame, one at a time: every data segment it receives, before the peer's CPU sees it, and every ACK the peer sends",
+            absent = "the peer's adapter passes frames with no firmware time of its own";
         target_latency: Time, 0.0, 1e8,
             "disk array service time besides transfer (with `target_per_kib`): read command to first data, last write data to response";
         target_per_kib: Time, 0.0, 1e6,

@@ -404,11 +404,11 @@ impl Nic {
                     FrameKind::TcpData { end } => {
                         self.delivered_out += frame.payload;
                         let tb = cx.testbed();
-                        let (per_segment, turnaround) = (tb.peer_per_segment, tb.peer_turnaround);
+                        let (peer, turnaround) = (tb.peer_cost(), tb.peer_turnaround);
                         let ack_every = cx.stack().ack_every;
                         if let Some(done) =
                             self.tcp
-                                .peer_segment_arrived(cx.now(), per_segment, ack_every)
+                                .peer_segment_arrived(cx.now(), &peer, frame.payload, ack_every)
                         {
                             cx.at(done + turnaround, ev(NicEv::PeerAck(end)));
                         }
