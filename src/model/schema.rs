@@ -292,7 +292,7 @@ dma_engine_kind! {
         pio_reads_per_interrupt: Count whole, 0.0, 16.0,
             "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
         processor_clock: Frequency, 1.0, 2000.0,
-            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware), which runs the `processor_*` cycles below one frame at a time for both directions",
+            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware, an iSCSI HBA's offload firmware passing LAN frames), which runs the `processor_*` cycles below one frame at a time for both directions",
             absent = "no on-card processor in the frames' path: frames go between bus and link as fast as both let them";
         processor_tx_clocks_per_frame: Count, 0.0, 1e7,
             "mean processor clocks of the card's firmware per frame transmitted (segmentation set-up), beside its clocks per cell",
