@@ -9,6 +9,13 @@
 //! (the veth function's `card_cpu_util_pct`, see `src/sim/engines/veth.rs`).
 //! The paper's CPW per Mbit/s is that CPU time per Mbit/s times one
 //! processor's CPW rating (`models/cpus/power5-i570.toml`), a constant.
+//!
+//! The paper's capacity comparisons (17.6.1) are of "point-to-point" virtual
+//! Ethernet between the i570 and an iSCSI-attached server (footnote 17: an
+//! HS20 blade with an iSCSI HBA): `scenarios/ibm-veth/iscsi.toml`, whose
+//! frames cross the iSCSI HBAs' Gigabit Ethernet link (the i570's target HBA,
+//! a NIC with its own processor, and the blade with its initiator HBA and
+//! CPU, the test bed `ibm-2008-iscsi-blade`).
 
 mod common;
 
@@ -116,8 +123,53 @@ fn virtual_ethernet_moves_no_bus_data_and_is_bounded_by_partition_cpus() {
 }
 
 #[test]
-#[ignore = "fails from the mechanisms: with the assumed costs (per frame: the rx6600's stack costs unscaled plus a 2 us hypervisor call; 0.4 us per KiB copied) virtual Ethernet is CPU-bound at 973 Mbit/s transmitting and 982 receiving with 1.5 KB frames, 2.4% and 3.4% above the external GigE adapter's wire-bound 950"]
 fn ibm_virtual_ethernet_has_less_capacity_than_an_external_gigabit_nic() {
+    // The paper's virtual Ethernet: point-to-point to the iSCSI-attached
+    // server, with standard frames, against the external GigE adapter. It
+    // holds because the HBAs' assumed firmware time (10 us a frame) bounds
+    // the path below the wire; below about 8.2 us a frame it would not.
+    let (iscsi, nic) = (run("iscsi.toml"), run("capacity.toml"));
+    for d in ["transmit", "receive"] {
+        let (ve, gige) = (
+            mbit_s(&iscsi, &format!("iscsi1500.{d}")),
+            mbit_s(&nic, &format!("gige.{d}")),
+        );
+        assert!(
+            ve < gige,
+            "{d}: virtual Ethernet to the iSCSI server {ve:.0}, GigE {gige:.0} Mbit/s"
+        );
+    }
+}
+
+#[test]
+fn iscsi_virtual_ethernet_is_bounded_by_the_hba_processor_then_by_the_wire() {
+    // Standard frames: the target HBA's firmware, one frame at a time for
+    // data and ACKs, is the bound, below the link. Jumbo frames: six times
+    // fewer frames for the same bytes, so the link is the bound.
+    let v = run("iscsi.toml");
+    for d in ["transmit", "receive"] {
+        let std = format!("iscsi1500.{d}");
+        let b = bottleneck(&v, &std);
+        assert!(
+            b.starts_with("processor of i570-iscsi-target"),
+            "{std}: {b}"
+        );
+        let jumbo = format!("iscsi9000.{d}");
+        let b = bottleneck(&v, &jumbo);
+        assert!(b.starts_with("link i570-iscsi-target"), "{jumbo}: {b}");
+        let link = if d == "transmit" {
+            "link_out_util_pct"
+        } else {
+            "link_in_util_pct"
+        };
+        let util = function(&v, &std)[link].as_f64().expect("link util");
+        assert!(util < 90.0, "{std}: the link is {util:.1}% busy");
+    }
+}
+
+#[test]
+#[ignore = "fails from the mechanisms, not the point-to-point VE the paper measured: between two partitions with the assumed costs (per frame: the rx6600's stack costs unscaled plus a 2 us hypervisor call; 0.4 us per KiB copied) virtual Ethernet is CPU-bound at 973 Mbit/s transmitting and 982 receiving with 1.5 KB frames, 2.4% and 3.4% above the external GigE adapter's wire-bound 950. The paper gives no basis for the i570's costs: its CPW-per-Mbit/s chart was lost and CPW shares no benchmark with the other CPU models"]
+fn partition_to_partition_virtual_ethernet_has_less_capacity_than_an_external_gigabit_nic() {
     let v = run("capacity.toml");
     for d in ["transmit", "receive"] {
         let (ve, gige) = (
@@ -132,13 +184,13 @@ fn ibm_virtual_ethernet_has_less_capacity_than_an_external_gigabit_nic() {
 }
 
 #[test]
-#[ignore = "fails from the mechanisms: virtual Ethernet here is bounded by one partition's CPU, and with the assumed costs most of it is per frame, so 9 KB frames raise capacity 4.7x (transmit 973 -> 4616 Mbit/s, receive 982 -> 4831), not 15-20%; the paper's gain is for an iSCSI-attached server, whose virtual Ethernet crosses the iSCSI HBA's Gigabit link, which the veth engine does not model"]
+#[ignore = "fails from the mechanisms: over the iSCSI HBAs' Gigabit link, 1.5 KB frames are bound by the target HBA's firmware (assumed 10 us a frame, data or ACK: 15 us per segment) at 778 Mbit/s transmitting and 780 receiving, 9 KB frames by the wire at 996 and 989: +28% and +27%, not 15-20%. The band needs 13.5-14.1 us of the bounding stage per 1.5 KB segment (9.0-9.4 us a frame); nothing found sets it. Wire-bound at both sizes the gain would be 4.4% (949 -> 991)"]
 fn ibm_jumbo_9k_frames_raise_capacity_15_to_20_percent() {
-    let v = run("capacity.toml");
+    let v = run("iscsi.toml");
     for d in ["transmit", "receive"] {
         let (jumbo, std) = (
-            mbit_s(&v, &format!("veth9000.{d}")),
-            mbit_s(&v, &format!("veth1500.{d}")),
+            mbit_s(&v, &format!("iscsi9000.{d}")),
+            mbit_s(&v, &format!("iscsi1500.{d}")),
         );
         let gain = jumbo / std - 1.0;
         assert!(
@@ -151,8 +203,17 @@ fn ibm_jumbo_9k_frames_raise_capacity_15_to_20_percent() {
 
 #[test]
 fn jumbo_frames_raise_virtual_ethernet_capacity() {
-    // The direction of ibm.jumbo, which holds: fewer frames for the same
-    // bytes, so fewer hypervisor calls and per-packet stack costs.
+    // The direction of ibm.jumbo, which holds for both paths: fewer frames
+    // for the same bytes, so fewer hypervisor calls, per-packet stack costs
+    // and HBA firmware runs.
+    let v = run("iscsi.toml");
+    for d in ["transmit", "receive"] {
+        let (jumbo, std) = (
+            mbit_s(&v, &format!("iscsi9000.{d}")),
+            mbit_s(&v, &format!("iscsi1500.{d}")),
+        );
+        assert!(jumbo > std, "{d}: 9 KB {jumbo:.0}, 1.5 KB {std:.0}");
+    }
     let v = run("capacity.toml");
     for d in ["transmit", "receive"] {
         let (jumbo, std) = (

@@ -292,7 +292,7 @@ dma_engine_kind! {
         pio_reads_per_interrupt: Count whole, 0.0, 16.0,
             "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
         processor_clock: Frequency, 1.0, 2000.0,
-            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware), which runs the `processor_*` cycles below one frame at a time for both directions",
+            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware, an iSCSI HBA's offload firmware passing LAN frames), which runs the `processor_*` cycles below one frame at a time for both directions",
             absent = "no on-card processor in the frames' path: frames go between bus and link as fast as both let them";
         processor_tx_clocks_per_frame: Count, 0.0, 1e7,
             "mean processor clocks of the card's firmware per frame transmitted (segmentation set-up), beside its clocks per cell",
@@ -377,6 +377,15 @@ param_kind! {
             "delay from the netperf peer finishing a segment to its ACK leaving";
         peer_cpu_per_segment: Time, 0.0, 1e6,
             "netperf peer's receive processing per data segment (segments are processed one at a time)";
+        peer_cpu_per_kib: Time, 0.0, 1e5,
+            "netperf peer's receive processing per KiB of a data segment's payload, on top of `peer_cpu_per_segment`",
+            absent = "the peer's time per segment does not depend on its size";
+        peer_cpu_per_ack: Time, 0.0, 1e6,
+            "netperf peer's time to build each ACK it sends, on the CPU that processes its segments",
+            absent = "the peer's ACKs cost it nothing";
+        peer_processor_per_frame: Time, 0.0, 1e6,
+            "time the peer's adapter's own processor (its firmware) spends on each frame, one at a time: every data segment it receives, before the peer's CPU sees it, and every ACK the peer sends",
+            absent = "the peer's adapter passes frames with no firmware time of its own";
         target_latency: Time, 0.0, 1e8,
             "disk array service time besides transfer (with `target_per_kib`): read command to first data, last write data to response";
         target_per_kib: Time, 0.0, 1e6,

@@ -332,6 +332,12 @@ pub struct TestbedCfg {
     pub peer_turnaround: Picos,
     /// netperf peer receive processing per segment.
     pub peer_per_segment: Picos,
+    /// netperf peer receive processing per KiB of payload, picoseconds.
+    pub peer_ps_per_kib: f64,
+    /// netperf peer's time to build an ACK.
+    pub peer_per_ack: Picos,
+    /// The peer's adapter processor's time per frame (data in, ACK out).
+    pub peer_processor_per_frame: Picos,
     /// Disk array service time besides transfer.
     pub target_latency: Picos,
     /// Disk array service time per KiB of the I/O, picoseconds.
@@ -341,6 +347,16 @@ pub struct TestbedCfg {
 }
 
 impl TestbedCfg {
+    /// The netperf peer's costs for the data segments it receives.
+    pub fn peer_cost(&self) -> crate::sim::workloads::tcp::PeerCost {
+        crate::sim::workloads::tcp::PeerCost {
+            processor_per_frame: self.peer_processor_per_frame,
+            per_segment: self.peer_per_segment,
+            per_kib_ps: self.peer_ps_per_kib,
+            per_ack: self.peer_per_ack,
+        }
+    }
+
     /// The disk array's service time for an I/O of `bytes`.
     pub fn target_service(&self, bytes: u64) -> Picos {
         self.target_latency
@@ -605,6 +621,9 @@ impl SystemCfg {
             c.cpu.ack_every = 0;
             c.testbed.peer_turnaround = Picos(0);
             c.testbed.peer_per_segment = Picos(0);
+            c.testbed.peer_ps_per_kib = 0.0;
+            c.testbed.peer_per_ack = Picos(0);
+            c.testbed.peer_processor_per_frame = Picos(0);
         }
         if !hba {
             c.cpu.per_io = Picos(0);
@@ -757,6 +776,9 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let testbed = TestbedCfg {
         peer_turnaround: Picos::from_ns(tp.peer_turnaround),
         peer_per_segment: Picos::from_ns(tp.peer_cpu_per_segment),
+        peer_ps_per_kib: tp.peer_cpu_per_kib.unwrap_or(0.0) * 1e3,
+        peer_per_ack: Picos::from_ns(tp.peer_cpu_per_ack.unwrap_or(0.0)),
+        peer_processor_per_frame: Picos::from_ns(tp.peer_processor_per_frame.unwrap_or(0.0)),
         target_latency: Picos::from_ns(tp.target_latency),
         target_ps_per_kib: tp.target_per_kib.unwrap_or(0.0) * 1e3,
         outstanding: whole(tp.diskbench_outstanding).max(1) as u32,

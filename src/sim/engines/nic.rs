@@ -25,6 +25,13 @@
 //! carries the frame's cells: AAL5 trailer and padding to whole cells,
 //! 53 bytes per 48 (see `config::EthCfg`).
 //!
+//! Over an Ethernet link, a card may have such a processor too (an iSCSI
+//! HBA carrying virtual Ethernet frames through its offload firmware): the
+//! same transactions per frame, and `processor_tx_clocks_per_frame` after
+//! step 2 of the transmit list or `processor_rx_clocks_per_frame` before
+//! step 1 of the receive list, no cells, one frame at a time for both
+//! directions (data and ACKs).
+//!
 //! The driver queues at most `tx_ring_frames` data segments for transmission
 //! (ACKs are always queued). CPU work: building a segment on the send CPU,
 //! each received frame on the interrupt CPU, each ACK the receiver sends on
@@ -32,7 +39,12 @@
 //! `workloads::tcp`). The peer's frames enter only while the receive FIFO
 //! has room for them (802.3x flow control), when the MAC has it and the link
 //! is full duplex; without it they enter whenever the peer sends, and the
-//! FIFO holds them all (an overrun is not modelled).
+//! FIFO holds them all (an overrun is not modelled). The peer receiving the
+//! server's data (see `workloads::tcp::PeerCost`, from the test bed): its
+//! adapter's processor per frame, then its CPU per segment and per KiB,
+//! and, every `tcp_ack_every` segments, its CPU and its processor for the
+//! ACK; the ACK leaves `peer_turnaround` later. The peer's sending costs
+//! nothing.
 //! Left out: interrupt coalescing, checksum work (offloaded).
 //!
 //! IP forwarding ([`Route`]): the server routes a connection between the
@@ -404,11 +416,11 @@ impl Nic {
                     FrameKind::TcpData { end } => {
                         self.delivered_out += frame.payload;
                         let tb = cx.testbed();
-                        let (per_segment, turnaround) = (tb.peer_per_segment, tb.peer_turnaround);
+                        let (peer, turnaround) = (tb.peer_cost(), tb.peer_turnaround);
                         let ack_every = cx.stack().ack_every;
                         if let Some(done) =
                             self.tcp
-                                .peer_segment_arrived(cx.now(), per_segment, ack_every)
+                                .peer_segment_arrived(cx.now(), &peer, frame.payload, ack_every)
                         {
                             cx.at(done + turnaround, ev(NicEv::PeerAck(end)));
                         }

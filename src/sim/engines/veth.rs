@@ -42,7 +42,7 @@ use crate::model::{Workload, WorkloadKind};
 use crate::sim::config::CpuCfg;
 use crate::sim::cpu::CpuRole;
 use crate::sim::platform::Ctx;
-use crate::sim::workloads::tcp::{packet_cost, segment_sent_cost, TcpConn};
+use crate::sim::workloads::tcp::{packet_cost, segment_sent_cost, PeerCost, TcpConn};
 use crate::units::{round_u64, Picos};
 
 /// A virtual Ethernet adapter's frames and the hypervisor's cost of
@@ -220,7 +220,7 @@ impl Veth {
                 let now = cx.now();
                 if self
                     .tcp
-                    .peer_segment_arrived(now, Picos(0), ack_every)
+                    .peer_segment_arrived(now, &PeerCost::default(), 0, ack_every)
                     .is_some()
                 {
                     let cost = self.ack_cost(cx.stack());

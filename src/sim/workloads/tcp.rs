@@ -20,6 +20,22 @@
 use crate::sim::config::CpuCfg;
 use crate::units::{round_u64, Picos};
 
+/// What the peer spends on the data segments it receives: its adapter's
+/// processor first (per frame), then its CPU (per segment, per KiB of
+/// payload, and per ACK it sends). All zero: an ideal peer.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PeerCost {
+    /// The peer's adapter processor per frame: each data segment received
+    /// and each ACK sent.
+    pub processor_per_frame: Picos,
+    /// The peer's CPU per data segment received.
+    pub per_segment: Picos,
+    /// The peer's CPU per KiB of a segment's payload, in ps.
+    pub per_kib_ps: f64,
+    /// The peer's CPU per ACK it builds.
+    pub per_ack: Picos,
+}
+
 /// The server sending to the peer.
 #[derive(Debug, Default)]
 struct TcpOut {
@@ -29,6 +45,7 @@ struct TcpOut {
     building: bool,
     peer_segments: u32,
     peer_busy_until: Picos,
+    peer_processor_busy_until: Picos,
 }
 
 /// The peer sending to the server.
@@ -164,23 +181,87 @@ impl TcpConn {
         }
     }
 
-    /// A data segment reached the peer at `now`; the peer processes segments
-    /// one at a time, `per_segment` each. When the peer then owes an ACK
-    /// (every `ack_every` segments), the time it finishes this segment.
+    /// A data segment of `payload` bytes reached the peer at `now`. The
+    /// peer's adapter processor takes the frames one at a time
+    /// (`processor_per_frame` each), then its CPU the segments one at a time
+    /// (`per_segment` plus `per_kib_ps` of payload). When the peer then owes
+    /// an ACK (every `ack_every` segments), its CPU builds it (`per_ack`)
+    /// and its adapter processor sends it (`processor_per_frame`): the time
+    /// the ACK is ready to leave. The ACK's processor time is booked with the
+    /// segment that owes it, so the processor's busy time is exact; the ACK
+    /// leaves one `processor_per_frame` after the CPU built it.
     pub fn peer_segment_arrived(
         &mut self,
         now: Picos,
-        per_segment: Picos,
+        cost: &PeerCost,
+        payload: u64,
         ack_every: u32,
     ) -> Option<Picos> {
         let out = self.out.as_mut()?;
-        let done = out.peer_busy_until.max(now) + per_segment;
-        out.peer_busy_until = done;
         out.peer_segments += 1;
-        if out.peer_segments >= ack_every {
+        let ack = out.peer_segments >= ack_every;
+        let start = out.peer_processor_busy_until.max(now);
+        let at_cpu = start + cost.processor_per_frame;
+        out.peer_processor_busy_until = at_cpu
+            + if ack {
+                cost.processor_per_frame
+            } else {
+                Picos(0)
+            };
+        let cpu = cost.per_segment
+            + Picos(round_u64(cost.per_kib_ps * payload as f64 / 1024.0))
+            + if ack { cost.per_ack } else { Picos(0) };
+        let done = out.peer_busy_until.max(at_cpu) + cpu;
+        out.peer_busy_until = done;
+        if ack {
             out.peer_segments = 0;
-            return Some(done);
+            return Some(done + cost.processor_per_frame);
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(v: f64) -> Picos {
+        Picos::from_ns(v * 1e3)
+    }
+
+    #[test]
+    fn an_ideal_peer_acks_when_the_segment_arrives() {
+        let mut c = TcpConn::new(1460, (Some(1 << 16), None), 1 << 16);
+        let ideal = PeerCost::default();
+        assert_eq!(c.peer_segment_arrived(us(1.0), &ideal, 1460, 2), None);
+        assert_eq!(
+            c.peer_segment_arrived(us(2.0), &ideal, 1460, 2),
+            Some(us(2.0))
+        );
+    }
+
+    #[test]
+    fn the_peers_adapter_processor_and_cpu_serve_one_after_the_other() {
+        let mut c = TcpConn::new(1024, (Some(1 << 16), None), 1 << 16);
+        let cost = PeerCost {
+            processor_per_frame: us(10.0),
+            per_segment: us(4.0),
+            per_kib_ps: 1e6,
+            per_ack: us(3.0),
+        };
+        // Both segments arrive at once: the processor takes the first
+        // (0-10), the CPU it (10-15); the processor the second (10-20) and
+        // the ACK it owes (20-30), the CPU the second and the ACK (20-28);
+        // the ACK leaves after the processor's time on it.
+        assert_eq!(c.peer_segment_arrived(Picos(0), &cost, 1024, 2), None);
+        assert_eq!(
+            c.peer_segment_arrived(Picos(0), &cost, 1024, 2),
+            Some(us(38.0))
+        );
+        // The next segment waits for the processor's time on that ACK.
+        assert_eq!(c.peer_segment_arrived(us(21.0), &cost, 1024, 2), None);
+        let out = c.out.as_ref().expect("out");
+        assert_eq!(out.peer_processor_busy_until, us(40.0));
+        assert_eq!(out.peer_busy_until, us(45.0));
     }
 }
