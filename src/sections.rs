@@ -731,8 +731,19 @@ fn node_detail(tree: &ServerTree, i: usize) -> String {
                 "one memory, {cpus_per_cell} CPUs; memory latency {local_ns} ns; {cpu}"
             ),
         },
-        NodeKind::IoController { packet_overhead } => {
-            format!("link to memory, each way; {packet_overhead} bytes overhead per packet")
+        NodeKind::IoController {
+            packet_overhead,
+            chassis,
+        } => {
+            let owner = match chassis {
+                Some((k, Some(c))) => format!(
+                    "; chassis {k}, on cell {c} (a partition of {} or more cells owns it)",
+                    c + 1
+                ),
+                Some((k, None)) => format!("; chassis {k}"),
+                None => String::new(),
+            };
+            format!("link to memory, each way; {packet_overhead} bytes overhead per packet{owner}")
         }
         NodeKind::Segment {
             shared,
@@ -1001,7 +1012,10 @@ mod tests {
                 parent: None,
                 depth: 0,
                 capacity: Some(BytesPerSec(1e6)),
-                kind: NodeKind::IoController { packet_overhead: 8 },
+                kind: NodeKind::IoController {
+                    packet_overhead: 8,
+                    chassis: None,
+                },
             }],
         };
         let dot = server_tree_dot(&tree);

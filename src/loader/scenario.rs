@@ -286,7 +286,16 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         let Some(server) = server else {
             break;
         };
-        match card(src, reg, server, &k(&format!("card[{j}]")), c, &cards) {
+        let owner = cells.map(|c| (e.id.get_ref().as_str(), c as u32));
+        match card(
+            src,
+            reg,
+            server,
+            &k(&format!("card[{j}]")),
+            c,
+            &cards,
+            owner,
+        ) {
             Ok((c, l)) => {
                 cards.push(c);
                 links.push(l);
@@ -364,6 +373,7 @@ fn card(
     key: &str,
     c: &super::raw::RawCard,
     earlier: &[Card],
+    partition: Option<(&str, u32)>,
 ) -> Result<(Card, Option<String>)> {
     let ck = |s: &str| format!("{key}.{s}");
     let mut errs = Errors::default();
@@ -404,6 +414,15 @@ fn card(
                     slot.modes.join(", ")
                 ),
             ));
+        }
+        if let Some((id, cells)) = partition {
+            if let Some(why) = server.not_owned(slot, cells) {
+                errs.push(src.invalid(
+                    &ck("slot"),
+                    c.slot.span(),
+                    format!("experiment `{id}`: {why}"),
+                ));
+            }
         }
         if earlier.iter().any(|(_, _, s)| s == &slot.name) {
             errs.push(src.invalid(
