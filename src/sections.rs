@@ -921,7 +921,7 @@ pub fn sweep_plot_files(
         {
             let p = &s.points[m.point];
             let name = match (s.axes.get(1), p.values.get(1)) {
-                (Some(a), Some(v)) => format!("{}={}", a.name, crate::units::readable(*v)),
+                (Some(a), Some(v)) => format!("{}={}", a.name, a.label_of(*v)),
                 _ => metric.clone(),
             };
             let pos = match lines.iter().position(|l| l.name == name) {
@@ -956,6 +956,11 @@ pub fn sweep_plot_files(
                 x_label: format!("{} ({})", x_axis.name, x_axis.unit),
                 y_label: format!("{metric} ({unit})"),
                 lines,
+                x_names: if x_axis.knob.categorical() {
+                    x_axis.labels.clone()
+                } else {
+                    Vec::new()
+                },
             }),
         ));
     }

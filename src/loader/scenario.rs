@@ -476,20 +476,8 @@ pub(super) fn card_link(
             known: known(reg.links.keys()).into(),
         });
     };
-    let own: Vec<_> = adapter
-        .functions
-        .iter()
-        .filter_map(|f| f.link.as_ref().and_then(|n| reg.links.get(n)))
-        .collect();
-    if own.is_empty() || own.iter().any(|o| o.framing != spec.framing) {
-        return Err(src.invalid(
-            key,
-            l.span(),
-            format!(
-                "link `{}` ({:?} framing) cannot replace the links of adapter `{}`: each of its functions must drive a link of that framing",
-                spec.name, spec.framing, adapter.name
-            ),
-        ));
+    if let Some(why) = reg.link_mismatch(adapter, spec) {
+        return Err(src.invalid(key, l.span(), why));
     }
     Ok(spec.name.clone())
 }

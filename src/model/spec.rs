@@ -293,6 +293,23 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// Why link `link` cannot replace the links of `adapter`'s functions (a
+    /// scenario's per-card `link`), or `None` when it can: each function
+    /// must drive a link of the same framing.
+    pub fn link_mismatch(&self, adapter: &AdapterSpec, link: &LinkSpec) -> Option<String> {
+        let own: Vec<_> = adapter
+            .functions
+            .iter()
+            .filter_map(|f| f.link.as_ref().and_then(|n| self.links.get(n)))
+            .collect();
+        (own.is_empty() || own.iter().any(|o| o.framing != link.framing)).then(|| {
+            format!(
+                "link `{}` ({:?} framing) cannot replace the links of adapter `{}`: each of its functions must drive a link of that framing",
+                link.name, link.framing, adapter.name
+            )
+        })
+    }
+
     /// Every parameter set with its dotted prefix (`server.rp8400-seu`, ...).
     pub fn param_sets_mut(&mut self) -> Vec<(String, &mut ParamSet)> {
         let mut v: Vec<(String, &mut ParamSet)> = Vec::new();
