@@ -172,6 +172,41 @@ fn rp8400_has_32_slots_with_their_peaks_and_ropes() {
     assert!(table.contains("533  modes pcix66 pci66 pci33-64; 2 ropes, 500 MB/s"));
 }
 
+#[test]
+fn sx2000_is_sixteen_chassis_from_one_template() {
+    // One [[chassis]] template with per_cell = 1 on a 16-cell server: 16
+    // controllers of 12 slots, chassis K on cell K, copy 0 keeping its names.
+    let rows = json_rows(&ok(&["show", "server", "sx2000", "--format", "json"]));
+    let kind = |k: &str| rows.iter().filter(|r| field(r, "kind") == k).count();
+    assert_eq!(kind("io_controller"), 16);
+    assert_eq!(kind("slot"), 192);
+    let node = |n: &str| {
+        rows.iter()
+            .find(|r| field(r, "node") == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    assert_eq!(field(node("bus/slot-5"), "parent"), "controller/sba");
+    assert_eq!(
+        field(node("bus/chassis15-slot-5"), "parent"),
+        "controller/sba-15"
+    );
+    assert!(
+        field(node("controller/sba-15"), "detail")
+            .contains("chassis 15, on cell 15 (a partition of 16 or more cells owns it)"),
+        "{}",
+        node("controller/sba-15")
+    );
+    // Every copy's slot has the template's modes and ropes.
+    assert_eq!(
+        field(node("slot/chassis7-slot-6"), "detail"),
+        field(node("slot/slot-6"), "detail")
+    );
+    let dot = ok(&["show", "server", "sx2000", "--format", "dot"]);
+    let (nodes, _) = check_dot(&dot, "sx2000");
+    assert!(nodes.contains("controller/sba-15"), "{dot}");
+    assert!(nodes.contains("slot/chassis15-slot-11"), "{dot}");
+}
+
 /// A `[[slot]]` table; `more` adds `segment` and `controller` lines.
 fn slot(name: &str, modes: &str, ropes: u32, more: &str) -> String {
     format!("[[slot]]\nname = \"{name}\"\nmodes = [{modes}]\nropes = {ropes}\n{more}\n")
