@@ -166,6 +166,9 @@ pub struct LineChart {
     pub y_label: String,
     /// The lines.
     pub lines: Vec<Line>,
+    /// For a categorical x axis (slots, links), the name of each x value
+    /// 0, 1, ...: the axis shows these instead of numbers. Empty: numbers.
+    pub x_names: Vec<String>,
 }
 
 /// One line of a [`LineChart`].
@@ -597,11 +600,26 @@ fn draw_lines<DB: DrawingBackend>(body: &DrawingArea<DB, Shift>, c: &LineChart) 
         .y_label_area_size(78)
         .build_cartesian_2d((x0 - pad)..(x1 + pad), y0..(y1 * 1.08))
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(c.x_label.clone())
+    let names = &c.x_names;
+    let x_text = |v: &f64| {
+        if names.is_empty() {
+            return crate::units::readable(*v);
+        }
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 {
+            names.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let mut mesh = chart.configure_mesh();
+    if !names.is_empty() {
+        // One label per name: the ticks fall on the whole x values.
+        mesh.x_labels(names.len() * 4 + 1);
+    }
+    mesh.x_desc(c.x_label.clone())
         .y_desc(c.y_label.clone())
-        .x_label_formatter(&|v| crate::units::readable(*v))
+        .x_label_formatter(&x_text)
         .y_label_formatter(&|v| crate::units::readable((v * 100.0).round() / 100.0))
         .axis_desc_style(style(13.0))
         .label_style(style(12.0))
@@ -1208,6 +1226,7 @@ mod tests {
             Chart::Lines(LineChart {
                 title: "l".into(),
                 x_label: "x".into(),
+                x_names: Vec::new(),
                 y_label: "y".into(),
                 lines: vec![Line {
                     name: "n".into(),

@@ -212,6 +212,11 @@ impl Errors {
         self.list.is_empty()
     }
 
+    /// How many errors it holds.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
     /// `Ok(value)` when no error was kept, else every error kept.
     pub fn finish<T>(self, value: T) -> Result<T> {
         match Error::from_list(self.list) {

@@ -181,7 +181,13 @@ enum Command {
         /// WHAT=LIST: WHAT is cells, socket_kib, message_kib, block_kib,
         /// outstanding or a model parameter's dotted path (as `iosim params`
         /// names it); LIST is `a,b,c`, `a..b` (whole steps) or `a:b:step`,
-        /// values of a parameter with or without a unit (`500ns`). Twice for a grid.
+        /// values of a parameter with or without a unit (`500ns`). A card
+        /// (CARD: its name; omitted: the experiment's only card):
+        /// `slot:CARD=SLOT,SLOT,...` moves it, `link:CARD=LINK,LINK,...`
+        /// runs it over other links (MTU, encapsulation),
+        /// `adapters:CARD[@SLOT,SLOT,...]=COUNTS` repeats it with its
+        /// workloads into the listed slots or the free slots in order.
+        /// Twice for a grid.
         #[arg(long = "vary", value_name = "WHAT=LIST", required = true)]
         vary: Vec<String>,
         /// Only this experiment of the scenario.
@@ -662,14 +668,9 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             rep.meta.push(("parameters".into(), parameters));
             rep.meta.push(("scenario".into(), sc.name.clone()));
             for a in &sweep.axes {
-                let vals: Vec<String> = a
-                    .values
-                    .iter()
-                    .map(|v| iosim::units::readable(*v))
-                    .collect();
                 rep.meta.push((
                     format!("vary {}", a.name),
-                    format!("{} ({})", vals.join(", "), a.unit),
+                    format!("{} ({})", a.labels.join(", "), a.unit),
                 ));
             }
             rep.meta.push((

@@ -731,8 +731,19 @@ fn node_detail(tree: &ServerTree, i: usize) -> String {
                 "one memory, {cpus_per_cell} CPUs; memory latency {local_ns} ns; {cpu}"
             ),
         },
-        NodeKind::IoController { packet_overhead } => {
-            format!("link to memory, each way; {packet_overhead} bytes overhead per packet")
+        NodeKind::IoController {
+            packet_overhead,
+            chassis,
+        } => {
+            let owner = match chassis {
+                Some((k, Some(c))) => format!(
+                    "; chassis {k}, on cell {c} (a partition of {} or more cells owns it)",
+                    c + 1
+                ),
+                Some((k, None)) => format!("; chassis {k}"),
+                None => String::new(),
+            };
+            format!("link to memory, each way; {packet_overhead} bytes overhead per packet{owner}")
         }
         NodeKind::Segment {
             shared,
@@ -910,7 +921,7 @@ pub fn sweep_plot_files(
         {
             let p = &s.points[m.point];
             let name = match (s.axes.get(1), p.values.get(1)) {
-                (Some(a), Some(v)) => format!("{}={}", a.name, crate::units::readable(*v)),
+                (Some(a), Some(v)) => format!("{}={}", a.name, a.label_of(*v)),
                 _ => metric.clone(),
             };
             let pos = match lines.iter().position(|l| l.name == name) {
@@ -945,6 +956,11 @@ pub fn sweep_plot_files(
                 x_label: format!("{} ({})", x_axis.name, x_axis.unit),
                 y_label: format!("{metric} ({unit})"),
                 lines,
+                x_names: if x_axis.knob.categorical() {
+                    x_axis.labels.clone()
+                } else {
+                    Vec::new()
+                },
             }),
         ));
     }
@@ -1001,7 +1017,10 @@ mod tests {
                 parent: None,
                 depth: 0,
                 capacity: Some(BytesPerSec(1e6)),
-                kind: NodeKind::IoController { packet_overhead: 8 },
+                kind: NodeKind::IoController {
+                    packet_overhead: 8,
+                    chassis: None,
+                },
             }],
         };
         let dot = server_tree_dot(&tree);

@@ -30,6 +30,9 @@ pub enum NodeKind {
     IoController {
         /// Header bytes per packet on its link.
         packet_overhead: u64,
+        /// The chassis it is the controller of and the cell that chassis
+        /// hangs from, when the server declares `[[chassis]]` copies.
+        chassis: Option<(u32, Option<u32>)>,
     },
     /// A bus segment with its bridge: a slot's own, or shared by several.
     Segment {
@@ -183,6 +186,11 @@ pub fn server_tree(reg: &Registry, server: &ServerSpec) -> Result<ServerTree> {
             Some(c) => {
                 let spec = &server.io_controllers[c];
                 let cp = IoControllerParams::from_set(&spec.params, &spec.at)?;
+                let chassis = server
+                    .slots
+                    .iter()
+                    .find(|s| s.controller == Some(c))
+                    .and_then(|s| s.chassis.map(|k| (k, s.cell)));
                 nodes.push(Node {
                     id: format!("controller/{}", spec.name),
                     parent: Some(0),
@@ -190,6 +198,7 @@ pub fn server_tree(reg: &Registry, server: &ServerSpec) -> Result<ServerTree> {
                     capacity: Some(BytesPerSec(cp.bandwidth)),
                     kind: NodeKind::IoController {
                         packet_overhead: cp.packet_overhead.round() as u64,
+                        chassis,
                     },
                 });
                 nodes.len() - 1

@@ -10,7 +10,7 @@
 //! numbers): differences between points are the model's, not the noise's.
 
 use crate::error::{Error, Result};
-use crate::model::{Registry, Scenario, WorkloadKind};
+use crate::model::{negotiate_mode, Experiment, Registry, Scenario, Workload, WorkloadKind};
 use crate::sim::ExperimentResult;
 use crate::stats::mean_ci95;
 use crate::units::readable;
@@ -31,6 +31,32 @@ pub enum Knob {
     Outstanding,
     /// A model parameter by its dotted path, values in its base unit.
     Param(String),
+    /// The slot of one card (by its label; `None`: the experiment's only
+    /// card), over the axis's labels (slot names; the values are their
+    /// indices).
+    Slot(Option<String>),
+    /// The link one card's functions run over instead of their adapter's
+    /// (the scenario's per-card `link`: an MTU or an encapsulation), over
+    /// the axis's labels (link names); card `*`: every card's.
+    Link(Option<String>),
+    /// How many copies of one card the experiment has (values: counts, 1
+    /// being the card alone), each with the card's workloads and link; the
+    /// copies go into `slots` in order, or, when it is empty, into the
+    /// server's free slots in order (held by no card, owned by the
+    /// partition, and of a mode the adapter runs).
+    Adapters {
+        /// The card copied (`None`: the experiment's only card).
+        card: Option<String>,
+        /// The slots of copies 2, 3, ...
+        slots: Vec<String>,
+    },
+}
+
+impl Knob {
+    /// Whether the values are names (slots, links) rather than numbers.
+    pub fn categorical(&self) -> bool {
+        matches!(self, Knob::Slot(_) | Knob::Link(_))
+    }
 }
 
 /// One varied quantity and its values.
@@ -40,14 +66,17 @@ pub struct Axis {
     pub name: String,
     /// What it changes.
     pub knob: Knob,
-    /// The values: KiB, counts, or the parameter's base unit.
+    /// The values: KiB, counts, or the parameter's base unit; for a
+    /// categorical knob, the index of each label.
     pub values: Vec<f64>,
+    /// Each value as shown (`64`, `slot-5`, `atm622-lane9218`).
+    pub labels: Vec<String>,
     /// The unit of `values` (`KiB`, `count`, `ns`, ...).
     pub unit: String,
 }
 
 /// The workload knobs `--vary` accepts by name.
-pub const KNOBS: &str = "cells, socket_kib, message_kib, block_kib, outstanding, or a model parameter's dotted path as `iosim params` names it";
+pub const KNOBS: &str = "cells, socket_kib, message_kib, block_kib, outstanding, slot[:CARD], link[:CARD], adapters[:CARD][@SLOT,SLOT,...], or a model parameter's dotted path as `iosim params` names it";
 
 fn bad(spec: &str, why: impl std::fmt::Display) -> Error {
     Error::Usage(format!("--vary {spec}: {why}"))
@@ -123,6 +152,9 @@ pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
         return Err(bad(spec, "expected WHAT=LIST, e.g. cells=1,2,4"));
     };
     let what = what.trim();
+    if let Some(axis) = card_knob(reg, spec, what, values)? {
+        return Ok(axis);
+    }
     let raw = list(spec, values)?;
     let (knob, lo, hi, whole, unit) = match what {
         "cells" => (Knob::Cells, 1.0, 64.0, true, "count"),
@@ -172,6 +204,7 @@ pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
             return Ok(Axis {
                 name: path.to_string(),
                 knob: Knob::Param(path.to_string()),
+                labels: values.iter().map(|v| readable(*v)).collect(),
                 values,
                 unit: dim.base_unit().to_string(),
             });
@@ -208,9 +241,120 @@ pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
     Ok(Axis {
         name: what.to_string(),
         knob,
+        labels: values.iter().map(|v| readable(*v)).collect(),
         values,
         unit: unit.to_string(),
     })
+}
+
+/// The knobs of one card, `slot[:CARD]=S,S,...`, `link[:CARD]=L,L,...` and
+/// `adapters[:CARD][@S,S,...]=COUNTS`; `None` for any other name.
+fn card_knob(reg: &Registry, spec: &str, what: &str, values: &str) -> Result<Option<Axis>> {
+    let (head, slots) = match what.split_once('@') {
+        Some((h, s)) => (h.trim(), Some(s)),
+        None => (what, None),
+    };
+    let (kind, card) = match head.split_once(':') {
+        Some((k, c)) => (k.trim(), Some(c.trim())),
+        None => (head, None),
+    };
+    if !matches!(kind, "slot" | "link" | "adapters") {
+        return Ok(None);
+    }
+    if let Some(c) = card {
+        if c.is_empty() || c.contains(char::is_whitespace) {
+            return Err(bad(
+                spec,
+                format!("`{what}`: expected {kind}:CARD, a card's name"),
+            ));
+        }
+    }
+    if slots.is_some() && kind != "adapters" {
+        return Err(bad(
+            spec,
+            "only adapters takes a list of slots (adapters:CARD@SLOT,SLOT,...=COUNTS)",
+        ));
+    }
+    let names = |text: &str, what: &str| -> Result<Vec<String>> {
+        let v: Vec<String> = text.split(',').map(|n| n.trim().to_string()).collect();
+        if text.trim().is_empty() || v.iter().any(|n| n.is_empty()) {
+            return Err(bad(spec, format!("an empty {what} name in the list")));
+        }
+        if let Some(d) = v.iter().enumerate().find(|(i, n)| v[..*i].contains(n)) {
+            return Err(bad(spec, format!("{what} `{}` is listed twice", d.1)));
+        }
+        if v.len() > 1000 {
+            return Err(bad(spec, format!("{} {what}s; at most 1000", v.len())));
+        }
+        Ok(v)
+    };
+    let card = card.map(str::to_string);
+    let axis = match kind {
+        "slot" | "link" => {
+            let labels = names(values, kind)?;
+            if kind == "link" {
+                if let Some(l) = labels.iter().find(|l| !reg.links.contains_key(*l)) {
+                    let known: Vec<&str> = reg.links.keys().map(String::as_str).collect();
+                    return Err(bad(
+                        spec,
+                        format!("unknown link `{l}`; known: {}", known.join(", ")),
+                    ));
+                }
+            }
+            Axis {
+                name: what.to_string(),
+                knob: if kind == "slot" {
+                    Knob::Slot(card)
+                } else {
+                    Knob::Link(card)
+                },
+                values: (0..labels.len()).map(|i| i as f64).collect(),
+                labels,
+                unit: if kind == "slot" { "slot" } else { "link" }.to_string(),
+            }
+        }
+        _ => {
+            let slots = match slots {
+                Some(s) => names(s, "slot")?,
+                None => Vec::new(),
+            };
+            let mut counts = Vec::new();
+            for (v, u) in list(spec, values)? {
+                if !u.is_empty() {
+                    return Err(bad(spec, format!("adapters takes plain counts, not `{u}`")));
+                }
+                if !(1.0..=256.0).contains(&v) || v.fract() != 0.0 {
+                    return Err(bad(
+                        spec,
+                        format!(
+                            "{} is out of range for adapters: expected a whole number from 1 to 256",
+                            readable(v)
+                        ),
+                    ));
+                }
+                counts.push(v);
+            }
+            Axis {
+                name: head.to_string(),
+                knob: Knob::Adapters { card, slots },
+                labels: counts.iter().map(|v| readable(*v)).collect(),
+                values: counts,
+                unit: "count".to_string(),
+            }
+        }
+    };
+    Ok(Some(axis))
+}
+
+impl Axis {
+    /// The label of `v`, one of the axis's values.
+    pub fn label_of(&self, v: f64) -> String {
+        self.values
+            .iter()
+            .position(|x| *x == v)
+            .and_then(|i| self.labels.get(i).cloned())
+            .unwrap_or_else(|| readable(v))
+    }
 }
 
 /// One point of the sweep: the value of each axis, in axis order.
@@ -225,7 +369,7 @@ impl Point {
     pub fn label(&self, axes: &[Axis]) -> String {
         axes.iter()
             .zip(&self.values)
-            .map(|(a, v)| format!("{}={}", a.name, readable(*v)))
+            .map(|(a, v)| format!("{}={}", a.name, a.label_of(*v)))
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -298,6 +442,12 @@ fn apply_workload(sc: &mut Scenario, knob: &Knob, v: f64, name: &str) -> Result<
             e.cells = v as u32;
             continue;
         }
+        if matches!(
+            knob,
+            Knob::Slot(_) | Knob::Link(_) | Knob::Adapters { .. } | Knob::Param(_)
+        ) {
+            continue;
+        }
         let bytes = (v * 1024.0) as u64;
         for w in e.workloads.iter_mut() {
             match (&mut w.kind, knob) {
@@ -341,6 +491,11 @@ fn metrics_of(r: &ExperimentResult) -> Vec<(String, &'static str, f64)> {
     for f in &r.functions {
         m.push((format!("{} throughput", f.label), "MB/s", f.total().mb_s()));
     }
+    m.push((
+        "total throughput".into(),
+        "MB/s",
+        r.functions.iter().map(|f| f.total().mb_s()).sum(),
+    ));
     m.push(("cpu utilisation".into(), "percent", r.cpu_util * 100.0));
     m.push(("service demand".into(), "us/KB", r.service_demand_us_per_kb));
     let mut controllers: Vec<(String, f64)> = Vec::new();
@@ -418,18 +573,71 @@ pub fn run_sweep(
         }
         regs.push(r);
     }
-    // One scenario per combination of workload values.
+    // One scenario per combination of workload values, each experiment
+    // checked before anything runs.
     let mut scenarios = Vec::new();
     for combo in grid(&sub(&work_axes)) {
         let mut s = base.clone();
-        for (k, &vi) in combo.iter().enumerate() {
+        let label = combo
+            .iter()
+            .enumerate()
+            .map(|(k, &vi)| {
+                let a = &axes[work_axes[k]];
+                format!("{}={}", a.name, a.labels[vi])
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        // Copies of a card last: they take free slots once the other knobs
+        // have moved the cards and set the cells.
+        let copies_last = |k: &usize| matches!(axes[work_axes[*k]].knob, Knob::Adapters { .. });
+        let mut order: Vec<usize> = (0..combo.len()).collect();
+        order.sort_by_key(copies_last);
+        for k in order {
             let a = &axes[work_axes[k]];
+            let vi = combo[k];
             if a.knob == Knob::Cells {
                 check_cells(reg, &s, a.values[vi])?;
             }
             apply_workload(&mut s, &a.knob, a.values[vi], &a.name)?;
+            for e in s.experiments.iter_mut() {
+                apply_card(reg, e, &a.knob, a.values[vi], &a.labels[vi])
+                    .map_err(|why| point_error(&label, &e.id, &sc.name, why))?;
+            }
+        }
+        for e in &s.experiments {
+            check_point(reg, e).map_err(|why| point_error(&label, &e.id, &sc.name, why))?;
         }
         scenarios.push(s);
+    }
+    // What only assembly sees (FIFOs, sockets, CPUs), at every registry.
+    for (ri, r) in regs.iter().enumerate() {
+        for (si, s) in scenarios.iter().enumerate() {
+            for e in &s.experiments {
+                if let Err(err) = crate::sim::config::assemble(r, e) {
+                    let mut label = Vec::new();
+                    let (mut rr, mut ss) = (ri, si);
+                    let mut parts: Vec<(usize, String)> = Vec::new();
+                    for &i in param_axes.iter().rev() {
+                        let n = axes[i].values.len();
+                        parts.push((i, format!("{}={}", axes[i].name, axes[i].labels[rr % n])));
+                        rr /= n;
+                    }
+                    for &i in work_axes.iter().rev() {
+                        let n = axes[i].values.len();
+                        parts.push((i, format!("{}={}", axes[i].name, axes[i].labels[ss % n])));
+                        ss /= n;
+                    }
+                    parts.sort();
+                    label.extend(parts.into_iter().map(|p| p.1));
+                    return Err(point_error(
+                        &label.join(" "),
+                        &e.id,
+                        &sc.name,
+                        err.to_string(),
+                    ));
+                }
+            }
+        }
     }
     let reg_refs: Vec<&Registry> = regs.iter().collect();
     let mut reps = Vec::new();
@@ -497,6 +705,180 @@ pub fn run_sweep(
     })
 }
 
+/// A bad sweep point, named.
+fn point_error(label: &str, exp: &str, scenario: &str, why: String) -> Error {
+    Error::Usage(format!(
+        "--vary: point `{label}`, experiment `{exp}` of scenario `{scenario}`: {why}"
+    ))
+}
+
+/// The index of the card a knob names (`None`: the experiment's only card).
+fn card_of(e: &Experiment, card: &Option<String>) -> std::result::Result<usize, String> {
+    let labels = || {
+        e.cards
+            .iter()
+            .map(|c| c.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match card {
+        Some(c) => e
+            .cards
+            .iter()
+            .position(|x| &x.0 == c)
+            .ok_or_else(|| format!("no card `{c}` (its cards: {})", labels())),
+        None if e.cards.len() == 1 => Ok(0),
+        None => Err(format!(
+            "{} cards ({}): name the one to vary, e.g. slot:{}",
+            e.cards.len(),
+            labels(),
+            e.cards.first().map_or("CARD", |c| c.0.as_str())
+        )),
+    }
+}
+
+/// Applies a card knob (slot, link, copies) to experiment `e`; `v` is the
+/// value and `label` its label. Other knobs leave `e` alone.
+fn apply_card(
+    reg: &Registry,
+    e: &mut Experiment,
+    knob: &Knob,
+    v: f64,
+    label: &str,
+) -> std::result::Result<(), String> {
+    match knob {
+        Knob::Slot(card) => {
+            let i = card_of(e, card)?;
+            e.cards[i].2 = label.to_string();
+        }
+        Knob::Link(Some(all)) if all == "*" => {
+            for l in e.links.iter_mut() {
+                *l = Some(label.to_string());
+            }
+        }
+        Knob::Link(card) => {
+            let i = card_of(e, card)?;
+            e.links[i] = Some(label.to_string());
+        }
+        Knob::Adapters { card, slots } => {
+            let i = card_of(e, card)?;
+            let n = v as usize;
+            let (name, adapter, _) = e.cards[i].clone();
+            let spec = reg
+                .adapters
+                .get(&adapter)
+                .ok_or_else(|| format!("unknown adapter `{adapter}`"))?;
+            let server = reg
+                .servers
+                .get(&e.server)
+                .ok_or_else(|| format!("unknown server `{}`", e.server))?;
+            if !slots.is_empty() && slots.len() < n.saturating_sub(1) {
+                return Err(format!(
+                    "{n} cards `{name}` need {} slots for the copies beside its own; the list gives {}",
+                    n - 1,
+                    slots.len()
+                ));
+            }
+            let free: Vec<String> = if slots.is_empty() {
+                server
+                    .slots
+                    .iter()
+                    .filter(|s| {
+                        s.owned_by(e.cells)
+                            && !e.cards.iter().any(|c| c.2 == s.name)
+                            && negotiate_mode(spec, s).is_some()
+                    })
+                    .map(|s| s.name.clone())
+                    .collect()
+            } else {
+                slots.clone()
+            };
+            if free.len() < n.saturating_sub(1) {
+                return Err(format!(
+                    "{n} cards `{name}` (adapter `{adapter}`) need {} free slots beside the experiment's cards; server `{}` has only {} that a partition of {} cell(s) owns and the adapter runs in",
+                    n - 1,
+                    e.server,
+                    free.len(),
+                    e.cells
+                ));
+            }
+            let workloads: Vec<Workload> = e
+                .workloads
+                .iter()
+                .filter(|w| w.card == i)
+                .cloned()
+                .collect();
+            let link = e.links[i].clone();
+            for (k, slot) in (2..=n).zip(free) {
+                let label = format!("{name}-{k}");
+                if e.cards.iter().any(|c| c.0 == label) {
+                    return Err(format!(
+                        "the copy `{label}` of card `{name}` would have the name of another card"
+                    ));
+                }
+                let ci = e.cards.len();
+                e.cards.push((label, adapter.clone(), slot));
+                e.links.push(link.clone());
+                e.workloads.extend(workloads.iter().cloned().map(|mut w| {
+                    w.card = ci;
+                    w
+                }));
+            }
+            e.workloads.sort_by_key(|w| (w.card, w.function));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What the loader checks of an experiment's cards, again at a sweep point:
+/// each slot exists, runs the adapter, holds one card and is owned by the
+/// partition; each card's link can replace its adapter's.
+fn check_point(reg: &Registry, e: &Experiment) -> std::result::Result<(), String> {
+    let server = reg
+        .servers
+        .get(&e.server)
+        .ok_or_else(|| format!("unknown server `{}`", e.server))?;
+    for (j, (label, adapter, slot)) in e.cards.iter().enumerate() {
+        let spec = reg
+            .adapters
+            .get(adapter)
+            .ok_or_else(|| format!("unknown adapter `{adapter}`"))?;
+        let Some(s) = server.slots.iter().find(|s| &s.name == slot) else {
+            return Err(format!(
+                "card `{label}`: server `{}` has no slot `{slot}`",
+                server.name
+            ));
+        };
+        if negotiate_mode(spec, s).is_none() {
+            return Err(format!(
+                "card `{label}`: adapter `{adapter}` (modes {}) cannot run in slot `{slot}` (modes {})",
+                spec.modes.join(", "),
+                s.modes.join(", ")
+            ));
+        }
+        if let Some(other) = e.cards[..j].iter().find(|c| &c.2 == slot) {
+            return Err(format!(
+                "cards `{}` and `{label}` are both in slot `{slot}`",
+                other.0
+            ));
+        }
+        if let Some(why) = server.not_owned(s, e.cells) {
+            return Err(format!("card `{label}`: {why}"));
+        }
+        if let Some(Some(l)) = e.links.get(j) {
+            let link = reg
+                .links
+                .get(l)
+                .ok_or_else(|| format!("unknown link `{l}`"))?;
+            if let Some(why) = reg.link_mismatch(spec, link) {
+                return Err(format!("card `{label}`: {why}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Cells beyond the server's range are refused before anything runs.
 fn check_cells(reg: &Registry, sc: &Scenario, cells: f64) -> Result<()> {
     for e in &sc.experiments {
@@ -543,6 +925,7 @@ mod tests {
             name: "a".into(),
             knob: Knob::Cells,
             values: vec![0.0; n],
+            labels: vec![String::new(); n],
             unit: "count".into(),
         };
         assert_eq!(

@@ -349,6 +349,34 @@ fn unknown_adapter_and_server_are_errors_listing_the_known_ones() {
 }
 
 #[test]
+fn slots_of_chassis_the_partition_does_not_own_are_not_free() {
+    // A two-cell sx2000 partition owns chassis 0 and 1: 24 slots of 192.
+    let head = "[place]\nserver = \"sx2000\"\ntestbed = \"hp-2004-lab\"\ncells = 2\n";
+    let text = format!(
+        "{head}\n[[card]]\nname = \"d\"\nadapter = \"dma-exerciser\"\ncount = 25\n{}",
+        dma_workload("d")
+    );
+    let (code, err) = fails(&text);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("25 cards to place but server `sx2000` has only 24 free slots")
+            && err.contains("168 in chassis a partition of 2 cell(s) does not own"),
+        "{err}"
+    );
+    // A card fixed in a slot of chassis 2.
+    let text = format!(
+        "{head}\n[[card]]\nname = \"d\"\nadapter = \"dma-exerciser\"\nslot = \"chassis2-slot-3\"\n{}",
+        dma_workload("d")
+    );
+    let (code, err) = fails(&text);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("card[0].slot") && err.contains("is in chassis 2 of server `sx2000`"),
+        "{err}"
+    );
+}
+
+#[test]
 fn conflicting_constraints_are_errors() {
     // Two cards apart by chassis on a server that is one chassis.
     let text = format!(

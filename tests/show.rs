@@ -172,6 +172,41 @@ fn rp8400_has_32_slots_with_their_peaks_and_ropes() {
     assert!(table.contains("533  modes pcix66 pci66 pci33-64; 2 ropes, 500 MB/s"));
 }
 
+#[test]
+fn sx2000_is_sixteen_chassis_from_one_template() {
+    // One [[chassis]] template with per_cell = 1 on a 16-cell server: 16
+    // controllers of 12 slots, chassis K on cell K, copy 0 keeping its names.
+    let rows = json_rows(&ok(&["show", "server", "sx2000", "--format", "json"]));
+    let kind = |k: &str| rows.iter().filter(|r| field(r, "kind") == k).count();
+    assert_eq!(kind("io_controller"), 16);
+    assert_eq!(kind("slot"), 192);
+    let node = |n: &str| {
+        rows.iter()
+            .find(|r| field(r, "node") == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    assert_eq!(field(node("bus/slot-5"), "parent"), "controller/sba");
+    assert_eq!(
+        field(node("bus/chassis15-slot-5"), "parent"),
+        "controller/sba-15"
+    );
+    assert!(
+        field(node("controller/sba-15"), "detail")
+            .contains("chassis 15, on cell 15 (a partition of 16 or more cells owns it)"),
+        "{}",
+        node("controller/sba-15")
+    );
+    // Every copy's slot has the template's modes and ropes.
+    assert_eq!(
+        field(node("slot/chassis7-slot-6"), "detail"),
+        field(node("slot/slot-6"), "detail")
+    );
+    let dot = ok(&["show", "server", "sx2000", "--format", "dot"]);
+    let (nodes, _) = check_dot(&dot, "sx2000");
+    assert!(nodes.contains("controller/sba-15"), "{dot}");
+    assert!(nodes.contains("slot/chassis15-slot-11"), "{dot}");
+}
+
 /// A `[[slot]]` table; `more` adds `segment` and `controller` lines.
 fn slot(name: &str, modes: &str, ropes: u32, more: &str) -> String {
     format!("[[slot]]\nname = \"{name}\"\nmodes = [{modes}]\nropes = {ropes}\n{more}\n")
@@ -307,4 +342,72 @@ fn a_missing_or_unknown_server_lists_the_known_ones() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(KNOWN), "{err}");
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_count_chassis_template_copies_slots_segments_and_controller() {
+    // Two slots of its own, then a template copied three times whose two
+    // slots share a segment: copy K renames the controller `cage-K` and the
+    // slots and segment `chassisK-...`; a `count` chassis belongs to no cell.
+    let pci = r#""pci66", "pci33-64""#;
+    let own = slot("a1", pci, 1, "");
+    let template = [
+        "[[chassis]]\ncount = 3\n\n[chassis.io_controller]\nname = \"cage\"\n\n",
+        "[chassis.io_controller.param]\n",
+        "bandwidth = { value = 800, unit = \"MB/s\", source = \"test\" }\n",
+        "packet_overhead = { value = 8, unit = \"bytes\", source = \"test\" }\n\n",
+        &format!(
+            "[[chassis.slot]]\nname = \"s1\"\nmodes = [{pci}]\nropes = 2\nsegment = \"pair\"\n\n"
+        ),
+        &format!(
+            "[[chassis.slot]]\nname = \"s2\"\nmodes = [{pci}]\nropes = 2\nsegment = \"pair\"\n"
+        ),
+    ]
+    .concat();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).expect("models dir");
+    std::fs::write(
+        models.join("server.toml"),
+        common::server_toml("cage-test", &[], &format!("{own}\n{template}")),
+    )
+    .expect("server");
+    let m = models.display().to_string();
+    let rows = json_rows(&ok(&[
+        "show",
+        "server",
+        "cage-test",
+        "--models",
+        &m,
+        "--format",
+        "json",
+    ]));
+    let parent = |n: &str| {
+        rows.iter()
+            .find(|r| field(r, "node") == n)
+            .map(|r| field(r, "parent").to_string())
+            .unwrap_or_else(|| panic!("no node {n}: {rows:?}"))
+    };
+    assert_eq!(parent("bus/a1"), "memory");
+    assert_eq!(parent("segment/pair"), "controller/cage");
+    assert_eq!(parent("slot/s2"), "segment/pair");
+    assert_eq!(parent("segment/chassis2-pair"), "controller/cage-2");
+    assert_eq!(parent("slot/chassis2-s1"), "segment/chassis2-pair");
+    assert_eq!(
+        rows.iter().filter(|r| field(r, "kind") == "slot").count(),
+        7
+    );
+    let cage2 = rows
+        .iter()
+        .find(|r| field(r, "node") == "controller/cage-2")
+        .expect("cage-2");
+    assert!(field(cage2, "detail").ends_with("; chassis 2"), "{cage2}");
+    // Every copy's parameter has its own dotted path and the template's source.
+    let params = ok(&["params", "--models", &m]);
+    assert!(
+        params.lines().any(
+            |l| l.starts_with("server.cage-test.controller.cage-2.bandwidth") && l.contains("test")
+        ),
+        "{params}"
+    );
 }

@@ -1,5 +1,6 @@
 //! `iosim sweep`, driven through the real binary: the rp8400 cell trend, the
-//! socket-size knee, independence from the thread count, plots, bad input.
+//! socket-size knee, independence from the thread count, plots, the card
+//! knobs (slot, link, number of adapters), bad input.
 
 mod common;
 use common::{iosim, succeeded as stdout};
@@ -186,4 +187,219 @@ fn bad_input_is_a_clear_error_not_a_panic() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--experiment nope"));
     // No --vary at all is a usage error from clap.
     assert_eq!(iosim(&["sweep", f]).status.code(), Some(2));
+}
+
+/// `iosim sweep FILE --experiment EXP --vary VARY --format csv`.
+fn sweep_at(file: &str, exp: &str, vary: &str) -> String {
+    stdout(&iosim(&[
+        "sweep",
+        file,
+        "--experiment",
+        exp,
+        "--vary",
+        vary,
+        "--format",
+        "csv",
+    ]))
+}
+
+#[test]
+fn slot_sweep_reproduces_the_slot_266_ordering() {
+    // ab379b.slot-266: the AB379B reaches its throughput only in an rx6600
+    // PCI-X 266 slot; slot 5 (PCI-X 133) and slot 7 (PCI-X 66, shared) fall
+    // behind, in that order. One card moved over the three slots.
+    let csv = sweep_at(
+        "scenarios/ab379b/rx6600-slot-types.toml",
+        "slot3.pcix266",
+        "slot:ab379b=slot-3,slot-5,slot-7",
+    );
+    let m = means(&csv, "slot3.pcix266", "total throughput");
+    let points: Vec<&str> = m.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(
+        points,
+        [
+            "slot:ab379b=slot-3",
+            "slot:ab379b=slot-5",
+            "slot:ab379b=slot-7"
+        ]
+    );
+    let v: Vec<f64> = m.iter().map(|p| p.1).collect();
+    assert!(v[0] > v[1] * 1.2 && v[1] > v[2] * 1.2, "{v:?}");
+}
+
+#[test]
+fn adapter_count_sweep_on_the_sx2000_scales_then_bends() {
+    // The sx2000 scaling scenario's first experiment (one AB379B in slot 5
+    // of chassis 0), repeated into the slots the scenario's n2..n6 use.
+    let csv = sweep_at(
+        "scenarios/ab379b/sx2000-scaling.toml",
+        "n1",
+        "adapters:hba1@chassis1-slot-5,slot-6,chassis1-slot-6,slot-3,chassis1-slot-3=1..6",
+    );
+    let v: Vec<f64> = means(&csv, "n1", "total throughput")
+        .iter()
+        .map(|p| p.1)
+        .collect();
+    assert_eq!(v.len(), 6, "{csv}");
+    // Linear over the four PCI-X 266 slots (each adapter alone on its bus,
+    // ropes and chassis link)...
+    for (n, x) in v.iter().enumerate().take(4) {
+        assert!((x / (v[0] * (n + 1) as f64) - 1.0).abs() < 0.01, "{v:?}");
+    }
+    // ...then each further adapter, in a PCI-X 133 slot, adds less.
+    assert!(v[4] > v[3] && v[5] > v[4], "{v:?}");
+    assert!(v[4] - v[3] < v[0] * 0.9, "{v:?}");
+    // The copies are named after the card and carry its workloads.
+    assert!(
+        csv.contains(",adapters:hba1=6,hba1-6.port1 throughput,"),
+        "{csv}"
+    );
+    // From the free slots in order (chassis 0's slot 0 first): 12 fit.
+    let csv = sweep_at(
+        "scenarios/ab379b/sx2000-scaling.toml",
+        "n1",
+        "adapters:hba1=12",
+    );
+    assert!(
+        csv.contains(",adapters:hba1=12,hba1-12.port0 throughput,"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn mtu_sweep_on_atm_lane_9218_beats_1516() {
+    // Every card of the four-card ATM/622 LANE experiment over the two
+    // MTUs: the larger frames carry more per frame of SAR and CPU work.
+    let csv = sweep_at(
+        "scenarios/atm/table9-atm622-n4000.toml",
+        "atm622.out.mtu9218",
+        "link:*=atm622-lane9218,atm622-lane1516",
+    );
+    let m = means(&csv, "atm622.out.mtu9218", "total throughput");
+    assert_eq!(m.len(), 2, "{csv}");
+    assert_eq!(m[0].0, "link:*=atm622-lane9218");
+    assert!(m[0].1 > m[1].1 * 1.3, "{m:?}");
+    // One card alone over the two links: only its throughput moves.
+    let csv = sweep_at(
+        "scenarios/atm/table9-atm622-n4000.toml",
+        "atm622.out.mtu9218",
+        "link:atm0=atm622-lane9218,atm622-lane1516",
+    );
+    let a0 = means(&csv, "atm622.out.mtu9218", "atm0.atm throughput");
+    assert_eq!(a0.len(), 2, "{csv}");
+    assert!(a0[0].1 > a0[1].1, "{a0:?}");
+}
+
+#[test]
+fn plot_of_a_categorical_sweep_names_the_slots() {
+    let dir = std::env::temp_dir().join(format!("iosim-sweep-slots-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    stdout(&iosim(&[
+        "sweep",
+        "scenarios/ab379b/rx6600-slot-types.toml",
+        "--experiment",
+        "slot3.pcix266",
+        "--vary",
+        "slot:ab379b=slot-3,slot-5,slot-7",
+        "--plot",
+        dir.to_str().expect("a UTF-8 path"),
+    ]));
+    let svg = std::fs::read_to_string(dir.join("slot3_pcix266-total_throughput.svg"))
+        .expect("a chart of the total");
+    for s in ["slot-3", "slot-5", "slot-7"] {
+        assert!(svg.contains(s), "{s} is not on the x axis");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_card_knobs_are_clear_errors_naming_the_point() {
+    let rx = "scenarios/ab379b/rx6600-slot-types.toml";
+    let atm = "scenarios/atm/table9-atm622-n4000.toml";
+    let sx = "scenarios/ab379b/sx2000-scaling.toml";
+    for (file, exp, vary, says) in [
+        (
+            rx,
+            "slot3.pcix266",
+            "slot:ab379b=slot-3,slot-99",
+            "point `slot:ab379b=slot-99`",
+        ),
+        (
+            rx,
+            "slot3.pcix266",
+            "slot:ab379b=slot-3,slot-99",
+            "has no slot `slot-99`",
+        ),
+        (rx, "slot3.pcix266", "slot:nope=slot-3", "no card `nope`"),
+        (
+            rx,
+            "slot3.pcix266",
+            "slot:ab379b=slot-3,slot-3",
+            "listed twice",
+        ),
+        (rx, "slot3.pcix266", "slot:ab379b=", "empty slot name"),
+        (
+            rx,
+            "slot3.pcix266",
+            "link:ab379b=atm622-lane9218",
+            "cannot replace the links",
+        ),
+        (
+            rx,
+            "slot3.pcix266",
+            "link:ab379b=nope",
+            "unknown link `nope`",
+        ),
+        (
+            rx,
+            "slot3.pcix266",
+            "adapters:ab379b@slot-5=1..3",
+            "the list gives 1",
+        ),
+        (
+            rx,
+            "slot3.pcix266",
+            "adapters:ab379b=0",
+            "out of range for adapters",
+        ),
+        (
+            rx,
+            "slot3.pcix266",
+            "slot:ab379b@slot-3=slot-4",
+            "only adapters takes a list",
+        ),
+        (
+            atm,
+            "atm622.out.mtu9218",
+            "slot=ike0-twin-turbo-2",
+            "name the one to vary",
+        ),
+        (
+            atm,
+            "atm622.out.mtu9218",
+            "slot:atm0=ike1-twin-turbo-1",
+            "are both in slot",
+        ),
+        (
+            atm,
+            "atm622.out.mtu9218",
+            "link:atm0=gige",
+            "cannot replace the links",
+        ),
+        (sx, "n1", "adapters:hba1=30", "need 29 free slots"),
+        (sx, "n2", "cells=1,2", "point `cells=1`"),
+        (
+            sx,
+            "n2",
+            "cells=1,2",
+            "owns only the chassis of its cells (chassis 0)",
+        ),
+    ] {
+        let o = iosim(&["sweep", file, "--experiment", exp, "--vary", vary]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{vary}: {err}");
+        assert!(err.contains(says), "{vary}: {err}");
+        assert!(!err.contains("panicked"), "{vary}: {err}");
+        assert!(o.stdout.is_empty(), "{vary}: a bad point runs nothing");
+    }
 }

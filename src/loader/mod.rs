@@ -565,39 +565,117 @@ fn add_model(
                     });
                 }
             }
-            if s.slot.get_ref().is_empty() {
+            let raw_slots: &[raw::RawSlot] = s.slot.as_ref().map_or(&[], |v| v.get_ref());
+            if raw_slots.is_empty() && s.chassis.is_empty() {
                 errs.push(src.invalid(
                     "slot",
-                    s.slot.span(),
-                    "a server needs at least one [[slot]]",
+                    s.slot.as_ref().map_or(s.name.span(), |v| v.span()),
+                    "a server needs at least one [[slot]] or [[chassis]]",
                 ));
             }
             let mut slots: Vec<SlotSpec> = Vec::new();
-            for (i, raw) in s.slot.get_ref().iter().enumerate() {
-                if let Some(slot) = errs.take(slot_spec(src, i, raw, &slots, &io_controllers)) {
-                    // The slots of one segment share its bus adapter: its
-                    // ropes and the controller they end at.
-                    let first = slot
-                        .segment
-                        .as_ref()
-                        .and_then(|seg| slots.iter().find(|o| o.segment.as_ref() == Some(seg)));
-                    if let (Some(first), Some(seg)) = (first, raw.segment.as_ref()) {
-                        if first.ropes != slot.ropes || first.controller != slot.controller {
-                            errs.push(src.invalid(
-                                &format!("slot[{i}].segment"),
-                                seg.span(),
-                                format!(
-                                    "slot `{}` is on segment `{}` with slot `{}` but names other \
-                                     ropes or another controller: the slots of one segment share \
-                                     one bus adapter, its ropes and its controller",
-                                    slot.name,
-                                    seg.get_ref(),
-                                    first.name
-                                ),
-                            ));
+            let mut placed: Vec<(String, &raw::RawSlot)> = Vec::new();
+            for (i, raw) in raw_slots.iter().enumerate() {
+                let key = format!("slot[{i}]");
+                if let Some(slot) =
+                    errs.take(slot_spec(src, &key, raw, &slots, &io_controllers, None))
+                {
+                    slots.push(slot);
+                    placed.push((key, raw));
+                }
+            }
+            // Chassis templates: each copy its own controller and slots,
+            // numbered across the templates in file order.
+            let cells_max = params.as_ref().and_then(|p| p.value("cells_max"));
+            let mut next_chassis: u32 = 0;
+            for (t, ch) in s.chassis.iter().enumerate() {
+                let tkey = format!("chassis[{t}]");
+                let Some((copies, per_cell)) = errs.take(chassis_copies(src, &tkey, ch, cells_max))
+                else {
+                    continue;
+                };
+                let rc = ch.io_controller.get_ref();
+                let ckey = format!("{tkey}.io_controller");
+                let Some(cname) = errs.take(check_name(src, &format!("{ckey}.name"), &rc.name))
+                else {
+                    continue;
+                };
+                let Some(cparams) = errs.take(convert_params(
+                    src,
+                    &format!("{ckey}.param"),
+                    &rc.param,
+                    schema::IO_CONTROLLER,
+                )) else {
+                    continue;
+                };
+                if ch.slot.get_ref().is_empty() {
+                    errs.push(src.invalid(
+                        &format!("{tkey}.slot"),
+                        ch.slot.span(),
+                        "a chassis needs at least one [[chassis.slot]]",
+                    ));
+                    continue;
+                }
+                for k in 0..copies {
+                    let index = next_chassis + k;
+                    let name = chassis_name(&cname, index, true);
+                    if io_controllers.iter().any(|c| c.name == name) {
+                        errs.push(src.invalid(
+                            &format!("{ckey}.name"),
+                            rc.name.span(),
+                            format!("I/O controller `{name}` (chassis {index}) is defined twice"),
+                        ));
+                        break;
+                    }
+                    io_controllers.push(IoControllerSpec {
+                        name,
+                        params: cparams.clone(),
+                        at: src.at(&format!("{ckey}.name"), rc.name.span()),
+                    });
+                    let copy = ChassisCopy {
+                        index,
+                        cell: per_cell.map(|p| k / p),
+                        controller: io_controllers.len() - 1,
+                    };
+                    let before = errs.len();
+                    for (i, raw) in ch.slot.get_ref().iter().enumerate() {
+                        let key = format!("{tkey}.slot[{i}]");
+                        let r = slot_spec(src, &key, raw, &slots, &io_controllers, Some(copy));
+                        if let Some(slot) = errs.take(r) {
+                            slots.push(slot);
+                            placed.push((key, raw));
                         }
                     }
-                    slots.push(slot);
+                    // A template's error is reported once, not once a copy.
+                    if errs.len() > before {
+                        break;
+                    }
+                }
+                next_chassis += copies;
+            }
+            // The slots of one segment share its bus adapter: its ropes and
+            // the controller they end at.
+            for (i, slot) in slots.iter().enumerate() {
+                let (key, raw) = &placed[i];
+                let first = slot
+                    .segment
+                    .as_ref()
+                    .and_then(|seg| slots[..i].iter().find(|o| o.segment.as_ref() == Some(seg)));
+                if let (Some(first), Some(seg)) = (first, raw.segment.as_ref()) {
+                    if first.ropes != slot.ropes || first.controller != slot.controller {
+                        errs.push(src.invalid(
+                            &format!("{key}.segment"),
+                            seg.span(),
+                            format!(
+                                "slot `{}` is on segment `{}` with slot `{}` but names other \
+                                 ropes or another controller: the slots of one segment share \
+                                 one bus adapter, its ropes and its controller",
+                                slot.name,
+                                seg.get_ref(),
+                                first.name
+                            ),
+                        ));
+                    }
                 }
             }
             let (Some(name), Some(params), Some(bridge), true) =
@@ -772,18 +850,102 @@ fn unique_name<'a>(
     Some(n)
 }
 
-/// Slot `i` of a server, checked; `earlier` are the slots before it.
+/// The number of copies of chassis template `key` and, for `per_cell`,
+/// the copies per cell: exactly one of `count` (1 to 64) or `per_cell` (1 to
+/// 4, times the server's `cells_max`).
+fn chassis_copies(
+    src: &Source,
+    key: &str,
+    ch: &raw::RawChassis,
+    cells_max: Option<f64>,
+) -> Result<(u32, Option<u32>)> {
+    match (&ch.count, &ch.per_cell) {
+        (Some(c), None) => {
+            let k = format!("{key}.count");
+            let n = whole_number(src, &k, c, "count")?;
+            if !(1.0..=64.0).contains(&n) {
+                return Err(src.invalid(
+                    &k,
+                    c.span(),
+                    format!("{} chassis; expected 1 to 64", readable(n)),
+                ));
+            }
+            Ok((n as u32, None))
+        }
+        (None, Some(p)) => {
+            let k = format!("{key}.per_cell");
+            let n = whole_number(src, &k, p, "per_cell")?;
+            if !(1.0..=4.0).contains(&n) {
+                return Err(src.invalid(
+                    &k,
+                    p.span(),
+                    format!("{} chassis per cell; expected 1 to 4", readable(n)),
+                ));
+            }
+            // Without a valid cells_max its own error is reported.
+            let cells = cells_max.unwrap_or(1.0).max(1.0) as u32;
+            Ok((cells * n as u32, Some(n as u32)))
+        }
+        (Some(c), Some(_)) => Err(src.invalid(
+            &format!("{key}.count"),
+            c.span(),
+            "give a chassis `count` or `per_cell`, not both",
+        )),
+        (None, None) => Err(src.invalid(
+            &format!("{key}.io_controller"),
+            ch.io_controller.span(),
+            "a chassis needs `count` (copies) or `per_cell` (copies per cell of the server's cells_max)",
+        )),
+    }
+}
+
+/// Which copy of a `[[chassis]]` template a slot is made for.
+#[derive(Debug, Clone, Copy)]
+struct ChassisCopy {
+    /// The chassis number (0 keeps the template's names).
+    index: u32,
+    /// The cell it hangs from (`per_cell`), if any.
+    cell: Option<u32>,
+    /// Its I/O controller (an index into the server's).
+    controller: usize,
+}
+
+/// The name of `name` (a slot, segment or I/O controller of a chassis
+/// template) in chassis copy `k`: copy 0 keeps it; a slot or segment of copy
+/// k is `chassisK-NAME`, a controller `NAME-K`.
+fn chassis_name(name: &str, k: u32, controller: bool) -> String {
+    match (k, controller) {
+        (0, _) => name.to_string(),
+        (k, true) => format!("{name}-{k}"),
+        (k, false) => format!("chassis{k}-{name}"),
+    }
+}
+
+/// Slot `key` (`slot[3]`, `chassis[0].slot[3]`) of a server, checked;
+/// `earlier` are the slots before it; `copy` when it is a copy of a chassis
+/// template's slot (renamed, under the copy's controller).
 fn slot_spec(
     src: &Source,
-    i: usize,
+    key: &str,
     raw: &raw::RawSlot,
     earlier: &[SlotSpec],
     controllers: &[IoControllerSpec],
+    copy: Option<ChassisCopy>,
 ) -> Result<SlotSpec> {
-    let key = format!("slot[{i}]");
+    let key = key.to_string();
     let mut errs = Errors::default();
-    let taken = earlier.iter().map(|x| x.name.as_str());
-    let sname = unique_name(src, &key, &raw.name, taken, "slot", &mut errs);
+    let sname = errs
+        .take(check_name(src, &format!("{key}.name"), &raw.name))
+        .map(|n| chassis_name(&n, copy.map_or(0, |c| c.index), false));
+    if let Some(n) = &sname {
+        if earlier.iter().any(|x| &x.name == n) {
+            errs.push(src.invalid(
+                &format!("{key}.name"),
+                raw.name.span(),
+                format!("slot `{n}` is defined twice"),
+            ));
+        }
+    }
     let modes = errs.take(spanned_list(src, &format!("{key}.modes"), &raw.modes));
     let rkey = format!("{key}.ropes");
     let ropes = errs.take(
@@ -803,11 +965,22 @@ fn slot_spec(
         }),
     );
     let segment = match &raw.segment {
-        Some(seg) => errs.take(check_name(src, &format!("{key}.segment"), seg)),
+        Some(seg) => errs
+            .take(check_name(src, &format!("{key}.segment"), seg))
+            .map(|n| chassis_name(&n, copy.map_or(0, |c| c.index), false)),
         None => None,
     };
-    let controller = match &raw.controller {
-        Some(c) => {
+    let controller = match (&raw.controller, copy) {
+        (Some(c), Some(_)) => {
+            errs.push(src.invalid(
+                &format!("{key}.controller"),
+                c.span(),
+                "a chassis template's slot hangs from its chassis's io_controller: give it no `controller`",
+            ));
+            None
+        }
+        (None, Some(copy)) => Some(copy.controller),
+        (Some(c), None) => {
             let ckey = format!("{key}.controller");
             errs.take(check_name(src, &ckey, c).and_then(|cname| {
                 controllers
@@ -831,7 +1004,7 @@ fn slot_spec(
                     })
             }))
         }
-        None => None,
+        (None, None) => None,
     };
     let (Some(name), Some(modes), Some(ropes), true) = (sname, modes, ropes, errs.is_empty())
     else {
@@ -844,6 +1017,8 @@ fn slot_spec(
         ropes,
         segment,
         controller,
+        chassis: copy.map(|c| c.index),
+        cell: copy.and_then(|c| c.cell),
         at: src.at(&format!("{key}.name"), raw.name.span()),
     })
 }

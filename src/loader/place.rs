@@ -317,6 +317,17 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
             }
         }
     }
+    // Slots in chassis the partition does not own (a `per_cell` chassis of
+    // a cell beyond it) are not free.
+    let part = cells.unwrap_or(1.0).max(1.0) as u32;
+    let unowned: Vec<String> = server
+        .slots
+        .iter()
+        .filter(|s| !s.owned_by(part) && !taken.contains(&s.name))
+        .map(|s| s.name.clone())
+        .collect();
+    let n_taken = taken.len();
+    taken.extend(unowned.iter().cloned());
     // Cards.
     if raw.card.get_ref().is_empty() {
         errs.push(src.invalid(
@@ -377,6 +388,9 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
                             s.span(),
                             "a card with a `slot` is one card: give each its own [[card]]",
                         ));
+                        ok = false;
+                    } else if let Some(why) = server.not_owned(slot, part) {
+                        errs.push(src.invalid(&ck("slot"), s.span(), why));
                         ok = false;
                     } else if taken.contains(&slot.name) {
                         errs.push(src.invalid(
@@ -496,10 +510,18 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
             "card",
             raw.card.span(),
             format!(
-                "{to_place} cards to place but server `{}` has only {free} free slots ({} slots, {} taken, {} held by cards with a `slot`)",
+                "{to_place} cards to place but server `{}` has only {free} free slots ({} slots, {} taken, {}{} held by cards with a `slot`)",
                 server.name,
                 server.slots.len(),
-                taken.len(),
+                n_taken,
+                if unowned.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "{} in chassis a partition of {part} cell(s) does not own, ",
+                        unowned.len()
+                    )
+                },
                 server.slots.len() - taken.len() - free
             ),
         ));
@@ -584,6 +606,19 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
             }
         }
         chassis.push((n, slots));
+    }
+    // Without [[chassis]], a server declaring `[[chassis]]` copies gives
+    // its own: `chassisK`, the slots of copy K.
+    if raw.chassis.is_empty() {
+        for s in &server.slots {
+            if let Some(k) = s.chassis {
+                let n = format!("chassis{k}");
+                match chassis.iter_mut().find(|(x, _)| *x == n) {
+                    Some((_, v)) => v.push(s.name.clone()),
+                    None => chassis.push((n, vec![s.name.clone()])),
+                }
+            }
+        }
     }
     // Failover groups.
     let mut apart: Vec<Apart> = Vec::new();

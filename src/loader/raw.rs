@@ -72,21 +72,29 @@ pub const SERVER: Shape = Table(&[
     ("costs_from", Any),
     ("param", PARAMS),
     ("bridge", PARAMS),
+    ("io_controller", Tables(&IO_CONTROLLER)),
+    ("slot", Tables(&SLOT)),
     (
-        "io_controller",
-        Tables(&Table(&[("name", Any), ("note", Any), ("param", PARAMS)])),
-    ),
-    (
-        "slot",
+        "chassis",
         Tables(&Table(&[
-            ("name", Any),
-            ("modes", Any),
-            ("ropes", Any),
-            ("segment", Any),
-            ("controller", Any),
+            ("count", Any),
+            ("per_cell", Any),
             ("note", Any),
+            ("io_controller", IO_CONTROLLER),
+            ("slot", Tables(&SLOT)),
         ])),
     ),
+]);
+
+const IO_CONTROLLER: Shape = Table(&[("name", Any), ("note", Any), ("param", PARAMS)]);
+
+const SLOT: Shape = Table(&[
+    ("name", Any),
+    ("modes", Any),
+    ("ropes", Any),
+    ("segment", Any),
+    ("controller", Any),
+    ("note", Any),
 ]);
 
 /// [`RawAdapter`] with its [`RawFunction`]s.
@@ -262,6 +270,26 @@ pub struct RawServer {
     pub bridge: Spanned<RawParams>,
     #[serde(default)]
     pub io_controller: Vec<RawIoController>,
+    #[serde(default)]
+    pub slot: Option<Spanned<Vec<RawSlot>>>,
+    #[serde(default)]
+    pub chassis: Vec<RawChassis>,
+}
+
+/// `[[chassis]]`: an I/O chassis declared once (its controller and its
+/// slots) and copied `count` times, or `per_cell` times per cell of the
+/// server's `cells_max`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawChassis {
+    #[serde(default)]
+    pub count: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub per_cell: Option<Spanned<f64>>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub note: String,
+    pub io_controller: Spanned<RawIoController>,
     pub slot: Spanned<Vec<RawSlot>>,
 }
 

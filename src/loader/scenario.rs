@@ -286,7 +286,16 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         let Some(server) = server else {
             break;
         };
-        match card(src, reg, server, &k(&format!("card[{j}]")), c, &cards) {
+        let owner = cells.map(|c| (e.id.get_ref().as_str(), c as u32));
+        match card(
+            src,
+            reg,
+            server,
+            &k(&format!("card[{j}]")),
+            c,
+            &cards,
+            owner,
+        ) {
             Ok((c, l)) => {
                 cards.push(c);
                 links.push(l);
@@ -364,6 +373,7 @@ fn card(
     key: &str,
     c: &super::raw::RawCard,
     earlier: &[Card],
+    partition: Option<(&str, u32)>,
 ) -> Result<(Card, Option<String>)> {
     let ck = |s: &str| format!("{key}.{s}");
     let mut errs = Errors::default();
@@ -404,6 +414,15 @@ fn card(
                     slot.modes.join(", ")
                 ),
             ));
+        }
+        if let Some((id, cells)) = partition {
+            if let Some(why) = server.not_owned(slot, cells) {
+                errs.push(src.invalid(
+                    &ck("slot"),
+                    c.slot.span(),
+                    format!("experiment `{id}`: {why}"),
+                ));
+            }
         }
         if earlier.iter().any(|(_, _, s)| s == &slot.name) {
             errs.push(src.invalid(
@@ -457,20 +476,8 @@ pub(super) fn card_link(
             known: known(reg.links.keys()).into(),
         });
     };
-    let own: Vec<_> = adapter
-        .functions
-        .iter()
-        .filter_map(|f| f.link.as_ref().and_then(|n| reg.links.get(n)))
-        .collect();
-    if own.is_empty() || own.iter().any(|o| o.framing != spec.framing) {
-        return Err(src.invalid(
-            key,
-            l.span(),
-            format!(
-                "link `{}` ({:?} framing) cannot replace the links of adapter `{}`: each of its functions must drive a link of that framing",
-                spec.name, spec.framing, adapter.name
-            ),
-        ));
+    if let Some(why) = reg.link_mismatch(adapter, spec) {
+        return Err(src.invalid(key, l.span(), why));
     }
     Ok(spec.name.clone())
 }

@@ -71,8 +71,25 @@ pub struct SlotSpec {
     /// server's `io_controllers`); `None`: straight to memory, shared with
     /// no other slot.
     pub controller: Option<usize>,
+    /// The I/O chassis the slot is in, when the server declares its slots as
+    /// copies of a `[[chassis]]` template (copy 0, 1, ...); `None`: a slot
+    /// written on its own.
+    pub chassis: Option<u32>,
+    /// The cell whose cell-I/O link the slot's chassis hangs from (a
+    /// `per_cell` chassis template): a partition of n cells (cells 0 to
+    /// n - 1) may use the slot only if this is below n. `None`: any
+    /// partition may use it.
+    pub cell: Option<u32>,
     /// Where it was defined.
     pub at: Location,
+}
+
+impl SlotSpec {
+    /// Whether a partition of `cells` cells owns the slot (see
+    /// [`SlotSpec::cell`]).
+    pub fn owned_by(&self, cells: u32) -> bool {
+        self.cell.is_none_or(|c| c < cells)
+    }
 }
 
 /// An I/O controller (system bus adapter): the link from the ropes of the
@@ -109,6 +126,39 @@ pub struct ServerSpec {
     pub slots: Vec<SlotSpec>,
     /// Where it was defined.
     pub at: Location,
+}
+
+impl ServerSpec {
+    /// Why a partition of `cells` cells of `server` may not use `slot` (its
+    /// chassis hangs from a cell the partition does not have), or `None`.
+    pub fn not_owned(&self, slot: &SlotSpec, cells: u32) -> Option<String> {
+        let server = self;
+        if slot.owned_by(cells) {
+            return None;
+        }
+        let owned: Vec<u32> = {
+            let mut v: Vec<u32> = server
+                .slots
+                .iter()
+                .filter(|s| s.owned_by(cells))
+                .filter_map(|s| s.chassis)
+                .collect();
+            v.dedup();
+            v
+        };
+        Some(format!(
+            "slot `{}` is in chassis {} of server `{}`, which hangs from cell {}; a partition of {cells} cell(s) owns only the chassis of its cells ({})",
+            slot.name,
+            slot.chassis.map_or("?".into(), |k| k.to_string()),
+            server.name,
+            slot.cell.unwrap_or(0),
+            match (owned.first(), owned.last()) {
+                (Some(a), Some(b)) if a == b => format!("chassis {a}"),
+                (Some(a), Some(b)) => format!("chassis {a} to {b}"),
+                _ => "none".into(),
+            }
+        ))
+    }
 }
 
 /// What kind of DMA engine an adapter function is.
@@ -243,6 +293,23 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// Why link `link` cannot replace the links of `adapter`'s functions (a
+    /// scenario's per-card `link`), or `None` when it can: each function
+    /// must drive a link of the same framing.
+    pub fn link_mismatch(&self, adapter: &AdapterSpec, link: &LinkSpec) -> Option<String> {
+        let own: Vec<_> = adapter
+            .functions
+            .iter()
+            .filter_map(|f| f.link.as_ref().and_then(|n| self.links.get(n)))
+            .collect();
+        (own.is_empty() || own.iter().any(|o| o.framing != link.framing)).then(|| {
+            format!(
+                "link `{}` ({:?} framing) cannot replace the links of adapter `{}`: each of its functions must drive a link of that framing",
+                link.name, link.framing, adapter.name
+            )
+        })
+    }
+
     /// Every parameter set with its dotted prefix (`server.rp8400-seu`, ...).
     pub fn param_sets_mut(&mut self) -> Vec<(String, &mut ParamSet)> {
         let mut v: Vec<(String, &mut ParamSet)> = Vec::new();
