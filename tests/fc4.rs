@@ -141,7 +141,7 @@ fn ab379b_scaling_is_linear_while_the_adapters_are_in_pcix_266_slots() {
 }
 
 #[test]
-#[ignore = "fails from the mechanisms: the sx2000's two I/O chassis (a 16-way = 2 cells) have four PCI-X 266 slots, so adapters 5 and 6 go to PCI-X 133 slots (2 ropes, 1066 MB/s), where each gets 491 MB/s instead of 825: the LBA's 2 KB posted-write buffer (assumed) holds one 2 KB write burst (assumed) at a time, so bus and ropes take turns (bus 48%, ropes 46% busy). Aggregate 3793 MB/s at n = 5 (8.1% below 5 x 825.5) and 4283 at n = 6 (13.5% below 6 x 825.5)"]
+#[ignore = "fails from the mechanisms: the sx2000's two I/O chassis (a 16-way = 2 cells) have four PCI-X 266 slots, so adapters 5 and 6 go to PCI-X 133 slots (2 ropes, 1066 MB/s), where each gets 593 MB/s instead of 825: the LBA's 2 KB posted-write buffer (assumed) holds one 2 KB write burst (assumed) at a time, so the bus and the ropes take turns (store and forward, bus 58% busy). Aggregate 3895 MB/s at n = 5 (5.6% below 5 x 825.5) and 4489 at n = 6 (9.4% below 6 x 825.5)"]
 fn ab379b_scaling_6_aggregate_of_n_adapters_within_5_percent_of_n_times_one() {
     let agg = scaling();
     for (i, a) in agg.iter().enumerate() {
