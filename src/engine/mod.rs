@@ -10,7 +10,7 @@ mod rng;
 
 pub use rng::RngStream;
 
-use queue::EventQueue;
+use queue::{EventQueue, Next};
 
 use crate::units::Picos;
 
@@ -109,24 +109,34 @@ pub fn run_until<M: Model>(
 ) -> Stop {
     let until = until.min(limits.max_time);
     loop {
-        match sched.queue.peek_time() {
-            None => {
-                sched.now = until.max(sched.now);
-                return Stop::Idle;
+        if sched.processed >= limits.max_events {
+            // The bound counts only if an event would run before `until`.
+            return match sched.queue.peek_time() {
+                None => {
+                    sched.now = until.max(sched.now);
+                    Stop::Idle
+                }
+                Some(time) if time >= until.0 => {
+                    sched.now = until;
+                    Stop::ReachedTime
+                }
+                Some(_) => Stop::EventLimit,
+            };
+        }
+        match sched.queue.pop_before(until.0) {
+            Next::Event(time, event) => {
+                sched.now = Picos(time);
+                sched.processed += 1;
+                model.handle(event, sched);
             }
-            Some(time) if time >= until.0 => {
+            Next::Later => {
                 sched.now = until;
                 return Stop::ReachedTime;
             }
-            Some(_) => {}
-        }
-        if sched.processed >= limits.max_events {
-            return Stop::EventLimit;
-        }
-        if let Some((time, event)) = sched.queue.pop() {
-            sched.now = Picos(time);
-            sched.processed += 1;
-            model.handle(event, sched);
+            Next::Empty => {
+                sched.now = until.max(sched.now);
+                return Stop::Idle;
+            }
         }
     }
 }

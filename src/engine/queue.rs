@@ -7,6 +7,16 @@
 //! so events come out exactly in the order of any correct priority queue on
 //! the same key: the choice of queue never changes a simulation's result.
 
+/// What [`EventQueue::pop_before`] found.
+pub(crate) enum Next<E> {
+    /// The earliest event, at its time.
+    Event(u64, E),
+    /// The earliest event fires at or after the bound.
+    Later,
+    /// No event is waiting.
+    Empty,
+}
+
 /// Children per node.
 const ARITY: usize = 4;
 
@@ -66,6 +76,19 @@ impl<E: Copy> EventQueue<E> {
             }
         }
         self.heap[i] = entry;
+    }
+
+    /// Takes the earliest event if it fires before `until`.
+    #[inline(always)]
+    pub(crate) fn pop_before(&mut self, until: u64) -> Next<E> {
+        match self.heap.first() {
+            None => Next::Empty,
+            Some(top) if top.time >= until => Next::Later,
+            Some(_) => match self.pop() {
+                Some((time, event)) => Next::Event(time, event),
+                None => Next::Empty,
+            },
+        }
     }
 
     /// Takes the earliest event: its time and the event.
