@@ -87,7 +87,7 @@ pub enum Format {
 
 /// Units line printed in every header.
 pub const UNITS: &str =
-    "MB/s = 10^6 bytes/s; Mbit/s = 10^6 bit/s; Mibit/s = 2^20 bit/s (the Mbit of TTCP); utilisation in percent of time busy (cpu_util_pct: mean over every CPU of the partition); service demand in CPU microseconds (all CPUs) per KB = 10^3 bytes of payload";
+    "MB/s = 10^6 bytes/s; Mbit/s = 10^6 bit/s; Mibit/s = 2^20 bit/s (the Mbit of TTCP); utilisation in percent of time busy (cpu_util_pct: mean over every CPU of the partition; memory_util_pct: the time DMA reads and writes keep the partition memory busy at its bandwidth, NaN where the server does not model it); service demand in CPU microseconds (all CPUs) per KB = 10^3 bytes of payload";
 
 impl Report {
     /// Renders the report.

@@ -79,7 +79,8 @@ pub struct Node {
     /// Depth in the tree (memory 0).
     pub depth: usize,
     /// Its data rate each way: a controller's bandwidth, a segment's or a
-    /// slot's bus peak in its fastest mode; `None` when not modelled (memory)
+    /// slot's bus peak in its fastest mode, memory's bandwidth over all the
+    /// cells; `None` when not modelled (a server without `memory_bandwidth`)
     /// or when a segment's slots share no mode.
     pub capacity: Option<BytesPerSec>,
     /// What it is.
@@ -157,7 +158,10 @@ pub fn server_tree(reg: &Registry, server: &ServerSpec) -> Result<ServerTree> {
         id: "memory".into(),
         parent: None,
         depth: 0,
-        capacity: None,
+        // Every cell's memory, interleaved: what a partition of all the cells sees.
+        capacity: sp
+            .memory_bandwidth
+            .map(|b| BytesPerSec(b * sp.cells_max.round())),
         kind: NodeKind::Memory {
             cells_max: sp.cells_max.round() as u64,
             cpus_per_cell: sp.cpus_per_cell.round() as u64,

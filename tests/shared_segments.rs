@@ -258,3 +258,40 @@ fn an_io_controller_with_room_does_not_shrink_a_bridges_posted_write_window() {
         "under the controller {under:?} MB/s, under none {none:?}"
     );
 }
+
+#[test]
+fn dma_beyond_the_memory_bandwidth_waits_for_it() {
+    // The same two PCI-X 133 slots on eight ropes (2000 MB/s), reading: with
+    // memory of 300 MB/s the two cards together get at most that; with no
+    // memory bandwidth modelled, each card gets far more.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).expect("models dir");
+    let server = |mem: &[(&str, &str)]| {
+        let mut o = vec![("delayed_read_slots", "value = 4, unit = \"count\"")];
+        o.extend_from_slice(mem);
+        common::server_toml("seg-server", &o, SLOTS)
+    };
+    let cards = [
+        ("e1", "dma-exerciser", "x1", true),
+        ("e2", "dma-exerciser", "c1", true),
+    ];
+    std::fs::write(models.join("server.toml"), server(&[])).expect("server");
+    let (free, _) = run(dir.path(), &cards);
+    std::fs::write(
+        models.join("server.toml"),
+        server(&[("memory_bandwidth", "value = 300, unit = \"MB/s\"")]),
+    )
+    .expect("server");
+    let (held, _) = run(dir.path(), &cards);
+    let sum: f64 = held.iter().sum();
+    assert!(
+        sum <= 300.0 * 1.01,
+        "{held:?}: {sum} MB/s from 300 MB/s of memory"
+    );
+    assert!(sum > 0.9 * 300.0, "the cards fill the memory: {held:?}");
+    assert!(
+        free.iter().all(|f| *f > 400.0),
+        "without the memory's bandwidth each card reads more: {free:?}"
+    );
+}

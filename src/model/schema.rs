@@ -219,6 +219,9 @@ param_kind! {
             "CPUs in a cell";
         memory_local_latency: Time, 50.0, 2000.0,
             "latency of a cache line from the cell's own memory";
+        memory_bandwidth: Rate, 1e8, 1e11,
+            "sustained bandwidth of one cell's memory (of the single memory in a server of one cell), shared by every DMA read and write to it; memory is interleaved by line, so a partition's DMA sees the sum over its cells",
+            absent = "memory bandwidth is not modelled: DMA sees the memory's latency only and no memory utilisation is reported";
         memory_remote_latency: Time, 50.0, 5000.0,
             "latency of a cache line from another cell's memory, for DMA",
             absent = "a single memory (a server of one cell): no remote memory; required when cells_max is above 1";
@@ -510,7 +513,8 @@ mod tests {
             .filter(|r| r.absent.is_some())
             .all(|r| SCALED_COSTS.contains(&r.key)
                 || r.key.contains("remote")
-                || r.key == "interrupt_lines"));
+                || r.key == "interrupt_lines"
+                || r.key == "memory_bandwidth"));
         // Every optional parameter says what its absence means.
         for rules in [SERVER, HBA, TESTBED, NIC] {
             assert!(rules.iter().all(|r| r.absent.is_none_or(|a| !a.is_empty())));

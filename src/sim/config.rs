@@ -148,6 +148,9 @@ pub struct MemoryCfg {
     pub line: u64,
     /// Line fetches in flight per DMA read.
     pub lines_in_flight: u64,
+    /// The partition's memory bandwidth (each cell's times its cells), if
+    /// modelled.
+    pub bandwidth: Option<BytesPerSec>,
 }
 
 /// Host CPU and protocol stack costs.
@@ -755,6 +758,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         p_remote: (cells - 1) as f64 / cells as f64,
         line: whole(sp.cache_line).max(1),
         lines_in_flight: whole(sp.line_fetches_in_flight).max(1),
+        bandwidth: sp.memory_bandwidth.map(|b| BytesPerSec(b * cells as f64)),
     };
     // A CPU's misses go to memory interleaved over the partition's cells.
     let cpu_latency_ns = (sp.memory_local_latency

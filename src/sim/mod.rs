@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod csma;
 pub mod dma;
 pub mod engines;
+pub mod memory;
 pub mod meter;
 pub mod path;
 pub mod platform;
@@ -139,6 +140,7 @@ impl System {
         let cpus = (0..placement.cpus() + n)
             .map(|_| cpu::Cpu::default())
             .collect();
+        let memory_bandwidth = cfg.memory.bandwidth;
         System {
             p: Platform {
                 ports: (0..place.len()).map(|_| dma::DmaPort::default()).collect(),
@@ -146,6 +148,7 @@ impl System {
                 buses,
                 ropes,
                 ctrls,
+                memory: memory::MemoryNode::new(memory_bandwidth),
                 cpus,
                 placement,
                 wires,
@@ -191,6 +194,7 @@ impl System {
             c.dirs[0].meter.reset(now);
             c.dirs[1].meter.reset(now);
         }
+        p.memory.reset(now);
         for c in &mut p.cpus {
             c.meter.reset(now);
         }
@@ -440,6 +444,7 @@ pub fn simulate_assembled(
         functions,
         buses,
         cpus,
+        sys.p.memory.util(end - warm),
         s.events_processed(),
         sys.totals(),
     )

@@ -334,12 +334,17 @@ impl Platform {
     /// register read reach the bus, a register's value heads for its CPU.
     pub(super) fn path_arrived(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
         match item {
-            // Its bridge's buffer was freed when it left the ropes.
-            RopeItem::Write { .. } => {}
+            // Its bridge's buffer was freed when it left the ropes; it
+            // occupies the memory.
+            RopeItem::Write { bytes } => {
+                self.memory.serve(s.now(), bytes);
+            }
             RopeItem::ReadReq(f) => {
                 let t = self.ropes[b].cfg.io_read_latency
                     + memory_time(&self.cfg.memory, f.bytes, &mut self.rng);
-                s.schedule_in(t, Ev::MemDone(f));
+                let now = s.now();
+                let served = self.memory.serve(now, f.bytes);
+                s.schedule_at((now + t).max(served), Ev::MemDone(f));
             }
             RopeItem::ReadData(f) => match f.kind {
                 FetchKind::Split { func, op } => self.bus_push_completion(b, func, op, f.bytes, s),
@@ -371,6 +376,7 @@ mod tests {
             p_remote,
             line: 64,
             lines_in_flight: in_flight,
+            bandwidth: None,
         }
     }
 

@@ -37,6 +37,8 @@ pub struct Platform {
     pub(super) ropes: Vec<path::Rope>,
     /// The I/O controllers' links to memory.
     pub(super) ctrls: Vec<path::Controller>,
+    /// The memory's bandwidth, shared by every DMA.
+    pub(super) memory: super::memory::MemoryNode,
     pub(super) cpus: Vec<Cpu>,
     pub(super) placement: CpuPlacement,
     pub(super) wires: Vec<[Wire; 2]>,

@@ -109,6 +109,9 @@ pub struct ExperimentResult {
     pub cpus: u32,
     /// Per CPU of the partition.
     pub cpu_list: Vec<CpuResult>,
+    /// Fraction of the time the memory was busy with DMA (reads' data and
+    /// posted writes at its bandwidth), if the server models its bandwidth.
+    pub memory_util: Option<f64>,
     /// Whole-machine CPU utilisation: the mean over every CPU of the
     /// partition (what netperf reports).
     pub cpu_util: f64,
@@ -135,6 +138,7 @@ impl ExperimentResult {
         functions: Vec<FunctionResult>,
         buses: Vec<BusResult>,
         cpu_list: Vec<CpuResult>,
+        memory_util: Option<f64>,
         events: u64,
         totals: Totals,
     ) -> Self {
@@ -148,6 +152,9 @@ impl ExperimentResult {
                     cands.push((*util, name));
                 }
             }
+        }
+        if let Some(u) = memory_util {
+            cands.push((u, "memory (DMA)".to_string()));
         }
         for c in &cpu_list {
             cands.push((c.util, format!("CPU {}: {}", c.cpu, c.work)));
@@ -176,6 +183,7 @@ impl ExperimentResult {
             cpu_util: busy / n,
             service_demand_us_per_kb,
             cpu_list,
+            memory_util,
             events,
             measured: Picos(0),
             ci95_pct: f64::INFINITY,
