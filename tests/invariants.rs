@@ -380,6 +380,16 @@ fn check_bounds(exp: &Exp, r: &ExperimentResult) -> Result<(), TestCaseError> {
                 b.rope_capacity.mb_s()
             );
         }
+        if let Some((label, util)) = &b.controller {
+            prop_assert!(
+                in_unit(*util),
+                "{:?}: I/O controller {} above {} utilisation {}",
+                exp,
+                label,
+                b.label,
+                util
+            );
+        }
         prop_assert!(b.retries_per_s >= 0.0);
     }
     // A workload that runs moves data.

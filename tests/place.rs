@@ -117,7 +117,8 @@ fn hp2g_dual_function_two_cards_apart_each_port_as_if_alone() {
 fn hp2g_dual_function_across_chassis_the_internal_card_gets_two_ropes() {
     // Apart by chassis (internal card cage against the SEU): one card in
     // each, and the internal one in a two-rope slot, as the simulation of
-    // both distinct placements decides.
+    // the distinct placements decides (under the SBAs, internal slots 1-8
+    // and the two-rope slots of 9-16 are distinct placements, which tie).
     let js = place("hp2g-dual-function-chassis.toml", &[]);
     assert!(meta(&js, "search").contains("proven best"), "{js}");
     let r = ranked(&js);
@@ -129,7 +130,7 @@ fn hp2g_dual_function_across_chassis_the_internal_card_gets_two_ropes() {
         internal[0] != "internal-15" && internal[0] != "internal-16",
         "{r:?}"
     );
-    assert!(r.len() >= 2 && r[1].1 < r[0].1, "{r:?}");
+    assert!(r.len() >= 2 && r[r.len() - 1].1 < r[0].1, "{r:?}");
 }
 
 #[test]

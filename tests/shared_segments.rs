@@ -2,7 +2,8 @@
 //! `segment` share one bus, its bridge and its ropes; cards on one segment
 //! arbitrate for it, and the segment runs at the mode of its slowest card.
 //! I/O controllers: the slots naming one `controller` share its link to
-//! memory.
+//! memory, which a packet crosses cut-through (it adds about one cache
+//! line's time to a read, not its whole size's) at no more than its rate.
 
 use std::path::Path;
 
@@ -110,8 +111,22 @@ fn run_dir(
     cards: &[Card],
     direction: &str,
 ) -> (Vec<f64>, Vec<(String, String, f64, f64)>) {
-    let mut s = String::from(
-        "[scenario]\nname = \"segments\"\ntitle = \"shared segments\"\n\n[run]\nwarmup_ms = 1\nduration_ms = 4\n\n[[experiment]]\nid = \"e\"\nserver = \"seg-server\"\ntestbed = \"hp-2004-lab\"\ncells = 1\n",
+    let (busy, buses, _) = run_with(dir, cards, direction, 4, 4);
+    (busy, buses)
+}
+
+/// As [`run_dir`], each busy card keeping `outstanding` 4 KiB blocks in
+/// flight, measured for `duration_ms`; also returns the run's JSON.
+#[allow(clippy::type_complexity)]
+fn run_with(
+    dir: &Path,
+    cards: &[Card],
+    direction: &str,
+    outstanding: u32,
+    duration_ms: u32,
+) -> (Vec<f64>, Vec<(String, String, f64, f64)>, serde_json::Value) {
+    let mut s = format!(
+        "[scenario]\nname = \"segments\"\ntitle = \"shared segments\"\n\n[run]\nwarmup_ms = 1\nduration_ms = {duration_ms}\n\n[[experiment]]\nid = \"e\"\nserver = \"seg-server\"\ntestbed = \"hp-2004-lab\"\ncells = 1\n",
     );
     for (name, adapter, slot, busy) in cards {
         s += &format!(
@@ -119,7 +134,7 @@ fn run_dir(
         );
         if *busy {
             s += &format!(
-                "\n[[experiment.workload]]\ncard = \"{name}\"\nfunction = \"dma\"\nkind = \"dma\"\ndirection = \"{direction}\"\nblock_kib = 4\noutstanding = 4\n"
+                "\n[[experiment.workload]]\ncard = \"{name}\"\nfunction = \"dma\"\nkind = \"dma\"\ndirection = \"{direction}\"\nblock_kib = 4\noutstanding = {outstanding}\n"
             );
         }
     }
@@ -141,7 +156,7 @@ fn run_dir(
         })
         .collect();
     let buses = common::bus_rows(&v);
-    (busy, buses)
+    (busy, buses, v)
 }
 
 /// The test server, its bridge with four delayed-read slots (with one, the
@@ -294,4 +309,75 @@ fn dma_beyond_the_memory_bandwidth_waits_for_it() {
         free.iter().all(|f| *f > 400.0),
         "without the memory's bandwidth each card reads more: {free:?}"
     );
+}
+
+#[test]
+fn a_controller_with_room_adds_about_one_line_to_a_reads_latency() {
+    // One 4 KiB read in flight at a time, so the card's throughput is one
+    // block per read latency. Under the 1000 MB/s controller (twice the
+    // slot's two ropes) each read also crosses the controller's link, its
+    // request up and its data down, cut-through: the data may start down the
+    // ropes as it starts across the link, and finishes one unit (a 64-byte
+    // line and the 8-byte header, 72 ns at 1000 MB/s) after it. The request
+    // (8 bytes of header) adds 8 ns. Store and forward, the data alone added
+    // its whole 4104 bytes' time, 4.1 us.
+    let dir = models();
+    let block_us = |mb_s: f64| 4096.0 / mb_s;
+    let (under, ..) = run_with(
+        dir.path(),
+        &[("e1", "dma-exerciser", "f1", true)],
+        READ,
+        1,
+        20,
+    );
+    let (none, ..) = run_with(
+        dir.path(),
+        &[("e1", "dma-exerciser", "n1", true)],
+        READ,
+        1,
+        20,
+    );
+    let added_ns = 1e3 * (block_us(under[0]) - block_us(none[0]));
+    // One line and header, one request header, and the window's cut (about
+    // 1500 reads in 20 ms: 0.07%, 10 ns a read).
+    assert!(
+        (0.0..=72.0 + 8.0 + 20.0).contains(&added_ns),
+        "the controller adds {added_ns:.1} ns a read: {under:?} MB/s under it, {none:?} under none"
+    );
+}
+
+#[test]
+fn a_controller_carries_no_more_than_its_rate_each_way() {
+    // Three cards reading and writing at once through the 600 MB/s
+    // controller (eight ropes each, 4 GB/s above each slot): cut-through
+    // packets still take the link one at a time for their whole size, so
+    // neither direction's payload passes 600 MB/s and the link is never
+    // busier than all the time.
+    let dir = models();
+    let cards = [
+        ("e1", "dma-exerciser", "c1", true),
+        ("e2", "dma-exerciser", "c2", true),
+        ("e3", "dma-exerciser", "c3", true),
+    ];
+    let (_, _, v) = run_with(dir.path(), &cards, "bidirectional", 4, 4);
+    let functions = v["functions"].as_array().expect("functions");
+    let way = |key: &str| -> f64 {
+        functions
+            .iter()
+            .map(|f| f[key].as_f64().expect("MB/s"))
+            .sum()
+    };
+    let (out, inn) = (way("out_MB_s"), way("in_MB_s"));
+    for (what, mb_s) in [("read", out), ("written", inn)] {
+        assert!(
+            mb_s <= 600.0 && mb_s > 0.7 * 600.0,
+            "{mb_s:.1} MB/s {what} through a 600 MB/s link: {functions:?}"
+        );
+    }
+    for bus in v["buses"].as_array().expect("buses") {
+        let util = bus["io_controller_util_pct"]
+            .as_f64()
+            .expect("controller utilisation");
+        assert!(util <= 100.0, "{bus}");
+    }
 }

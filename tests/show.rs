@@ -147,9 +147,10 @@ fn rp8400_has_32_slots_with_their_peaks_and_ropes() {
     let rows = json_rows(&ok(&["show", "server", "rp8400-seu", "--format", "json"]));
     let kind = |k: &str| rows.iter().filter(|r| field(r, "kind") == k).count();
     assert_eq!(kind("slot"), 32);
-    // No segment is shared, no controller: one bus per slot, under memory.
+    // No segment is shared: one bus per slot, eight under each of the four
+    // system bus adapters.
     assert_eq!(kind("segment"), 32);
-    assert_eq!(kind("io_controller"), 0);
+    assert_eq!(kind("io_controller"), 4);
     let seu1 = rows
         .iter()
         .find(|r| field(r, "node") == "slot/seu-1")
@@ -165,8 +166,14 @@ fn rp8400_has_32_slots_with_their_peaks_and_ropes() {
         .iter()
         .find(|r| field(r, "node") == "bus/seu-1")
         .expect("its bus");
-    assert_eq!(field(bus, "parent"), "memory");
+    assert_eq!(field(bus, "parent"), "controller/sba-cell2");
     assert!(field(bus, "detail").contains("pcix66"), "{bus}");
+    let sba = rows
+        .iter()
+        .find(|r| field(r, "node") == "controller/sba-cell2")
+        .expect("the SEU's first SBA");
+    assert_eq!(field(sba, "parent"), "memory");
+    assert_eq!(sba["capacity_MB_s"].as_f64(), Some(2000.0));
     let table = ok(&["show", "server", "rp8400-seu"]);
     assert!(table.contains("    slot/seu-1 "), "{table}");
     assert!(table.contains("533  modes pcix66 pci66 pci33-64; 2 ropes, 500 MB/s"));

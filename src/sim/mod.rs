@@ -39,6 +39,10 @@ pub enum Ev {
     RopeDone(usize, usize),
     /// The packet on direction (0 up, 1 down) of I/O controller `c` has crossed.
     CtrlDone(usize, usize),
+    /// The first packet of bus `b` waiting to be handed on in direction `d`
+    /// (up: into its I/O controller; down: onto its ropes) may enter that
+    /// stage (cut-through).
+    Handoff(usize, usize),
     /// Memory has answered a fetch.
     MemDone(path::Fetch),
     /// CPU `c` finished its work.
@@ -68,6 +72,7 @@ impl Model for System {
             Ev::BusWake(b) => self.p.bus_wake(b, s),
             Ev::RopeDone(b, d) => self.p.rope_done(b, d, s),
             Ev::CtrlDone(c, d) => self.p.ctrl_done(c, d, s),
+            Ev::Handoff(b, d) => self.p.handoff(b, d, s),
             Ev::MemDone(f) => self.p.mem_done(f, s),
             Ev::CpuDone(c) => self.cpu_done(c, s),
             Ev::PioDone(c) => self.cpu_pio_done(c, s),

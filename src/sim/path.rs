@@ -7,6 +7,32 @@
 //! crossed the ropes, the controller buffering it from there), the fixed I/O read latency, and memory interleaved over
 //! the partition's cells.
 //!
+//! The ropes and the controller's link are **cut-through** at the model's
+//! granularity. A packet here is a whole burst or read (up to a few KiB),
+//! where the real ropes and SBA links carry cache-line packets, so that a
+//! real store-and-forward stage adds about one line's time, not a whole
+//! burst's. So a packet may start on the second stage before it is through
+//! the first: it finishes the second stage no earlier than the first
+//! stage's end plus the second stage's time for one unit (one memory cache
+//! line, the server's `cache_line`, plus that stage's packet header), and no
+//! earlier than the second stage's FIFO allows. It joins the second stage's
+//! FIFO at the latest time that still lets it finish so (`handoff_time`:
+//! `first end + unit time - whole time`, both at the second stage's rate),
+//! and never before its first unit is through the first stage. Each
+//! stage still serves one packet at a time for its whole size, so its rate
+//! is enforced exactly and its busy time is its bytes' time. A packet of at
+//! most one line (a read request, a register read, a short write) is handed
+//! on when it is through, as before. The order of one bus's packets is kept
+//! (hand-off times rise with the packets), so a register's value still does
+//! not pass the posted writes before it.
+//!
+//! Rope flow control: going up, a bus's ropes start their next packet only
+//! while no packet of theirs waits in the controller's queue (the
+//! controller holds one waiting packet per rope port, an assumption; the
+//! real SBA's buffers were not found). So a controller whose link is full
+//! holds back the ropes, and through their bridge's posted-write buffer the
+//! bus: what the slots under it write is bounded by its rate.
+//!
 //! A DMA read crosses the ropes as a request packet, waits `io_read_latency`
 //! plus the memory time of its lines, and returns across the ropes with its
 //! data. Memory time: the read's cache lines are fetched `lines_in_flight` at a
@@ -20,7 +46,7 @@ use super::meter::BusyMeter;
 use super::platform::Platform;
 use super::Ev;
 use crate::engine::{RngStream, Scheduler};
-use crate::units::Picos;
+use crate::units::{BytesPerSec, Picos};
 
 /// Bytes of one register read (a 64-bit register).
 pub const PIO_BYTES: u64 = 8;
@@ -88,6 +114,13 @@ pub enum RopeItem {
 pub struct RopeDir {
     queue: VecDeque<RopeItem>,
     current: Option<RopeItem>,
+    /// The packet crossing has already been handed on to the controller
+    /// (going up, cut-through).
+    current_handed: bool,
+    /// Packets of this bus and direction waiting for their hand-off time to
+    /// the next stage: going up, from these ropes into the controller;
+    /// going down, from the controller onto these ropes.
+    handoff: VecDeque<RopeItem>,
     /// Busy time.
     pub meter: BusyMeter,
 }
@@ -134,6 +167,9 @@ pub struct Controller {
 pub struct CtrlDir {
     queue: VecDeque<(usize, RopeItem)>,
     current: Option<(usize, RopeItem)>,
+    /// The packet crossing has already been handed on to its ropes (going
+    /// down, cut-through).
+    current_handed: bool,
     /// Busy time.
     pub meter: BusyMeter,
 }
@@ -167,6 +203,44 @@ impl RopeItem {
     }
 }
 
+/// One stage of the path for [`handoff_time`]: its rate and its header
+/// bytes per packet.
+#[derive(Debug, Clone, Copy)]
+pub struct Stage {
+    /// Bytes per second.
+    pub rate: BytesPerSec,
+    /// Header bytes per packet.
+    pub overhead: u64,
+}
+
+impl Stage {
+    /// Time to move `bytes` of payload and the header.
+    fn time(&self, bytes: u64) -> Picos {
+        Picos::to_move(bytes + self.overhead, self.rate)
+    }
+}
+
+/// When a packet of `payload` bytes that crosses stage `first` from `start`
+/// to `end` may join the FIFO of stage `second`, a unit being
+/// `min(payload, line)` bytes: the latest time that still lets it finish
+/// there one unit's time after `end`, and not before its first unit is
+/// through `first`. A packet of at most one line gives `end`: store and
+/// forward.
+pub fn handoff_time(
+    start: Picos,
+    end: Picos,
+    payload: u64,
+    line: u64,
+    first: Stage,
+    second: Stage,
+) -> Picos {
+    let unit = payload.min(line);
+    let head = (start + first.time(unit)).min(end);
+    let whole = second.time(payload);
+    let tail = second.time(unit);
+    Picos(end.0.saturating_sub(whole.0 - tail.0.min(whole.0))).max(head)
+}
+
 /// Memory time of a read of `bytes`.
 pub fn memory_time(m: &MemoryCfg, bytes: u64, rng: &mut RngStream) -> Picos {
     let lines = bytes.div_ceil(m.line).max(1);
@@ -198,6 +272,13 @@ impl Platform {
     }
 
     fn rope_start(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
+        // Rope flow control: the controller takes the ropes' next packet up
+        // only once the one before has started across its link.
+        if let (0, Some(c)) = (d, self.cfg.buses[b].controller) {
+            if self.ctrls[c].dirs[0].queue.iter().any(|&(qb, _)| qb == b) {
+                return;
+            }
+        }
         let r = &mut self.ropes[b];
         let rate = r.cfg.rope_rate;
         let overhead = r.cfg.rope_overhead;
@@ -210,9 +291,54 @@ impl Platform {
         };
         let payload = item.payload();
         dir.current = Some(item);
+        dir.current_handed = false;
         dir.meter.start(s.now());
         let t = Picos::to_move(payload + overhead, rate);
         s.schedule_in(t, Ev::RopeDone(b, d));
+        // Going up into a controller: cut-through (see the module doc).
+        if let (0, Some(c)) = (d, self.cfg.buses[b].controller) {
+            let ctrl = &self.ctrls[c].cfg;
+            let (now, end) = (s.now(), s.now() + t);
+            let first = Stage { rate, overhead };
+            let second = Stage {
+                rate: ctrl.rate,
+                overhead: ctrl.overhead,
+            };
+            let line = self.cfg.memory.line;
+            let at = handoff_time(now, end, payload, line, first, second);
+            if at < end {
+                self.ropes[b].dirs[0].current_handed = true;
+                self.hand_on(b, 0, item, at, s);
+            }
+        }
+    }
+
+    /// Hands packet `item` of bus `b` going in direction `d` on to its next
+    /// stage (up: the controller; down: the ropes) at time `at`: now, if
+    /// nothing of the bus waits for its hand-off before it, else in order.
+    fn hand_on(&mut self, b: usize, d: usize, item: RopeItem, at: Picos, s: &mut Scheduler<Ev>) {
+        let waiting = &mut self.ropes[b].dirs[d].handoff;
+        if at == s.now() && waiting.is_empty() {
+            self.handoff_enter(b, d, item, s);
+        } else {
+            waiting.push_back(item);
+            s.schedule_at(at, Ev::Handoff(b, d));
+        }
+    }
+
+    /// The first packet of bus `b` waiting for its hand-off in direction
+    /// `d` enters its next stage.
+    pub(super) fn handoff(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
+        if let Some(item) = self.ropes[b].dirs[d].handoff.pop_front() {
+            self.handoff_enter(b, d, item, s);
+        }
+    }
+
+    fn handoff_enter(&mut self, b: usize, d: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+        match self.cfg.buses[b].controller {
+            Some(c) if d == 0 => self.ctrl_push(c, b, item, s),
+            _ => self.rope_push(b, item, s),
+        }
     }
 
     /// The packet on direction `d` of the ropes above bus `b` has crossed:
@@ -222,6 +348,7 @@ impl Platform {
         let Some(item) = self.ropes[b].dirs[d].current.take() else {
             return;
         };
+        let handed = std::mem::take(&mut self.ropes[b].dirs[d].current_handed);
         self.ropes[b].dirs[d].meter.stop(s.now());
         match item {
             RopeItem::Write { bytes } => {
@@ -232,6 +359,8 @@ impl Platform {
             _ => {}
         }
         match self.cfg.buses[b].controller {
+            // Already in the controller (cut-through).
+            Some(_) if d == 0 && handed => {}
             Some(c) if d == 0 => self.ctrl_push(c, b, item, s),
             _ => self.path_arrived(b, item, s),
         }
@@ -309,9 +438,30 @@ impl Platform {
             return;
         };
         dir.current = Some((b, item));
+        dir.current_handed = false;
         dir.meter.start(s.now());
         let t = Picos::to_move(item.payload() + overhead, rate);
         s.schedule_in(t, Ev::CtrlDone(c, d));
+        if d == 0 {
+            // Its ropes may send the next packet (flow control).
+            self.rope_start(b, 0, s);
+        }
+        // Going down onto the ropes: cut-through (see the module doc).
+        if d == 1 {
+            let rope = &self.ropes[b].cfg;
+            let (now, end) = (s.now(), s.now() + t);
+            let first = Stage { rate, overhead };
+            let second = Stage {
+                rate: rope.rope_rate,
+                overhead: rope.rope_overhead,
+            };
+            let line = self.cfg.memory.line;
+            let at = handoff_time(now, end, item.payload(), line, first, second);
+            if at < end {
+                self.ctrls[c].dirs[1].current_handed = true;
+                self.hand_on(b, 1, item, at, s);
+            }
+        }
     }
 
     /// The packet on direction `d` of I/O controller `c` has crossed: going
@@ -320,10 +470,11 @@ impl Platform {
         let Some((b, item)) = self.ctrls[c].dirs[d].current.take() else {
             return;
         };
+        let handed = std::mem::take(&mut self.ctrls[c].dirs[d].current_handed);
         self.ctrls[c].dirs[d].meter.stop(s.now());
         if d == 0 {
             self.path_arrived(b, item, s);
-        } else {
+        } else if !handed {
             self.rope_push(b, item, s);
         }
         self.ctrl_start(c, d, s);
@@ -377,6 +528,33 @@ mod tests {
             line: 64,
             lines_in_flight: in_flight,
             bandwidth: None,
+        }
+    }
+
+    #[test]
+    fn a_packet_is_handed_on_to_finish_one_line_after_the_first_stage() {
+        let stage = |mb_s: f64| Stage {
+            rate: BytesPerSec(mb_s * 1e6),
+            overhead: 8,
+        };
+        let (rope, link) = (stage(500.0), stage(1000.0));
+        // 4096 bytes across 500 MB/s ropes from 0 to 8208 ns, then a
+        // 1000 MB/s link: 4104 ns there in all, 72 ns for a line and its
+        // header, so it may join at 8208 + 72 - 4104 ns, and finishes there
+        // one line after the ropes.
+        let at = handoff_time(Picos(0), Picos(8_208_000), 4096, 64, rope, link);
+        assert_eq!(at, Picos(8_208_000 + 72_000 - 4_104_000));
+        assert_eq!(at + link.time(4096), Picos(8_280_000));
+        // Down, the link first: the ropes take it once its first line is
+        // across the link (72 ns), and finish 72 ns later than alone.
+        let at = handoff_time(Picos(0), Picos(4_104_000), 4096, 64, link, rope);
+        assert_eq!(at, Picos(72_000));
+        assert_eq!(at + rope.time(4096), Picos(72_000 + 8_208_000));
+        // A packet of at most a line is stored and forwarded.
+        for payload in [0, 8, 64] {
+            let end = link.time(payload);
+            let at = handoff_time(Picos(0), end, payload, 64, link, rope);
+            assert_eq!(at, end, "{payload} bytes");
         }
     }
 
