@@ -17,17 +17,9 @@ fn means(csv: &str, exp: &str, metric: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// `iosim sweep scenarios/hp2g/FILE.toml --experiment EXP --vary VARY --format csv`.
 fn sweep_csv(file: &str, exp: &str, vary: &str) -> String {
-    stdout(&iosim(&[
-        "sweep",
-        &format!("scenarios/hp2g/{file}.toml"),
-        "--experiment",
-        exp,
-        "--vary",
-        vary,
-        "--format",
-        "csv",
-    ]))
+    sweep_at(&format!("scenarios/hp2g/{file}.toml"), exp, vary)
 }
 
 #[test]
