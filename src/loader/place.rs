@@ -9,7 +9,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::params::{check_name, whole_number};
-use super::raw::{RawRun, RawWorkload, Shape, WORKLOAD};
+use super::raw::{RawRun, RawWorkload, Shape, RUN, WORKLOAD};
 use super::scenario::{card_link, run_spec, workload};
 use super::{known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
@@ -37,17 +37,7 @@ const PLACE: Shape = Table(&[
             ("taken", Any),
         ]),
     ),
-    (
-        "run",
-        Table(&[
-            ("duration_ms", Any),
-            ("warmup_ms", Any),
-            ("max_events", Any),
-            ("precision_pct", Any),
-            ("min_ms", Any),
-            ("batch_ms", Any),
-        ]),
-    ),
+    ("run", RUN),
     (
         "card",
         Tables(&Table(&[

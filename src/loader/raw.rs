@@ -140,6 +140,16 @@ pub const TESTBED: Shape = Table(&[
     ("param", PARAMS),
 ]);
 
+/// The keys of a `[run]` table, in scenarios and place requests alike.
+pub const RUN: Shape = Table(&[
+    ("duration_ms", Any),
+    ("warmup_ms", Any),
+    ("max_events", Any),
+    ("precision_pct", Any),
+    ("min_ms", Any),
+    ("batch_ms", Any),
+]);
+
 /// The keys of a workload: a scenario's `[[experiment.workload]]` and a
 /// place request's `[[workload]]`.
 pub const WORKLOAD: Shape = Table(&[
@@ -162,17 +172,7 @@ pub const SCENARIO: Shape = Table(&[
         "scenario",
         Table(&[("name", Any), ("title", Any), ("source", Any)]),
     ),
-    (
-        "run",
-        Table(&[
-            ("duration_ms", Any),
-            ("warmup_ms", Any),
-            ("max_events", Any),
-            ("precision_pct", Any),
-            ("min_ms", Any),
-            ("batch_ms", Any),
-        ]),
-    ),
+    ("run", RUN),
     (
         "experiment",
         Tables(&Table(&[

@@ -371,16 +371,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         run: req.run,
         experiments: Vec::new(),
     };
-    let jobs: Vec<Job> = alone_exps
-        .iter()
-        .map(|e| Job {
-            reg,
-            scenario: &sc,
-            experiment: e,
-            cost: 0,
-        })
-        .collect();
-    let alone_results = run_experiments(&jobs, opt.seed, opt.threads, None)?;
+    let alone_results = simulate(reg, &sc, &alone_exps, &opt)?;
     let mut alone: Vec<Vec<Option<Alone>>> = vec![vec![None; classes.len()]; cards.loads];
     for (&(k, cl), r) in alone_jobs.iter().zip(&alone_results) {
         let b = r.buses.first();
@@ -633,16 +624,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         .iter()
         .map(|&i| experiment(req, &names, cands[i].label.clone(), &cands[i].slots))
         .collect();
-    let jobs: Vec<Job> = exps
-        .iter()
-        .map(|e| Job {
-            reg,
-            scenario: &sc,
-            experiment: e,
-            cost: 0,
-        })
-        .collect();
-    let results = run_experiments(&jobs, opt.seed, opt.threads, None)?;
+    let results = simulate(reg, &sc, &exps, &opt)?;
     let mut ranked: Vec<Candidate> = Vec::new();
     for (&i, r) in pick.iter().zip(results) {
         let mut c = cands[i].clone();
@@ -681,4 +663,23 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
             .collect(),
         cpus,
     })
+}
+/// Simulates `exps` of the request's scenario `sc` through the shared job
+/// pool, with the options' seed and threads.
+fn simulate(
+    reg: &Registry,
+    sc: &Scenario,
+    exps: &[Experiment],
+    opt: &PlaceOptions,
+) -> Result<Vec<ExperimentResult>> {
+    let jobs: Vec<Job> = exps
+        .iter()
+        .map(|e| Job {
+            reg,
+            scenario: sc,
+            experiment: e,
+            cost: 0,
+        })
+        .collect();
+    run_experiments(&jobs, opt.seed, opt.threads, None)
 }

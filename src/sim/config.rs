@@ -723,6 +723,26 @@ fn share_interrupt_lines(functions: &mut [PlacedFunction], lines: usize) {
 }
 
 /// A parameter that counts whole things (clocks, bytes, frames).
+/// A TCP socket (window) must hold the segments one ACK covers, or the
+/// connection stalls waiting for an ACK that never comes.
+fn check_socket(
+    socket_bytes: u64,
+    eth: &EthCfg,
+    cpu: &CpuCfg,
+    at: &crate::error::Location,
+) -> Result<()> {
+    if socket_bytes < eth.mss * cpu.ack_every as u64 {
+        return Err(Error::Invalid {
+            at: at.clone(),
+            message: format!(
+                "socket of {socket_bytes} bytes is smaller than {} segments of {} bytes",
+                cpu.ack_every, eth.mss
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn whole(v: f64) -> u64 {
     v.round().max(0.0) as u64
 }
@@ -975,15 +995,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                                 message: "a port forwards one stream and runs nothing else".into(),
                             });
                         }
-                        if socket_bytes < eth.mss * cpu.ack_every as u64 {
-                            return Err(Error::Invalid {
-                                at: w.at.clone(),
-                                message: format!(
-                                    "socket of {socket_bytes} bytes is smaller than {} segments of {} bytes",
-                                    cpu.ack_every, eth.mss
-                                ),
-                            });
-                        }
+                        check_socket(socket_bytes, &eth, &cpu, &w.at)?;
                         message = message_bytes.max(1);
                         route = Some(Route {
                             peer: functions.len() - fi + other,
@@ -1002,15 +1014,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         } = w.kind
                         {
                             message = message_bytes.max(1);
-                            if socket_bytes < eth.mss * cpu.ack_every as u64 {
-                                return Err(Error::Invalid {
-                                    at: w.at.clone(),
-                                    message: format!(
-                                        "socket of {socket_bytes} bytes is smaller than {} segments of {} bytes",
-                                        cpu.ack_every, eth.mss
-                                    ),
-                                });
-                            }
+                            check_socket(socket_bytes, &eth, &cpu, &w.at)?;
                             use crate::model::Direction::*;
                             match w.direction {
                                 Out => streams.0 = Some(socket_bytes),
