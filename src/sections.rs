@@ -735,6 +735,7 @@ fn node_detail(tree: &ServerTree, i: usize) -> String {
         },
         NodeKind::IoController {
             packet_overhead,
+            both_ways_mb_s,
             chassis,
         } => {
             let owner = match chassis {
@@ -745,7 +746,13 @@ fn node_detail(tree: &ServerTree, i: usize) -> String {
                 Some((k, None)) => format!("; chassis {k}"),
                 None => String::new(),
             };
-            format!("link to memory, each way; {packet_overhead} bytes overhead per packet{owner}")
+            let both = match both_ways_mb_s {
+                Some(b) => format!(", {b:.0} MB/s both ways together"),
+                None => String::new(),
+            };
+            format!(
+                "link to memory, each way{both}; {packet_overhead} bytes overhead per packet{owner}"
+            )
         }
         NodeKind::Segment {
             shared,
@@ -1021,6 +1028,7 @@ mod tests {
                 capacity: Some(BytesPerSec(1e6)),
                 kind: NodeKind::IoController {
                     packet_overhead: 8,
+                    both_ways_mb_s: None,
                     chassis: None,
                 },
             }],

@@ -30,6 +30,8 @@ pub enum NodeKind {
     IoController {
         /// Header bytes per packet on its link.
         packet_overhead: u64,
+        /// MB/s its link sustains both ways together, if it has such a limit.
+        both_ways_mb_s: Option<f64>,
         /// The chassis it is the controller of and the cell that chassis
         /// hangs from, when the server declares `[[chassis]]` copies.
         chassis: Option<(u32, Option<u32>)>,
@@ -202,6 +204,7 @@ pub fn server_tree(reg: &Registry, server: &ServerSpec) -> Result<ServerTree> {
                     capacity: Some(BytesPerSec(cp.bandwidth)),
                     kind: NodeKind::IoController {
                         packet_overhead: cp.packet_overhead.round() as u64,
+                        both_ways_mb_s: cp.bandwidth_both_ways.map(|b| b / 1e6),
                         chassis,
                     },
                 });

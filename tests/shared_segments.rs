@@ -65,6 +65,32 @@ name = "n1"
 modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
 ropes = 2
 
+[[slot]]
+name = "b1"
+modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
+ropes = 8
+controller = "shared-ways"
+
+[[slot]]
+name = "b2"
+modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
+ropes = 8
+controller = "shared-ways"
+
+[[slot]]
+name = "b3"
+modes = ["pcix133", "pcix66", "pci66", "pci33-64"]
+ropes = 8
+controller = "shared-ways"
+
+[[io_controller]]
+name = "shared-ways"
+
+[io_controller.param]
+bandwidth = { value = 600, unit = "MB/s", source = "test" }
+bandwidth_both_ways = { value = 800, unit = "MB/s", source = "test" }
+packet_overhead = { value = 8, unit = "bytes", source = "test" }
+
 [[io_controller]]
 name = "fast"
 
@@ -380,4 +406,72 @@ fn a_controller_carries_no_more_than_its_rate_each_way() {
             .expect("controller utilisation");
         assert!(util <= 100.0, "{bus}");
     }
+}
+
+#[test]
+fn a_link_with_a_both_ways_limit_gives_one_way_its_rate_and_both_ways_that_limit() {
+    // The same three cards under a controller of 600 MB/s each way and 800
+    // both ways together: reading alone they fill one way (600), reading and
+    // writing at once they share the 800 between the two ways.
+    let dir = models();
+    let cards = [
+        ("e1", "dma-exerciser", "b1", true),
+        ("e2", "dma-exerciser", "b2", true),
+        ("e3", "dma-exerciser", "b3", true),
+    ];
+    let total = |direction: &str| -> (f64, f64) {
+        let (_, _, v) = run_with(dir.path(), &cards, direction, 4, 4);
+        let functions = v["functions"].as_array().expect("functions");
+        let way = |key: &str| -> f64 {
+            functions
+                .iter()
+                .map(|f| f[key].as_f64().expect("MB/s"))
+                .sum()
+        };
+        (way("out_MB_s"), way("in_MB_s"))
+    };
+    let (read, _) = total(READ);
+    assert!(
+        read <= 600.0 && read > 0.9 * 600.0,
+        "{read:.1} MB/s read one way through 600 MB/s each way"
+    );
+    let (out, inn) = total("bidirectional");
+    assert!(
+        out + inn <= 800.0 && out + inn > 0.9 * 800.0,
+        "{out:.1} + {inn:.1} MB/s both ways through 800 MB/s both ways together"
+    );
+}
+
+#[test]
+fn a_cut_through_bridge_streams_a_posted_write_onto_its_ropes() {
+    // A PCI-X 133 slot (1067 MB/s) on two 250 MB/s ropes, writing 4 KiB
+    // blocks through a 2 KiB posted-write buffer. A bridge that stores each
+    // burst whole before sending it up lets the bus and the ropes take
+    // turns (about 340 MB/s); a cut-through one starts the ropes once a
+    // burst's first line is in, so the slot writes at the ropes' rate (500
+    // MB/s, less 8 bytes of header per 2 KiB packet).
+    let written = |cut_through: &str| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let models = dir.path().join("models");
+        std::fs::create_dir(&models).expect("models dir");
+        let value = format!("value = {cut_through}, unit = \"count\"");
+        let server = common::server_toml(
+            "seg-server",
+            &[("posted_writes_cut_through", value.as_str())],
+            SLOTS,
+        );
+        std::fs::write(models.join("server.toml"), server).expect("server");
+        std::fs::write(models.join("pci-exerciser.toml"), pci_only_exerciser()).expect("adapter");
+        run_dir(dir.path(), &[("e1", "dma-exerciser", "n1", true)], "write").0[0]
+    };
+    let ropes = 500.0 * 2048.0 / 2056.0;
+    let (stored, streamed) = (written("0"), written("1"));
+    assert!(
+        streamed <= ropes * 1.001 && streamed > 0.95 * ropes,
+        "cut-through: {streamed:.1} MB/s written through {ropes:.1} MB/s of ropes"
+    );
+    assert!(
+        stored < 0.75 * ropes,
+        "store and forward: {stored:.1} MB/s, the bus and the ropes taking turns"
+    );
 }

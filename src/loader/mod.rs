@@ -726,7 +726,7 @@ fn add_model(
                     src,
                     "bridge.secondary",
                     &raw.secondary,
-                    schema::BRIDGE,
+                    schema::CARD_SECONDARY_BRIDGE,
                 ));
                 let primary = errs.take(convert_params(
                     src,

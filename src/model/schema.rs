@@ -276,8 +276,15 @@ param_kind! {
             "time a retried master waits before it asks for the bus again";
         register_reads_use_delayed_slots: Count whole, 0.0, 1.0,
             "1 if a CPU's register read in PCI mode waits for a free delayed-read slot, as a DMA read does; 0 if the bridge tracks it apart";
+        posted_writes_cut_through: Count whole, 0.0, 1.0,
+            "1 if the bridge starts a posted write up its ropes once the write's first cache line is in (it frees the buffer about a line after the burst when the ropes keep up); 0 if it stores each burst whole before sending it (a server's `[bridge]` only: a card's own bridge forwards a write once it is whole)",
+            absent = "0: each burst is stored whole, then sent up the ropes";
     }
 }
+
+/// The rules of a card's own bridge's secondary side: a server bridge's,
+/// less the cut-through onto ropes it does not have (the last rule).
+pub const CARD_SECONDARY_BRIDGE: &[ParamRule] = BRIDGE.split_at(BRIDGE.len() - 1).0;
 
 dma_engine_kind! {
     /// Parameters of a NIC function.
@@ -407,6 +414,9 @@ param_kind! {
             "bytes per second each way on the controller's link to memory, shared by every slot under it";
         packet_overhead: Size whole, 0.0, 256.0,
             "header bytes per packet on that link";
+        bandwidth_both_ways: Rate, 5e7, 2e11,
+            "bytes per second the link sustains both ways together (a link whose two directions share its protocol's capacity: one way gets `bandwidth`, a mix of both at most this in all)",
+            absent = "each direction has its `bandwidth`, whatever the other carries";
     }
 }
 

@@ -780,7 +780,19 @@ impl System {
             Tx::Write { m, op, bytes, last } => {
                 self.p.buses[b].data_bytes += bytes;
                 self.p.totals.bus_write_bytes += bytes;
-                self.p.up_push(b, super::path::RopeItem::Write { bytes }, s);
+                // Its first cache line reached the bridge one line's data
+                // phases after the write's own clocks began.
+                let bus = &self.p.buses[b];
+                let unit = bytes.min(self.p.cfg.memory.line);
+                let head = bus.started
+                    + bus
+                        .cfg
+                        .clocks(bus.cfg.write_overhead + bus.cfg.data_clocks(unit));
+                let item = super::path::RopeItem::Write {
+                    bytes,
+                    head: head.min(now),
+                };
+                self.p.up_push(b, item, s);
                 if last {
                     if let Some(f) = self.p.buses[b].masters[m].func {
                         self.dma_write_done(f, op, s);

@@ -109,6 +109,8 @@ pub struct BridgeCfg {
     pub retry_interval: Picos,
     /// In PCI mode a register read waits for a free delayed-read slot.
     pub register_reads_use_delayed_slots: bool,
+    /// A posted write starts up the ropes once its first line is in.
+    pub posted_writes_cut_through: bool,
 }
 
 impl BridgeCfg {
@@ -120,6 +122,7 @@ impl BridgeCfg {
             delayed_read_prefetch: whole(bp.delayed_read_prefetch).max(1),
             retry_interval: Picos::from_ns(bp.retry_interval),
             register_reads_use_delayed_slots: whole(bp.register_reads_use_delayed_slots) > 0,
+            posted_writes_cut_through: bp.posted_writes_cut_through.is_some_and(|c| c >= 0.5),
         }
     }
 }
@@ -518,6 +521,8 @@ pub struct ControllerCfg {
     pub rate: BytesPerSec,
     /// Header bytes per packet.
     pub overhead: u64,
+    /// Bytes per second both ways together, if the two directions share it.
+    pub rate_both_ways: Option<BytesPerSec>,
 }
 
 /// Everything one experiment runs with.
@@ -888,6 +893,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                         label: format!("{}/{}", server.name, spec.name),
                         rate: BytesPerSec(cp.bandwidth),
                         overhead: whole(cp.packet_overhead),
+                        rate_both_ways: cp.bandwidth_both_ways.map(BytesPerSec),
                     });
                     controller_of.push((sc, controllers.len() - 1));
                     controllers.len() - 1

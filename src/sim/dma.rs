@@ -205,7 +205,7 @@ impl System {
             // A forwarded write has left the secondary bus's bridge.
             DmaDone::Forwarded {
                 bus,
-                item: RopeItem::Write { bytes },
+                item: RopeItem::Write { bytes, .. },
             } => self.p.posted_write_left_bridge(bus, bytes, s),
             DmaDone::Forwarded { bus, item } => self.p.path_arrived(bus, item, s),
         }

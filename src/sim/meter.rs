@@ -18,6 +18,14 @@ impl BusyMeter {
             self.since = now;
         }
     }
+    /// The resource became busy at `at`, a time that may have passed while
+    /// it was idle (never before its last stop or reset).
+    pub fn start_back(&mut self, at: Picos) {
+        if !self.busy {
+            self.busy = true;
+            self.since = at.max(self.since);
+        }
+    }
     /// The resource becomes idle at `now`.
     pub fn stop(&mut self, now: Picos) {
         if self.busy {

@@ -26,6 +26,19 @@
 //! (hand-off times rise with the packets), so a register's value still does
 //! not pass the posted writes before it.
 //!
+//! From the bus onto the ropes a posted write is stored whole (the burst is
+//! in the bridge's buffer before it goes up), unless the bridge is
+//! `posted_writes_cut_through`: then the ropes, if they were idle, may have
+//! started on it once its first line was in the bridge (retroactively, when
+//! the burst ends: nothing else of the bus could have used them meanwhile),
+//! and finish it no earlier than one line's time after its last byte, so
+//! the buffer frees about a line after the burst when the ropes keep up.
+//!
+//! An I/O controller whose link has a `bandwidth_both_ways` also books
+//! every packet's bytes at that rate, in the order packets start in either
+//! direction: one way gets the link's rate each way, a mix of both at most
+//! the shared one.
+//!
 //! Rope flow control: going up, a bus's ropes start their next packet only
 //! while no packet of theirs waits in the controller's queue (the
 //! controller holds one waiting packet per rope port, an assumption; the
@@ -88,6 +101,10 @@ pub enum RopeItem {
     Write {
         /// Bytes.
         bytes: u64,
+        /// When its first unit (a cache line) had reached the bus adapter:
+        /// the ropes may have started on it then (cut-through from the bus,
+        /// see the module doc).
+        head: Picos,
     },
     /// A read request going up.
     ReadReq(Fetch),
@@ -121,6 +138,9 @@ pub struct RopeDir {
     /// the next stage: going up, from these ropes into the controller;
     /// going down, from the controller onto these ropes.
     handoff: VecDeque<RopeItem>,
+    /// Since when the ropes have been idle with nothing to send and free to
+    /// send it (not held back by flow control), if they are.
+    idle_since: Option<Picos>,
     /// Busy time.
     pub meter: BusyMeter,
 }
@@ -160,6 +180,10 @@ pub struct Controller {
     pub cfg: super::config::ControllerCfg,
     /// Per direction: waiting packets, the one crossing, busy time.
     pub dirs: [CtrlDir; 2],
+    /// Where the link's capacity both ways together (if it has one) is
+    /// booked up to: packets of either direction take it in the order they
+    /// start.
+    both_ways_free: Picos,
 }
 
 /// One direction of an I/O controller's link.
@@ -180,6 +204,7 @@ impl Controller {
         Controller {
             cfg,
             dirs: [CtrlDir::default(), CtrlDir::default()],
+            both_ways_free: Picos(0),
         }
     }
 }
@@ -188,7 +213,7 @@ impl RopeItem {
     /// Payload bytes of the packet.
     fn payload(&self) -> u64 {
         match self {
-            RopeItem::Write { bytes } => *bytes,
+            RopeItem::Write { bytes, .. } => *bytes,
             RopeItem::ReadReq(_) | RopeItem::PioReq { .. } => 0,
             RopeItem::ReadData(f) => f.bytes,
             RopeItem::PioData { .. } => PIO_BYTES,
@@ -276,9 +301,11 @@ impl Platform {
         // only once the one before has started across its link.
         if let (0, Some(c)) = (d, self.cfg.buses[b].controller) {
             if self.ctrls[c].dirs[0].queue.iter().any(|&(qb, _)| qb == b) {
+                self.ropes[b].dirs[0].idle_since = None;
                 return;
             }
         }
+        let now = s.now();
         let r = &mut self.ropes[b];
         let rate = r.cfg.rope_rate;
         let overhead = r.cfg.rope_overhead;
@@ -287,25 +314,40 @@ impl Platform {
             return;
         }
         let Some(item) = dir.queue.pop_front() else {
+            dir.idle_since.get_or_insert(now);
             return;
         };
         let payload = item.payload();
+        let whole = Picos::to_move(payload + overhead, rate);
+        // Behind a cut-through bridge a posted write streams from the bus:
+        // the ropes, idle since `idle_since`, may have started on it once
+        // its first line was in the bridge, and finish it no earlier than
+        // one line's time after its last byte came off the bus (now).
+        let idle = dir.idle_since.take();
+        let (start, end) = match (item, idle) {
+            (RopeItem::Write { bytes, head }, Some(idle))
+                if self.buses[b].bridge.posted_writes_cut_through =>
+            {
+                let start = head.max(idle).min(now);
+                let tail = Picos::to_move(bytes.min(self.cfg.memory.line) + overhead, rate);
+                (start, (start + whole).max(now + tail))
+            }
+            _ => (now, now + whole),
+        };
         dir.current = Some(item);
         dir.current_handed = false;
-        dir.meter.start(s.now());
-        let t = Picos::to_move(payload + overhead, rate);
-        s.schedule_in(t, Ev::RopeDone(b, d));
+        dir.meter.start_back(start);
+        s.schedule_at(end, Ev::RopeDone(b, d));
         // Going up into a controller: cut-through (see the module doc).
         if let (0, Some(c)) = (d, self.cfg.buses[b].controller) {
             let ctrl = &self.ctrls[c].cfg;
-            let (now, end) = (s.now(), s.now() + t);
             let first = Stage { rate, overhead };
             let second = Stage {
                 rate: ctrl.rate,
                 overhead: ctrl.overhead,
             };
             let line = self.cfg.memory.line;
-            let at = handoff_time(now, end, payload, line, first, second);
+            let at = handoff_time(start, end, payload, line, first, second).max(now);
             if at < end {
                 self.ropes[b].dirs[0].current_handed = true;
                 self.hand_on(b, 0, item, at, s);
@@ -351,7 +393,7 @@ impl Platform {
         let handed = std::mem::take(&mut self.ropes[b].dirs[d].current_handed);
         self.ropes[b].dirs[d].meter.stop(s.now());
         match item {
-            RopeItem::Write { bytes } => {
+            RopeItem::Write { bytes, .. } => {
                 self.ropes[b].up_bytes += bytes;
                 self.posted_write_left_bridge(b, bytes, s);
             }
@@ -408,7 +450,7 @@ impl Platform {
         let port = self.cfg.functions.len() + cb;
         let forwarded = |item| DmaDone::Forwarded { bus: b, item };
         match item {
-            RopeItem::Write { bytes } => self.dma_write(port, bytes, forwarded(item), s),
+            RopeItem::Write { bytes, .. } => self.dma_write(port, bytes, forwarded(item), s),
             RopeItem::ReadReq(f) => {
                 self.dma_read(port, f.bytes, forwarded(RopeItem::ReadData(f)), s)
             }
@@ -439,9 +481,20 @@ impl Platform {
         };
         dir.current = Some((b, item));
         dir.current_handed = false;
-        dir.meter.start(s.now());
-        let t = Picos::to_move(item.payload() + overhead, rate);
-        s.schedule_in(t, Ev::CtrlDone(c, d));
+        let now = s.now();
+        dir.meter.start(now);
+        let bytes = item.payload() + overhead;
+        let mut end = now + Picos::to_move(bytes, rate);
+        // A link whose two directions share one capacity: the packet also
+        // books its bytes' time at that rate, after what either direction
+        // booked before it.
+        if let Some(both) = ctrl.cfg.rate_both_ways {
+            let from = ctrl.both_ways_free.max(now);
+            ctrl.both_ways_free = from + Picos::to_move(bytes, both);
+            end = end.max(ctrl.both_ways_free);
+        }
+        s.schedule_at(end, Ev::CtrlDone(c, d));
+        let t = end - now;
         if d == 0 {
             // Its ropes may send the next packet (flow control).
             self.rope_start(b, 0, s);
@@ -487,7 +540,7 @@ impl Platform {
         match item {
             // Its bridge's buffer was freed when it left the ropes; it
             // occupies the memory.
-            RopeItem::Write { bytes } => {
+            RopeItem::Write { bytes, .. } => {
                 self.memory.serve(s.now(), bytes);
             }
             RopeItem::ReadReq(f) => {

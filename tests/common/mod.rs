@@ -116,7 +116,7 @@ pub fn server_toml(name: &str, overrides: &[(&str, &str)], slots: &str) -> Strin
         ("cpu_per_io", "value = 20, unit = \"us\""),
         ("tcp_ack_every", "value = 2, unit = \"count\""),
     ];
-    const BRIDGE: [(&str, &str); 5] = [
+    const BRIDGE: [(&str, &str); 6] = [
         ("posted_write_buffer", "value = 2048, unit = \"bytes\""),
         ("delayed_read_slots", "value = 1, unit = \"count\""),
         ("delayed_read_prefetch", "value = 1024, unit = \"bytes\""),
@@ -125,6 +125,7 @@ pub fn server_toml(name: &str, overrides: &[(&str, &str)], slots: &str) -> Strin
             "register_reads_use_delayed_slots",
             "value = 0, unit = \"count\"",
         ),
+        ("posted_writes_cut_through", "value = 0, unit = \"count\""),
     ];
     let line = |(key, value): &(&str, &str)| {
         let value = overrides
