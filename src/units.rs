@@ -25,8 +25,8 @@ pub fn round_u64(x: f64) -> u64 {
         return 0;
     }
     if x < TWO_POW_63 {
-        // The signed conversions: single instructions on x86-64, where the
-        // unsigned ones branch; below 2^63 they give the same values.
+        // The signed conversions: cheaper on x86-64, where the unsigned ones
+        // branch; below 2^63 they give the same values.
         let t = x as i64;
         return if x - t as f64 >= 0.5 {
             t as u64 + 1
