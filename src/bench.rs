@@ -29,10 +29,12 @@ struct BusContention {
 }
 
 impl BusContention {
+    #[inline(always)]
     fn think(&mut self, m: u32, s: &mut Scheduler<BenchEv>) {
         let t = Picos::from_ns(self.rng.exponential(THINK_NS));
         s.schedule_in(t, BenchEv::Request(m));
     }
+    #[inline(always)]
     fn grant(&mut self, m: u32, s: &mut Scheduler<BenchEv>) {
         self.busy = true;
         self.current = Some(m);
@@ -42,6 +44,7 @@ impl BusContention {
 
 impl Model for BusContention {
     type Event = BenchEv;
+    #[inline(always)]
     fn handle(&mut self, ev: BenchEv, s: &mut Scheduler<BenchEv>) {
         match ev {
             BenchEv::Request(m) => {

@@ -11,6 +11,10 @@ use std::ops::{Add, AddAssign, Sub};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Picos(pub u64);
 
+/// 2^63: below it, converting between `f64` and `i64` gives the values the
+/// conversions between `f64` and `u64` give.
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+
 /// `x.round()` as a `u64` for the hot path (0 for negative or NaN, saturating
 /// above `u64::MAX`), bit for bit what `x.round().max(0.0) as u64` gives, but
 /// without a call to libm's `round` (not an instruction on baseline x86-64):
@@ -19,6 +23,16 @@ pub struct Picos(pub u64);
 pub fn round_u64(x: f64) -> u64 {
     if x.is_nan() || x <= 0.0 {
         return 0;
+    }
+    if x < TWO_POW_63 {
+        // The signed conversions: cheaper on x86-64, where the unsigned ones
+        // branch; below 2^63 they give the same values.
+        let t = x as i64;
+        return if x - t as f64 >= 0.5 {
+            t as u64 + 1
+        } else {
+            t as u64
+        };
     }
     let t = x as u64;
     if x - t as f64 >= 0.5 {
@@ -34,6 +48,15 @@ pub fn round_u64(x: f64) -> u64 {
 pub fn ceil_u64(x: f64) -> u64 {
     if x.is_nan() || x <= 0.0 {
         return 0;
+    }
+    if x < TWO_POW_63 {
+        // As in `round_u64`: the signed conversions, exact below 2^63.
+        let t = x as i64;
+        return if (t as f64) < x {
+            t as u64 + 1
+        } else {
+            t as u64
+        };
     }
     let t = x as u64;
     if (t as f64) < x {
@@ -243,6 +266,9 @@ mod tests {
             9007199254740993.0,
             1e19,
             1.9e19,
+            9223372036854775808.0,
+            9223372036854774784.0,
+            9223372036854777856.0,
             1e300,
             f64::INFINITY,
             f64::NEG_INFINITY,

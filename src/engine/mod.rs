@@ -57,8 +57,10 @@ impl<E: Copy> Scheduler<E> {
     /// Schedules `event` to fire `delay` after now.
     #[inline]
     pub fn schedule_in(&mut self, delay: Picos, event: E) {
-        let time = Picos(self.now.0.saturating_add(delay.0));
-        self.schedule_at(time, event);
+        // Never in the past (the sum saturates), so no clamp to now.
+        let time = self.now.0.saturating_add(delay.0);
+        self.seq += 1;
+        self.queue.push(time, self.seq, event);
     }
 
     /// Schedules `event` at absolute time `time` (clamped to now if in the past).

@@ -65,7 +65,15 @@ impl<E: Copy> EventQueue<E> {
     pub(crate) fn push(&mut self, time: u64, seq: u64, event: E) {
         let entry = Entry { time, seq, event };
         let mut i = self.heap.len();
-        self.heap.push(entry);
+        // Most events land at the leaf they are appended to: written once.
+        if i == 0 || !entry.before(&self.heap[(i - 1) / ARITY]) {
+            self.heap.push(entry);
+            return;
+        }
+        // Otherwise the parent moves down into the new slot, opening a hole.
+        let parent = (i - 1) / ARITY;
+        self.heap.push(self.heap[parent]);
+        i = parent;
         while i > 0 {
             let parent = (i - 1) / ARITY;
             if entry.before(&self.heap[parent]) {
