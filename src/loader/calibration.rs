@@ -215,10 +215,7 @@ pub fn load_calibration(path: &Path, reg: &mut Registry) -> Result<CalibrationSp
 
 /// Parses a calibration file's text; `path` is used in messages.
 pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<CalibrationSpec> {
-    let src = Source {
-        file: path.to_path_buf(),
-        text,
-    };
+    let src = Source::new(path.to_path_buf(), text);
     let raw: RawCalibration = src.parse(&CALIBRATION)?;
     let mut errs = Errors::default();
     if raw.kind.get_ref() != "calibration" {
@@ -654,10 +651,7 @@ fn apply_fitted_inner(
     reg: &mut Registry,
     mut only_bundled: Option<&mut Vec<String>>,
 ) -> Result<Vec<FittedValue>> {
-    let src = Source {
-        file: path.to_path_buf(),
-        text,
-    };
+    let src = Source::new(path.to_path_buf(), text);
     let raw: RawFitted = src.parse(&FITTED)?;
     if raw.kind.get_ref() != "fitted" {
         return Err(src.invalid(

@@ -38,16 +38,43 @@ mod bundled {
 pub(crate) struct Source<'a> {
     pub file: PathBuf,
     pub text: &'a str,
+    /// Byte offset of each line's start, built the first time a location
+    /// is asked for (a file's keys are located by the hundred).
+    line_starts: std::cell::OnceCell<Vec<usize>>,
 }
 
-impl Source<'_> {
-    /// The location of `key` whose value spans `span`.
+impl<'a> Source<'a> {
+    /// The file at `file` whose text is `text`.
+    pub fn new(file: PathBuf, text: &'a str) -> Source<'a> {
+        Source {
+            file,
+            text,
+            line_starts: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The location of `key` whose value spans `span`: its line and its
+    /// column in characters, 1-based (as `line_of` and `column_of` give).
     pub fn at(&self, key: &str, span: Range<usize>) -> Location {
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        let pos = span.start.min(self.text.len());
+        // The last line starting at or before `pos`.
+        let line = starts.partition_point(|&s| s <= pos);
+        let start = starts[line - 1];
+        let column = self.text.as_bytes()[start..pos]
+            .iter()
+            .filter(|&&b| (b & 0xC0) != 0x80)
+            .count()
+            + 1;
         Location {
             file: self.file.clone(),
             key: key.to_string(),
-            line: line_of(self.text, span.start),
-            column: column_of(self.text, span.start),
+            line,
+            column,
         }
     }
 
@@ -238,10 +265,7 @@ pub fn parse_model(file: PathBuf, text: &str, base: &Registry) -> Result<Registr
 fn bundled_registry() -> Result<Registry> {
     let mut reg = Registry::default();
     for (path, text) in bundled_files("models/") {
-        let src = Source {
-            file: PathBuf::from(format!("<bundled>/{path}")),
-            text,
-        };
+        let src = Source::new(PathBuf::from(format!("<bundled>/{path}")), text);
         add_model(&mut reg, &src, false)?;
     }
     Ok(reg)
@@ -255,10 +279,7 @@ fn add_user_models(reg: &mut Registry, files: &[(PathBuf, &str)]) -> Result<()> 
     // which one won would depend on the file names alone.
     let mut seen: std::collections::HashMap<(&'static str, String), Location> = Default::default();
     for (f, text) in files {
-        let src = Source {
-            file: f.clone(),
-            text,
-        };
+        let src = Source::new(f.clone(), text);
         match add_model(reg, &src, true) {
             Ok(Some((kind, name, at))) => {
                 if let Some(first) = seen.get(&(kind, name.clone())) {
@@ -1290,6 +1311,25 @@ pub(crate) fn known<'a>(names: impl Iterator<Item = &'a String>) -> String {
         "(none)".into()
     } else {
         v.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+
+    #[test]
+    fn a_location_is_the_line_and_column_line_of_and_column_of_give() {
+        let text = "a = 1\n\nb = \"\u{e9}t\u{e9}\"\nc = 2";
+        let src = Source::new(PathBuf::from("f.toml"), text);
+        for pos in 0..=text.len() + 3 {
+            let at = src.at("k", pos..pos);
+            assert_eq!(
+                (at.line, at.column),
+                (line_of(text, pos), column_of(text, pos)),
+                "byte {pos}"
+            );
+        }
     }
 }
 

@@ -130,10 +130,7 @@ fn glob(pattern: &str, name: &str) -> bool {
 /// Parses and resolves a request's text; `file` is used in messages. Every
 /// error of the file is reported (up to [`crate::error::MAX_ERRORS`]).
 pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<PlaceRequest> {
-    let src = Source {
-        file: file.clone(),
-        text,
-    };
+    let src = Source::new(file.clone(), text);
     let raw: RawPlace = src.parse(&PLACE)?;
     let mut errs = Errors::default();
     let h = &raw.place;

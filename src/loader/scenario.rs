@@ -61,10 +61,7 @@ pub fn check_figures_once(scenarios: &[Scenario]) -> Result<()> {
 /// Every error of the file is reported (up to [`crate::error::MAX_ERRORS`]),
 /// in file order.
 pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scenario> {
-    let src = Source {
-        file: file.clone(),
-        text,
-    };
+    let src = Source::new(file.clone(), text);
     let raw: RawScenario = src.parse(&SCENARIO)?;
     let mut errs = Errors::default();
     let name = errs.take(check_name(&src, "scenario.name", &raw.scenario.name));
