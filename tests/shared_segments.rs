@@ -189,20 +189,38 @@ fn run_with(
 /// two cards' delayed reads also contend for the slot, and together they get
 /// less than one alone: 176 against 260 MB/s), and the PCI-only exerciser.
 fn models() -> tempfile::TempDir {
+    models_with(&[])
+}
+
+/// As [`models`], the server's parameters also set as `overrides` says.
+fn models_with(overrides: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     let models = dir.path().join("models");
     std::fs::create_dir(&models).expect("models dir");
+    let mut all = vec![("delayed_read_slots", "value = 4, unit = \"count\"")];
+    all.extend_from_slice(overrides);
     std::fs::write(
         models.join("server.toml"),
-        common::server_toml(
-            "seg-server",
-            &[("delayed_read_slots", "value = 4, unit = \"count\"")],
-            SLOTS,
-        ),
+        common::server_toml("seg-server", &all, SLOTS),
     )
     .expect("server");
     std::fs::write(models.join("pci-exerciser.toml"), pci_only_exerciser()).expect("adapter");
     dir
+}
+
+/// The MB/s the busy `cards` move out of and into memory in all, DMA going
+/// `direction` (4 blocks in flight, 4 ms), and the run's JSON.
+fn both_ways(dir: &Path, cards: &[Card], direction: &str) -> (f64, f64, serde_json::Value) {
+    let (_, _, v) = run_with(dir, cards, direction, 4, 4);
+    let way = |key: &str| -> f64 {
+        v["functions"]
+            .as_array()
+            .expect("functions")
+            .iter()
+            .map(|f| f[key].as_f64().expect("MB/s"))
+            .sum()
+    };
+    (way("out_MB_s"), way("in_MB_s"), v)
 }
 
 #[test]
@@ -305,25 +323,12 @@ fn dma_beyond_the_memory_bandwidth_waits_for_it() {
     // The same two PCI-X 133 slots on eight ropes (2000 MB/s), reading: with
     // memory of 300 MB/s the two cards together get at most that; with no
     // memory bandwidth modelled, each card gets far more.
-    let dir = tempfile::tempdir().expect("temp dir");
-    let models = dir.path().join("models");
-    std::fs::create_dir(&models).expect("models dir");
-    let server = |mem: &[(&str, &str)]| {
-        let mut o = vec![("delayed_read_slots", "value = 4, unit = \"count\"")];
-        o.extend_from_slice(mem);
-        common::server_toml("seg-server", &o, SLOTS)
-    };
     let cards = [
         ("e1", "dma-exerciser", "x1", true),
         ("e2", "dma-exerciser", "c1", true),
     ];
-    std::fs::write(models.join("server.toml"), server(&[])).expect("server");
-    let (free, _) = run(dir.path(), &cards);
-    std::fs::write(
-        models.join("server.toml"),
-        server(&[("memory_bandwidth", "value = 300, unit = \"MB/s\"")]),
-    )
-    .expect("server");
+    let (free, _) = run(models().path(), &cards);
+    let dir = models_with(&[("memory_bandwidth", "value = 300, unit = \"MB/s\"")]);
     let (held, _) = run(dir.path(), &cards);
     let sum: f64 = held.iter().sum();
     assert!(
@@ -385,19 +390,12 @@ fn a_controller_carries_no_more_than_its_rate_each_way() {
         ("e2", "dma-exerciser", "c2", true),
         ("e3", "dma-exerciser", "c3", true),
     ];
-    let (_, _, v) = run_with(dir.path(), &cards, "bidirectional", 4, 4);
-    let functions = v["functions"].as_array().expect("functions");
-    let way = |key: &str| -> f64 {
-        functions
-            .iter()
-            .map(|f| f[key].as_f64().expect("MB/s"))
-            .sum()
-    };
-    let (out, inn) = (way("out_MB_s"), way("in_MB_s"));
+    let (out, inn, v) = both_ways(dir.path(), &cards, "bidirectional");
     for (what, mb_s) in [("read", out), ("written", inn)] {
         assert!(
             mb_s <= 600.0 && mb_s > 0.7 * 600.0,
-            "{mb_s:.1} MB/s {what} through a 600 MB/s link: {functions:?}"
+            "{mb_s:.1} MB/s {what} through a 600 MB/s link: {}",
+            v["functions"]
         );
     }
     for bus in v["buses"].as_array().expect("buses") {
@@ -419,23 +417,12 @@ fn a_link_with_a_both_ways_limit_gives_one_way_its_rate_and_both_ways_that_limit
         ("e2", "dma-exerciser", "b2", true),
         ("e3", "dma-exerciser", "b3", true),
     ];
-    let total = |direction: &str| -> (f64, f64) {
-        let (_, _, v) = run_with(dir.path(), &cards, direction, 4, 4);
-        let functions = v["functions"].as_array().expect("functions");
-        let way = |key: &str| -> f64 {
-            functions
-                .iter()
-                .map(|f| f[key].as_f64().expect("MB/s"))
-                .sum()
-        };
-        (way("out_MB_s"), way("in_MB_s"))
-    };
-    let (read, _) = total(READ);
+    let (read, ..) = both_ways(dir.path(), &cards, READ);
     assert!(
         read <= 600.0 && read > 0.9 * 600.0,
         "{read:.1} MB/s read one way through 600 MB/s each way"
     );
-    let (out, inn) = total("bidirectional");
+    let (out, inn, _) = both_ways(dir.path(), &cards, "bidirectional");
     assert!(
         out + inn <= 800.0 && out + inn > 0.9 * 800.0,
         "{out:.1} + {inn:.1} MB/s both ways through 800 MB/s both ways together"
@@ -451,17 +438,8 @@ fn a_cut_through_bridge_streams_a_posted_write_onto_its_ropes() {
     // burst's first line is in, so the slot writes at the ropes' rate (500
     // MB/s, less 8 bytes of header per 2 KiB packet).
     let written = |cut_through: &str| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let models = dir.path().join("models");
-        std::fs::create_dir(&models).expect("models dir");
         let value = format!("value = {cut_through}, unit = \"count\"");
-        let server = common::server_toml(
-            "seg-server",
-            &[("posted_writes_cut_through", value.as_str())],
-            SLOTS,
-        );
-        std::fs::write(models.join("server.toml"), server).expect("server");
-        std::fs::write(models.join("pci-exerciser.toml"), pci_only_exerciser()).expect("adapter");
+        let dir = models_with(&[("posted_writes_cut_through", value.as_str())]);
         run_dir(dir.path(), &[("e1", "dma-exerciser", "n1", true)], "write").0[0]
     };
     let ropes = 500.0 * 2048.0 / 2056.0;

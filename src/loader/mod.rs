@@ -58,7 +58,13 @@ impl<'a> Source<'a> {
     pub fn at(&self, key: &str, span: Range<usize>) -> Location {
         let starts = self.line_starts.get_or_init(|| {
             std::iter::once(0)
-                .chain(self.text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1))
+                .chain(
+                    self.text
+                        .bytes()
+                        .enumerate()
+                        .filter(|&(_, b)| b == b'\n')
+                        .map(|(i, _)| i + 1),
+                )
                 .collect()
         });
         let pos = span.start.min(self.text.len());
