@@ -163,6 +163,14 @@ pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
         "block_kib" => (Knob::BlockKib, 0.0625, 65536.0, false, "KiB"),
         "outstanding" => (Knob::Outstanding, 1.0, 256.0, true, "count"),
         path => {
+            // An optional parameter the model lacks can be swept too: the
+            // what-if adds it.
+            if reg.param(path).is_none() {
+                reg.add_absent_param(
+                    path,
+                    "iosim sweep: a what-if of a parameter absent from the model",
+                );
+            }
             let Some(p) = reg.param(path) else {
                 return Err(bad(
                     spec,

@@ -259,6 +259,42 @@ fn adapter_count_sweep_on_the_sx2000_scales_then_bends() {
 }
 
 #[test]
+fn an_optional_parameter_absent_from_the_model_can_be_swept() {
+    // The sx2000 states no `posted_writes_cut_through` (absent: each write
+    // burst is stored whole in the LBA); the what-if adds it. With six
+    // adapters, two in PCI-X 133 slots, streaming LBAs let those two reach
+    // their links too.
+    let csv = sweep_at(
+        "scenarios/ab379b/sx2000-scaling.toml",
+        "n6",
+        "server.sx2000.bridge.posted_writes_cut_through=0,1",
+    );
+    let v: Vec<f64> = means(&csv, "n6", "total throughput")
+        .iter()
+        .map(|p| p.1)
+        .collect();
+    assert_eq!(v.len(), 2, "{csv}");
+    assert!(
+        v[1] > 1.05 * v[0],
+        "stored {:.0}, streamed {:.0} MB/s",
+        v[0],
+        v[1]
+    );
+    // Its rule still bounds it.
+    let out = iosim(&[
+        "sweep",
+        "scenarios/ab379b/sx2000-scaling.toml",
+        "--vary",
+        "server.sx2000.bridge.posted_writes_cut_through=0,2",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("plausible range, 0 to 1"),
+        "{out:?}"
+    );
+}
+
+#[test]
 fn mtu_sweep_on_atm_lane_9218_beats_1516() {
     // Every card of the four-card ATM/622 LANE experiment over the two
     // MTUs: the larger frames carry more per frame of SAR and CPU work.

@@ -381,6 +381,62 @@ impl Registry {
         true
     }
 
+    /// Adds the optional parameter named `path`, absent from its model, so
+    /// that a what-if can set it: written in the usual unit of its
+    /// dimension, with `source` saying where its value comes from, and
+    /// its value for now what its rule allows least (each sweep point sets
+    /// its own). False when `path` is not an optional parameter of a model
+    /// that lacks it.
+    pub fn add_absent_param(&mut self, path: &str, source: &str) -> bool {
+        use crate::units::Dimension;
+        let Some(rule) = super::schema::rule_of(self, path).filter(|r| r.absent.is_some()) else {
+            return false;
+        };
+        let unit = match rule.dim {
+            Dimension::Time => "ns",
+            Dimension::Frequency => "MHz",
+            Dimension::Size => "bytes",
+            Dimension::Rate => "MB/s",
+            Dimension::SymbolRate => "Mbaud",
+            Dimension::Count => "count",
+        };
+        let Some((_, per_unit)) = crate::units::to_base(1.0, unit) else {
+            return false;
+        };
+        let Some((prefix, key)) = path.rsplit_once('.') else {
+            return false;
+        };
+        for (p, set) in self.param_sets_mut() {
+            if p != prefix || set.map.contains_key(key) {
+                continue;
+            }
+            let file = set
+                .map
+                .values()
+                .next()
+                .map(|v| v.at.file.clone())
+                .unwrap_or_default();
+            set.map.insert(
+                key.to_string(),
+                super::ParamValue {
+                    base: rule.min,
+                    written: rule.min / per_unit,
+                    unit: unit.to_string(),
+                    source: source.to_string(),
+                    meaning: rule.meaning,
+                    at: crate::error::Location {
+                        file,
+                        key: key.to_string(),
+                        line: 0,
+                        column: 0,
+                    },
+                },
+            );
+            return true;
+        }
+        false
+    }
+
     /// The parameter named `path`, if any.
     pub fn param(&mut self, path: &str) -> Option<super::ParamValue> {
         for (prefix, set) in self.param_sets_mut() {
