@@ -195,11 +195,6 @@ fn atm_nclass_four_atm622_go_in_the_twin_turbo_slots() {
 }
 
 #[test]
-#[ignore = "model gap: spreading over both I/O controllers does not come out. Two ATM/622 on the \
-            N4000 (the cards' SAR processors limit, an IKE carries 17% of its link) predict \
-            94.53 MB/s together on one IKE's Twin Turbo slots and 94.53 MB/s spread over both \
-            (seed 1): a tie, broken by name, so the search puts both on ike0; run with --ignored \
-            to see it fail"]
 fn atm_nclass_two_atm622_spread_over_both_io_controllers() {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/place/nclass-atm622.toml"),
@@ -219,7 +214,37 @@ fn atm_nclass_two_atm622_spread_over_both_io_controllers() {
         "best {:?} ({r:?})",
         r[0]
     );
-    assert!(r[0].1 > r[1].1, "a tie: {r:?}");
+    // Two ATM/622 are bound by their own SAR processors wherever they sit,
+    // so one IKE and both give the same throughput (94.53 MB/s with seed 1):
+    // the guideline comes out as headroom, the tie going to the placement
+    // that leaves its busiest shared node (then the next) least loaded.
+    // Spread, each IKE carries one card; together, one carries both.
+    assert!(r[0].1 >= r[1].1, "{r:?}");
+    let busiest_controller = |rank: u64| -> f64 {
+        js["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .filter(|n| n["rank"] == rank)
+            .filter(|n| {
+                n["node"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("I/O controller"))
+            })
+            .map(|n| n["util_pct"].as_f64().expect("util"))
+            .fold(0.0, f64::max)
+    };
+    let together = r
+        .iter()
+        .position(|p| slots(&p.0).iter().all(|s| s.starts_with("ike0-twin-turbo")))
+        .expect("both Twin Turbo slots of one IKE ranked") as u64
+        + 1;
+    assert!(
+        busiest_controller(1) < 0.75 * busiest_controller(together),
+        "spread {:.2}% against {:.2}% on one IKE ({r:?})",
+        busiest_controller(1),
+        busiest_controller(together)
+    );
 }
 
 #[test]

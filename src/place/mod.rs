@@ -265,6 +265,22 @@ fn better(a: &[f64; 3], b: &[f64; 3]) -> std::cmp::Ordering {
     b.partial_cmp(a).unwrap_or(std::cmp::Ordering::Equal)
 }
 
+/// Orders two placements' estimated loads (each busiest first) by headroom,
+/// more first: the one whose busiest node is less loaded, then the next
+/// busiest, and so on (a node the placement does not use counts as idle).
+/// Among placements that do equally well, the one that leaves the most
+/// room on what the cards share is the one to take.
+fn more_headroom(a: &[NodeLoad], b: &[NodeLoad]) -> std::cmp::Ordering {
+    let at = |l: &[NodeLoad], i: usize| l.get(i).map_or(0.0, |n| n.load);
+    for i in 0..a.len().max(b.len()) {
+        let (x, y) = (at(a, i), at(b, i));
+        if (x - y).abs() > 1e-9 {
+            return x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
+        }
+    }
+    std::cmp::Ordering::Equal
+}
+
 /// Answers a placement request on `reg`.
 pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Placement> {
     let mut reg = reg.clone();
@@ -605,7 +621,11 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
             }
         })
         .collect();
-    cands.sort_by(|x, y| better(&x.est_score, &y.est_score).then_with(|| x.label.cmp(&y.label)));
+    cands.sort_by(|x, y| {
+        better(&x.est_score, &y.est_score)
+            .then_with(|| more_headroom(&x.loads, &y.loads))
+            .then_with(|| x.label.cmp(&y.label))
+    });
     let distinct = cands.len();
     // 4. Simulate the best by estimate, and the two worst (why they lose).
     let k = match opt.simulate {
@@ -636,6 +656,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
     ranked.sort_by(|x, y| {
         better(&x.score, &y.score)
             .then_with(|| better(&x.est_score, &y.est_score))
+            .then_with(|| more_headroom(&x.loads, &y.loads))
             .then_with(|| x.label.cmp(&y.label))
     });
     let simulated = ranked.len();
@@ -682,4 +703,35 @@ fn simulate(
         })
         .collect();
     run_experiments(&jobs, opt.seed, opt.threads, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cmp::Ordering;
+
+    fn loads(l: &[f64]) -> Vec<NodeLoad> {
+        l.iter()
+            .map(|&load| NodeLoad {
+                node: String::new(),
+                load,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn headroom_compares_the_busiest_node_then_the_next() {
+        // Equal busiest nodes (two buses at 16%): the one whose next node is
+        // less loaded (each controller 1% against one at 2%) comes first.
+        let spread = loads(&[0.16, 0.16, 0.01, 0.01]);
+        let together = loads(&[0.16, 0.16, 0.02]);
+        assert_eq!(more_headroom(&spread, &together), Ordering::Less);
+        assert_eq!(more_headroom(&together, &spread), Ordering::Greater);
+        // A less loaded busiest node wins whatever follows.
+        assert_eq!(
+            more_headroom(&loads(&[0.5, 0.5]), &loads(&[0.6])),
+            Ordering::Less
+        );
+        assert_eq!(more_headroom(&spread, &spread), Ordering::Equal);
+    }
 }
