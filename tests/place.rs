@@ -175,12 +175,13 @@ fn atm_vclass_no_second_atm622_under_one_controller_when_another_has_room() {
 
 #[test]
 fn atm_nclass_four_atm622_go_in_the_twin_turbo_slots() {
-    // Four ATM/622, every N4000 slot free: the best placement uses the four
-    // Twin Turbo slots (two under each IKE, as there are two per IKE). The
-    // margin is thin: the cards' SAR processors limit everywhere, and a
-    // Twin Turbo slot (PCI 66) gives 47.27 MB/s per card against 47.11 in
-    // a Turbo slot (PCI 33-64) with seed 1; the model has no randomness at
-    // one cell, so the order is the model's, not noise.
+    // Four ATM/622, every N4000 slot free: the cards' SAR processors limit
+    // wherever they sit, so every placement does the same within 1% (191.5
+    // to 192.4 MB/s with seed 1; by throughput alone Turbo slots were ahead
+    // by 0.5%, with the ATM fit before 0.3% behind: noise of the fit, not a
+    // reason). The tie goes to headroom: the four Twin Turbo slots (PCI 66,
+    // two ropes; two under each IKE, as there are two per IKE) leave each
+    // card's bus and ropes least loaded.
     let js = place("nclass-atm622.toml", &[]);
     assert!(meta(&js, "search").contains("proven best"), "{js}");
     let r = ranked(&js);
@@ -191,7 +192,9 @@ fn atm_nclass_four_atm622_go_in_the_twin_turbo_slots() {
         r[0]
     );
     assert_eq!(best.iter().filter(|s| s.starts_with("ike0-")).count(), 2);
-    assert!(r[0].1 > r[1].1, "{r:?}");
+    let top = r.iter().map(|p| p.1).fold(0.0, f64::max);
+    assert!(r[0].1 >= 0.99 * top, "{r:?}");
+    assert_eq!(js["placements"][0]["tied_with_next"], "yes", "{js}");
 }
 
 #[test]
@@ -215,11 +218,13 @@ fn atm_nclass_two_atm622_spread_over_both_io_controllers() {
         r[0]
     );
     // Two ATM/622 are bound by their own SAR processors wherever they sit,
-    // so one IKE and both give the same throughput (94.53 MB/s with seed 1):
-    // the guideline comes out as headroom, the tie going to the placement
-    // that leaves its busiest shared node (then the next) least loaded.
-    // Spread, each IKE carries one card; together, one carries both.
-    assert!(r[0].1 >= r[1].1, "{r:?}");
+    // so one IKE and both give the same throughput (95.76 MB/s with seed 1,
+    // every placement within 1%): the guideline comes out as headroom, the
+    // tie going to the placement that leaves its busiest shared node (then
+    // the next) least loaded. Spread, each IKE carries one card; together,
+    // one carries both.
+    let top = r.iter().map(|p| p.1).fold(0.0, f64::max);
+    assert!(r[0].1 >= 0.99 * top, "{r:?}");
     let busiest_controller = |rank: u64| -> f64 {
         js["nodes"]
             .as_array()

@@ -122,6 +122,7 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             "worst_card_busiest",
             "meets_min",
             &f_margin,
+            "tied_with_next",
             "bottleneck",
             "estimated_total_MB_s",
             "estimated_busiest",
@@ -171,6 +172,7 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             }),
             Cell::Text(meets.into()),
             Cell::Num(margin, 2),
+            Cell::Text(if c.tied_with_next { "yes" } else { "no" }.into()),
             Cell::Text(r.map_or(String::new(), |r| r.bottleneck.clone())),
             Cell::Num(c.est.iter().sum::<f64>() / 1e6, 2),
             Cell::Text(c.loads.first().map_or(String::new(), |l| {
