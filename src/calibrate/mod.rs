@@ -511,11 +511,11 @@ pub fn fit<T, P>(
     train: T,
     settings: LmSettings,
     objective: Objective,
-    mut progress: P,
+    progress: P,
 ) -> Result<Fit>
 where
-    T: Fn(&FigureRow) -> bool,
-    P: FnMut(u32, f64),
+    T: Fn(&FigureRow) -> bool + Sync,
+    P: FnMut(u32, f64) + Send,
 {
     let parts = pb.parts();
     if parts.len() <= 1 && parts.iter().all(|(ps, _)| ps.len() == pb.free.len()) {
@@ -533,18 +533,49 @@ where
         iterations: 0,
         evaluations: 0,
     };
-    for (part, reached) in &parts {
-        let (sub_reg, sub_free, sub_scenarios) = pb.restricted(part, reached, start);
-        let sub = Problem {
-            reg: &sub_reg,
-            scenarios: &sub_scenarios,
-            free: &sub_free,
-            seed: pb.seed,
-            threads: pb.threads,
-            memo: pb.memo.child(),
-        };
-        let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
-        let f = fit_joint(&sub, &sub_start, &train, settings, objective, &mut progress)?;
+    // The parts are fitted at once, each in a thread of its own running its
+    // batches through the pool (one part's serial phases leave the cores to
+    // the others); each fit depends only on its part, so the result does
+    // not depend on the order they finish in.
+    let subs: Vec<_> = parts
+        .iter()
+        .map(|(part, reached)| pb.restricted(part, reached, start))
+        .collect();
+    let progress = std::sync::Mutex::new(progress);
+    let fits: Vec<Result<Fit>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .iter()
+            .zip(&subs)
+            .map(|((part, _), (sub_reg, sub_free, sub_scenarios))| {
+                let (train, progress) = (&train, &progress);
+                scope.spawn(move || {
+                    let sub = Problem {
+                        reg: sub_reg,
+                        scenarios: sub_scenarios,
+                        free: sub_free,
+                        seed: pb.seed,
+                        threads: pb.threads,
+                        memo: pb.memo.child(),
+                    };
+                    let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
+                    fit_joint(&sub, &sub_start, train, settings, objective, |it, c| {
+                        if let Ok(mut p) = progress.lock() {
+                            (*p)(it, c);
+                        }
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(crate::Error::Internal("a part's fit panicked".into())))
+            })
+            .collect()
+    });
+    for ((part, _), f) in parts.iter().zip(fits) {
+        let f = f?;
         for (j, &p) in part.iter().enumerate() {
             x[p] = f.params[j].value;
             params[p] = Some(f.params[j].clone());
@@ -853,10 +884,10 @@ pub fn cross_validate<P>(
     start: &[f64],
     settings: LmSettings,
     objective: Objective,
-    mut progress: P,
+    progress: P,
 ) -> Result<CrossValidation>
 where
-    P: FnMut(&str, usize, usize),
+    P: FnMut(&str, usize, usize) + Send,
 {
     let all = fit(pb, start, |_| true, settings, objective, |_, _| {})?;
     let x_all: Vec<f64> = all.params.iter().map(|p| p.value).collect();
@@ -885,19 +916,73 @@ where
         })
         .collect();
     let with_figures: Vec<bool> = exp_groups.iter().map(|g| !g.is_empty()).collect();
+    // Each fold's part and the experiments it reaches.
+    let fold_parts: Vec<(Vec<usize>, Vec<bool>)> = groups
+        .iter()
+        .map(|g| {
+            let mut params = vec![false; pb.free.len()];
+            let reached = pb.reach(
+                &mut params,
+                exp_groups.iter().map(|gs| gs.contains(g)).collect(),
+                &with_figures,
+            );
+            ((0..pb.free.len()).filter(|&p| params[p]).collect(), reached)
+        })
+        .collect();
+    // The folds are refit at once, each in a thread of its own (each fit
+    // depends only on its fold, so the result does not depend on the order
+    // they finish in).
+    let progress = std::sync::Mutex::new(progress);
+    let refits: Vec<Option<Result<Fit>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = groups
+            .iter()
+            .zip(&fold_parts)
+            .enumerate()
+            .map(|(gi, (g, (part, reached)))| {
+                let (progress, x_all, n) = (&progress, &x_all, groups.len());
+                scope.spawn(move || {
+                    if let Ok(mut p) = progress.lock() {
+                        (*p)(g, gi + 1, n);
+                    }
+                    if part.is_empty() {
+                        return None;
+                    }
+                    // The others at their full-fit values; the part's
+                    // experiments only.
+                    let (fixed, free, scenarios) = pb.restricted(part, reached, x_all);
+                    let sub = Problem {
+                        reg: &fixed,
+                        scenarios: &scenarios,
+                        free: &free,
+                        seed: pb.seed,
+                        threads: pb.threads,
+                        memo: pb.memo.child(),
+                    };
+                    let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
+                    Some(fit(
+                        &sub,
+                        &sub_start,
+                        |r| &group_of(r) != g,
+                        settings,
+                        objective,
+                        |_, _| {},
+                    ))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Some(Err(crate::Error::Internal("a fold's fit panicked".into())))
+                })
+            })
+            .collect()
+    });
     let mut held = Vec::new();
     let mut folds = Vec::new();
-    for (gi, g) in groups.iter().enumerate() {
-        progress(g, gi + 1, groups.len());
-        // The part of the graph the group reaches.
-        let mut params = vec![false; pb.free.len()];
-        let reached = pb.reach(
-            &mut params,
-            exp_groups.iter().map(|gs| gs.contains(g)).collect(),
-            &with_figures,
-        );
-        let part: Vec<usize> = (0..pb.free.len()).filter(|&p| params[p]).collect();
-        if part.is_empty() {
+    for ((g, (part, _)), refit) in groups.iter().zip(&fold_parts).zip(refits) {
+        let Some(f) = refit else {
             // No free parameter touches the group: the full fit's prediction
             // is already blind to it.
             for r in all.rows_fitted.iter().filter(|r| &group_of(r) == g) {
@@ -912,26 +997,8 @@ where
                 params: all.params.clone(),
             });
             continue;
-        }
-        // The others at their full-fit values; the part's experiments only.
-        let (fixed, free, scenarios) = pb.restricted(&part, &reached, &x_all);
-        let sub = Problem {
-            reg: &fixed,
-            scenarios: &scenarios,
-            free: &free,
-            seed: pb.seed,
-            threads: pb.threads,
-            memo: pb.memo.child(),
         };
-        let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
-        let f = fit(
-            &sub,
-            &sub_start,
-            |r| &group_of(r) != g,
-            settings,
-            objective,
-            |_, _| {},
-        )?;
+        let f = f?;
         for r in f.rows_fitted.iter().filter(|r| &group_of(r) == g) {
             let fitted = all.rows_fitted.iter().find(|a| a.id == r.id);
             held.push(HeldOut {
