@@ -185,6 +185,19 @@ impl Dimension {
             Dimension::Count => "",
         }
     }
+
+    /// The unit values of this dimension are usually written in (ns, MHz,
+    /// bytes, MB/s, Mbaud, count), which [`to_base`] knows.
+    pub fn usual_unit(self) -> &'static str {
+        match self {
+            Dimension::Time => "ns",
+            Dimension::Frequency => "MHz",
+            Dimension::Size => "bytes",
+            Dimension::Rate => "MB/s",
+            Dimension::SymbolRate => "Mbaud",
+            Dimension::Count => "count",
+        }
+    }
 }
 
 /// A number for a message: as Rust writes it, but in scientific notation

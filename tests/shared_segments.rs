@@ -120,6 +120,16 @@ fn pci_only_exerciser() -> String {
 /// A card: (name, adapter, slot, DMA-read workload or idle).
 type Card<'a> = (&'a str, &'a str, &'a str, bool);
 
+/// Busy DMA exercisers `e1`, `e2`, ... in `slots`, in order.
+fn exercisers(slots: &[&'static str]) -> Vec<Card<'static>> {
+    const NAMES: [&str; 3] = ["e1", "e2", "e3"];
+    slots
+        .iter()
+        .zip(NAMES)
+        .map(|(slot, name)| (name, "dma-exerciser", *slot, true))
+        .collect()
+}
+
 /// A DMA workload's direction.
 const READ: &str = "read";
 
@@ -276,14 +286,7 @@ fn a_conventional_pci_card_slows_a_pcix_segment_to_pci() {
 fn slots_under_one_io_controller_share_its_link_to_memory() {
     let dir = models();
     let (alone, buses_alone) = run(dir.path(), &[("e1", "dma-exerciser", "c1", true)]);
-    let (three, buses) = run(
-        dir.path(),
-        &[
-            ("e1", "dma-exerciser", "c1", true),
-            ("e2", "dma-exerciser", "c2", true),
-            ("e3", "dma-exerciser", "c3", true),
-        ],
-    );
+    let (three, buses) = run(dir.path(), &exercisers(&["c1", "c2", "c3"]));
     assert_eq!(buses_alone.len(), 1);
     assert_eq!(buses.len(), 3, "three buses, one controller: {buses:?}");
     let sum: f64 = three.iter().sum();
@@ -385,11 +388,7 @@ fn a_controller_carries_no_more_than_its_rate_each_way() {
     // neither direction's payload passes 600 MB/s and the link is never
     // busier than all the time.
     let dir = models();
-    let cards = [
-        ("e1", "dma-exerciser", "c1", true),
-        ("e2", "dma-exerciser", "c2", true),
-        ("e3", "dma-exerciser", "c3", true),
-    ];
+    let cards = exercisers(&["c1", "c2", "c3"]);
     let (out, inn, v) = both_ways(dir.path(), &cards, "bidirectional");
     for (what, mb_s) in [("read", out), ("written", inn)] {
         assert!(
@@ -412,11 +411,7 @@ fn a_link_with_a_both_ways_limit_gives_one_way_its_rate_and_both_ways_that_limit
     // both ways together: reading alone they fill one way (600), reading and
     // writing at once they share the 800 between the two ways.
     let dir = models();
-    let cards = [
-        ("e1", "dma-exerciser", "b1", true),
-        ("e2", "dma-exerciser", "b2", true),
-        ("e3", "dma-exerciser", "b3", true),
-    ];
+    let cards = exercisers(&["b1", "b2", "b3"]);
     let (read, ..) = both_ways(dir.path(), &cards, READ);
     assert!(
         read <= 600.0 && read > 0.9 * 600.0,

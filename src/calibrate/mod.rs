@@ -301,6 +301,20 @@ impl Problem<'_> {
         }
     }
 
+    /// The problem of one part (or fold), made by [`Problem::restricted`]:
+    /// the same seed and threads, a memo of its own whose runs count with
+    /// this one's.
+    fn sub_problem<'s>(&self, r: &'s (Registry, Vec<FreeParam>, Vec<Scenario>)) -> Problem<'s> {
+        Problem {
+            reg: &r.0,
+            scenarios: &r.2,
+            free: &r.1,
+            seed: self.seed,
+            threads: self.threads,
+            memo: self.memo.child(),
+        }
+    }
+
     /// The models with every free parameter at `x`, the free parameters of
     /// `part`, and the scenarios cut to the `reached` experiments: a
     /// problem of that part alone.
@@ -537,42 +551,22 @@ where
     // batches through the pool (one part's serial phases leave the cores to
     // the others); each fit depends only on its part, so the result does
     // not depend on the order they finish in.
-    let subs: Vec<_> = parts
-        .iter()
-        .map(|(part, reached)| pb.restricted(part, reached, start))
-        .collect();
     let progress = std::sync::Mutex::new(progress);
-    let fits: Vec<Result<Fit>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .iter()
-            .zip(&subs)
-            .map(|((part, _), (sub_reg, sub_free, sub_scenarios))| {
-                let (train, progress) = (&train, &progress);
-                scope.spawn(move || {
-                    let sub = Problem {
-                        reg: sub_reg,
-                        scenarios: sub_scenarios,
-                        free: sub_free,
-                        seed: pb.seed,
-                        threads: pb.threads,
-                        memo: pb.memo.child(),
-                    };
-                    let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
-                    fit_joint(&sub, &sub_start, train, settings, objective, |it, c| {
-                        if let Ok(mut p) = progress.lock() {
-                            (*p)(it, c);
-                        }
-                    })
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(crate::Error::Internal("a part's fit panicked".into())))
-            })
-            .collect()
+    let fits = at_once(&parts, |_, (part, reached)| {
+        let restricted = pb.restricted(part, reached, start);
+        let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
+        fit_joint(
+            &pb.sub_problem(&restricted),
+            &sub_start,
+            &train,
+            settings,
+            objective,
+            |it, c| {
+                if let Ok(mut p) = progress.lock() {
+                    (*p)(it, c);
+                }
+            },
+        )
     });
     for ((part, _), f) in parts.iter().zip(fits) {
         let f = f?;
@@ -933,56 +927,31 @@ where
     // depends only on its fold, so the result does not depend on the order
     // they finish in).
     let progress = std::sync::Mutex::new(progress);
-    let refits: Vec<Option<Result<Fit>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = groups
-            .iter()
-            .zip(&fold_parts)
-            .enumerate()
-            .map(|(gi, (g, (part, reached)))| {
-                let (progress, x_all, n) = (&progress, &x_all, groups.len());
-                scope.spawn(move || {
-                    if let Ok(mut p) = progress.lock() {
-                        (*p)(g, gi + 1, n);
-                    }
-                    if part.is_empty() {
-                        return None;
-                    }
-                    // The others at their full-fit values; the part's
-                    // experiments only.
-                    let (fixed, free, scenarios) = pb.restricted(part, reached, x_all);
-                    let sub = Problem {
-                        reg: &fixed,
-                        scenarios: &scenarios,
-                        free: &free,
-                        seed: pb.seed,
-                        threads: pb.threads,
-                        memo: pb.memo.child(),
-                    };
-                    let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
-                    Some(fit(
-                        &sub,
-                        &sub_start,
-                        |r| &group_of(r) != g,
-                        settings,
-                        objective,
-                        |_, _| {},
-                    ))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Some(Err(crate::Error::Internal("a fold's fit panicked".into())))
-                })
-            })
-            .collect()
+    let folds_of: Vec<_> = groups.iter().zip(&fold_parts).collect();
+    let refits = at_once(&folds_of, |gi, (g, (part, reached))| {
+        if let Ok(mut p) = progress.lock() {
+            (*p)(g, gi + 1, groups.len());
+        }
+        if part.is_empty() {
+            return Ok(None);
+        }
+        // The others at their full-fit values; the part's experiments only.
+        let restricted = pb.restricted(part, reached, &x_all);
+        let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
+        fit(
+            &pb.sub_problem(&restricted),
+            &sub_start,
+            |r| &group_of(r) != *g,
+            settings,
+            objective,
+            |_, _| {},
+        )
+        .map(Some)
     });
     let mut held = Vec::new();
     let mut folds = Vec::new();
     for ((g, (part, _)), refit) in groups.iter().zip(&fold_parts).zip(refits) {
-        let Some(f) = refit else {
+        let Some(f) = refit? else {
             // No free parameter touches the group: the full fit's prediction
             // is already blind to it.
             for r in all.rows_fitted.iter().filter(|r| &group_of(r) == g) {
@@ -998,7 +967,6 @@ where
             });
             continue;
         };
-        let f = f?;
         for r in f.rows_fitted.iter().filter(|r| &group_of(r) == g) {
             let fitted = all.rows_fitted.iter().find(|a| a.id == r.id);
             held.push(HeldOut {
@@ -1025,6 +993,31 @@ where
     })
 }
 
+/// Runs `f` on every item at once, each in a scoped thread of its own
+/// (whose simulations go through the shared pool), and returns the results
+/// in the items' order: each depends only on its item, so not on which
+/// finishes first. A thread that panics gives an internal error.
+fn at_once<I: Sync, R: Send>(
+    items: &[I],
+    f: impl Fn(usize, &I) -> Result<R> + Sync,
+) -> Vec<Result<R>> {
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| scope.spawn(move || f(i, item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(crate::Error::Internal("a parallel fit panicked".into()))
+                })
+            })
+            .collect()
+    })
+}
 #[cfg(test)]
 mod tests {
     use super::Objective;

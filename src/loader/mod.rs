@@ -68,19 +68,13 @@ impl<'a> Source<'a> {
                 .collect()
         });
         let pos = span.start.min(self.text.len());
-        // The last line starting at or before `pos`.
-        let line = starts.partition_point(|&s| s <= pos);
-        let start = starts[line - 1];
-        let column = self.text.as_bytes()[start..pos]
-            .iter()
-            .filter(|&&b| (b & 0xC0) != 0x80)
-            .count()
-            + 1;
         Location {
             file: self.file.clone(),
             key: key.to_string(),
-            line,
-            column,
+            // The number of lines starting at or before `pos`.
+            line: starts.partition_point(|&s| s <= pos),
+            // Counted back to the line's start only.
+            column: column_of(self.text, pos),
         }
     }
 

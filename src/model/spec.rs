@@ -388,18 +388,10 @@ impl Registry {
     /// its own). False when `path` is not an optional parameter of a model
     /// that lacks it.
     pub fn add_absent_param(&mut self, path: &str, source: &str) -> bool {
-        use crate::units::Dimension;
         let Some(rule) = super::schema::rule_of(self, path).filter(|r| r.absent.is_some()) else {
             return false;
         };
-        let unit = match rule.dim {
-            Dimension::Time => "ns",
-            Dimension::Frequency => "MHz",
-            Dimension::Size => "bytes",
-            Dimension::Rate => "MB/s",
-            Dimension::SymbolRate => "Mbaud",
-            Dimension::Count => "count",
-        };
+        let unit = rule.dim.usual_unit();
         let Some((_, per_unit)) = crate::units::to_base(1.0, unit) else {
             return false;
         };

@@ -725,6 +725,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         cpus,
     })
 }
+
 /// Simulates `exps` of the request's scenario `sc` through the shared job
 /// pool, with the options' seed and threads.
 fn simulate(

@@ -727,7 +727,6 @@ fn share_interrupt_lines(functions: &mut [PlacedFunction], lines: usize) {
     }
 }
 
-/// A parameter that counts whole things (clocks, bytes, frames).
 /// A TCP socket (window) must hold the segments one ACK covers, or the
 /// connection stalls waiting for an ACK that never comes.
 fn check_socket(
@@ -748,6 +747,7 @@ fn check_socket(
     Ok(())
 }
 
+/// A parameter that counts whole things (clocks, bytes, frames).
 fn whole(v: f64) -> u64 {
     v.round().max(0.0) as u64
 }
