@@ -103,6 +103,7 @@ pub fn calibrate_cmd(
     file: &Option<PathBuf>,
     output: &Path,
     force: bool,
+    refit: bool,
 ) -> iosim::Result<String> {
     let setup = Setup::load(common, file)?;
     // Checked before the fit, which takes minutes: the file can be created,
@@ -129,6 +130,7 @@ pub fn calibrate_cmd(
     let f = fit(
         &pb,
         &start,
+        refit.then_some(&setup.in_use[..]),
         |_| true,
         settings,
         objective_of(spec),
@@ -148,7 +150,15 @@ pub fn calibrate_cmd(
         pb.scenarios.iter().map(|s| s.experiments.len()).sum::<usize>(),
         t0.elapsed().as_secs_f64()
     ));
-    let text = fitted_file(&f, common.seed, &spec.file.display().to_string())?;
+    let search = if refit {
+        format!(
+            "refit, from the values in use ({}), near them only",
+            setup.in_use_label
+        )
+    } else {
+        "from the initial values, across each parameter's range".to_string()
+    };
+    let text = fitted_file(&f, common.seed, &spec.file.display().to_string(), &search)?;
     out_file.commit(&text).map_err(write_err)?;
     let mut rep = Report {
         command: "calibrate".into(),
@@ -166,6 +176,7 @@ pub fn calibrate_cmd(
         "the initial values of the calibration file (the guesses made before the fit)".into(),
     ));
     rep.meta.push(("in_use".into(), setup.in_use_label.clone()));
+    rep.meta.push(("search".into(), search));
     rep.meta
         .push(("written".into(), output.display().to_string()));
     rep.meta

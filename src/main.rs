@@ -151,6 +151,13 @@ enum Command {
         /// Replace the --output file if it exists.
         #[arg(long)]
         force: bool,
+        /// Refit: start from the values in use (the bundled fit, or --params)
+        /// and search only near them, instead of from the calibration's
+        /// initial values across each parameter's range. For a model change
+        /// that moves the fit a little; the prior still pulls towards the
+        /// initial values.
+        #[arg(long, conflicts_with = "hand_set")]
+        refit: bool,
         /// Stop with exit code 5 if the run takes longer than this many
         /// wall-clock seconds (checked before each experiment starts).
         #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
@@ -486,8 +493,9 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             calibration,
             output,
             force,
+            refit,
             ..
-        } => fit_cli::calibrate_cmd(&common, &calibration, &output, force),
+        } => fit_cli::calibrate_cmd(&common, &calibration, &output, force, refit),
         Command::Validate { common, plot, .. } => {
             let v = run_validation(&common)?;
             let mut rep = Report {

@@ -583,9 +583,12 @@ pub fn held_out_sections(cv: &CrossValidation) -> Vec<Section> {
 /// sets, with its value in the calibration's unit, its 95% interval and notes.
 /// The values are rounded to six decimals. A value that is not finite is an
 /// error ([`crate::Error::Internal`]: the fit went wrong), never written.
-pub fn fitted_file(fit: &Fit, seed: u64, calibration: &str) -> Result<String> {
+/// `search` (in words: from the initial values, or a refit from which values)
+/// goes into the header, so that the file says how to reproduce it.
+pub fn fitted_file(fit: &Fit, seed: u64, calibration: &str, search: &str) -> Result<String> {
     let comment = format!(
         "Written by iosim {} calibrate (seed {seed}) from {calibration}.\n\
+         Search: {search}.\n\
          Apply with: iosim validate --params THIS_FILE. Models are never edited.",
         env!("CARGO_PKG_VERSION")
     );

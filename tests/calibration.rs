@@ -171,6 +171,7 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
     let f = fit(
         &pb,
         &start,
+        None,
         |_| true,
         LmSettings::default(),
         Objective::default(),
@@ -189,6 +190,43 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
     for r in &f.rows_fitted {
         assert!(r.error_pct.abs() < 1.0, "{}: {}%", r.id, r.error_pct);
     }
+}
+
+#[test]
+fn a_refit_from_near_the_truth_recovers_it_with_fewer_evaluations() {
+    let (reg, spec, scenarios) = synthetic();
+    let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
+    let fit_from = |from: Option<&[f64]>| {
+        fit(
+            &problem(&reg, &spec, &scenarios),
+            &start,
+            from,
+            |_| true,
+            LmSettings::default(),
+            Objective::default(),
+            |_, _| {},
+        )
+        .expect("fit runs")
+    };
+    let cold = fit_from(None);
+    // A previous fit a few percent off each value, as after a small model change.
+    let near: Vec<f64> = TRUTH.iter().map(|t| t * 1.04).collect();
+    let warm = fit_from(Some(&near));
+    for (p, want) in warm.params.iter().zip(TRUTH) {
+        let err = (p.value - want).abs() / want;
+        assert!(
+            err < 0.03,
+            "{} refit {} vs true {want}",
+            p.free.path,
+            p.value
+        );
+    }
+    assert!(
+        warm.evaluations < cold.evaluations,
+        "refit {} evaluations, fit from the initial values {}",
+        warm.evaluations,
+        cold.evaluations
+    );
 }
 
 fn iosim(dir: &Path, args: &[&str]) -> std::process::Output {
@@ -692,6 +730,19 @@ fn validate_uses_the_bundled_fit_which_beats_the_hand_set_values() {
         both.status.code(),
         Some(2),
         "--params and --hand-set conflict"
+    );
+    // A refit starts from the values in use: with none (--hand-set) there is
+    // nothing to refit from.
+    let refit = iosim(dir.path(), &["calibrate", "--refit", "--hand-set"]);
+    assert_eq!(
+        refit.status.code(),
+        Some(2),
+        "--refit and --hand-set conflict"
+    );
+    assert!(
+        String::from_utf8_lossy(&refit.stderr).contains("--hand-set"),
+        "{}",
+        String::from_utf8_lossy(&refit.stderr)
     );
 }
 

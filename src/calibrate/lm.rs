@@ -27,6 +27,10 @@ pub struct LmSettings {
     /// search; the polish, and the reported fit, use each scenario's own
     /// (None: the scenarios' own throughout).
     pub search_precision_pct: Option<f64>,
+    /// Whether the compass search looks across each parameter's whole range
+    /// (its grid scans) before it narrows down; false for a refit, which
+    /// searches only near where it starts (see [`compass`]).
+    pub global: bool,
 }
 
 impl Default for LmSettings {
@@ -37,6 +41,7 @@ impl Default for LmSettings {
             tolerance: 1e-4,
             search_evaluations: 400,
             search_precision_pct: None,
+            global: true,
         }
     }
 }
@@ -58,6 +63,10 @@ impl Default for LmSettings {
 /// when `budget` evaluations are spent. Returns the point, its residuals and
 /// the evaluations used.
 ///
+/// Without `global` (a refit from a previous fit's values), the search skips
+/// both grid scans and starts its compass at a step of [`LOCAL_FIRST_STEP`]:
+/// it finds the minimum near where it starts, not one across the range.
+///
 /// `f` evaluates a batch of points at once (see [`Batch`]): the points of a
 /// scan, the two directions of a compass move, the four signs of a pair move
 /// are independent and are handed over together, so that their simulations
@@ -70,6 +79,7 @@ pub fn compass<F>(
     u0: &[f64],
     min_step: &[f64],
     budget: u32,
+    global: bool,
 ) -> Result<(Vec<f64>, Vec<f64>, u32)>
 where
     F: Batch,
@@ -82,8 +92,20 @@ where
         u,
         r,
         evals: 1,
-        fine_scanned: false,
+        fine_scanned: !global,
+        local: !global,
     };
+    if !global {
+        let mut first = LOCAL_FIRST_STEP;
+        loop {
+            st.compass_phase(f, min_step, first, budget)?;
+            if !st.pair_phase(f, min_step, budget)? {
+                break;
+            }
+            first = LOCAL_FIRST_STEP / 2.0;
+        }
+        return Ok((st.u, st.r, st.evals));
+    }
     for _sweep in 0..2 {
         for p in 0..st.u.len() {
             let m = min_step.get(p).copied().unwrap_or(0.0);
@@ -114,6 +136,10 @@ where
     }
     Ok((st.u, st.r, st.evals))
 }
+
+/// The first compass step of a local search (scaled units): a refit expects
+/// its parameters to move by a few percent of their range, not across it.
+pub const LOCAL_FIRST_STEP: f64 = 1.0 / 64.0;
 
 fn key(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
@@ -159,6 +185,8 @@ struct Search {
     evals: u32,
     seen: HashSet<Vec<u64>>,
     fine_scanned: bool,
+    /// A local search (see [`compass`]'s `global`).
+    local: bool,
 }
 
 impl Search {
@@ -211,16 +239,22 @@ impl Search {
     }
 
     /// Moves two continuous parameters at once (every pair, every sign, steps
-    /// 1/16 to 1/64): a valley along a diagonal, where no single parameter
-    /// can move alone, is left this way. True when it moved.
+    /// 1/16 to 1/64, or 1/64 and 1/128 in a local search): a valley along a
+    /// diagonal, where no single parameter can move alone, is left this way.
+    /// True when it moved.
     fn pair_phase<F>(&mut self, f: &mut F, min_step: &[f64], budget: u32) -> Result<bool>
     where
         F: Batch,
     {
+        let steps: &[f64] = if self.local {
+            &[LOCAL_FIRST_STEP, LOCAL_FIRST_STEP / 2.0]
+        } else {
+            &[1.0 / 16.0, 1.0 / 32.0, 1.0 / 64.0]
+        };
         let cont: Vec<usize> = (0..self.u.len())
             .filter(|&p| min_step.get(p).copied().unwrap_or(0.0) == 0.0)
             .collect();
-        for step in [1.0 / 16.0, 1.0 / 32.0, 1.0 / 64.0] {
+        for &step in steps {
             for (i, &p) in cont.iter().enumerate() {
                 for &q in &cont[i + 1..] {
                     if self.evals >= budget {
@@ -408,7 +442,7 @@ where
 {
     let k = u0.len();
     let (mut u, mut r, mut evals) = if s.search_evaluations > 0 {
-        compass(&mut f, u0, min_step, s.search_evaluations)?
+        compass(&mut f, u0, min_step, s.search_evaluations, s.global)?
     } else {
         let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
         let r = eval_one(&mut f, &u)?;
@@ -516,16 +550,40 @@ mod tests {
         let mut f =
             |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![((u[0] * 20.0).floor() / 20.0 - 0.6)]) };
         let (u, r, _) =
-            compass(&mut one_at_a_time(&mut f), &[0.1], &[], 400).expect("no model error");
+            compass(&mut one_at_a_time(&mut f), &[0.1], &[], 400, true).expect("no model error");
         assert!(r[0].abs() < 1e-9 && (u[0] - 0.6).abs() < 0.05, "{u:?}");
+    }
+
+    #[test]
+    fn a_local_search_stays_in_the_valley_it_starts_in_and_costs_less() {
+        // Two valleys: a shallow one at 0.2 (cost 0.01) and a deep one at 0.8
+        // (cost 0); from 0.23 the global search finds the deep one, the local
+        // one the minimum of its own valley, in fewer evaluations.
+        let mut f = |u: &[f64]| -> Result<Vec<f64>> {
+            let x = u[0];
+            Ok(vec![((x - 0.2).abs() + 0.1).min((x - 0.8).abs())])
+        };
+        let (far, _, global_evals) =
+            compass(&mut one_at_a_time(&mut f), &[0.23], &[], 400, true).expect("no model error");
+        let (near, r, local_evals) =
+            compass(&mut one_at_a_time(&mut f), &[0.23], &[], 400, false).expect("no model error");
+        assert!((far[0] - 0.8).abs() < 0.01, "global: {far:?}");
+        assert!(
+            (near[0] - 0.2).abs() < 0.01 && (r[0] - 0.1).abs() < 0.01,
+            "local: {near:?}"
+        );
+        assert!(
+            local_evals < global_evals,
+            "{local_evals} >= {global_evals}"
+        );
     }
 
     #[test]
     fn a_discrete_parameter_moves_a_whole_choice_at_a_time() {
         // Five choices (0, 0.25, ..., 1); the cost is lowest at the fourth.
         let mut f = |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![u[0] - 0.75]) };
-        let (u, r, evals) =
-            compass(&mut one_at_a_time(&mut f), &[0.0], &[0.25], 400).expect("no model error");
+        let (u, r, evals) = compass(&mut one_at_a_time(&mut f), &[0.0], &[0.25], 400, true)
+            .expect("no model error");
         assert!(r[0].abs() < 1e-12 && (u[0] - 0.75).abs() < 1e-12, "{u:?}");
         assert!(
             evals <= 5,
@@ -547,7 +605,7 @@ mod tests {
             }])
         };
         let (u, r, _) =
-            compass(&mut one_at_a_time(&mut f), &[0.3], &[], 400).expect("no model error");
+            compass(&mut one_at_a_time(&mut f), &[0.3], &[], 400, true).expect("no model error");
         assert!(
             r[0].abs() < 1e-9 && (u[0] - 13.0 / 16.0).abs() < 1e-9,
             "{u:?} {r:?}"
@@ -565,7 +623,7 @@ mod tests {
             }])
         };
         let (u, r, _) =
-            compass(&mut one_at_a_time(&mut f), &[0.1], &[], 400).expect("no model error");
+            compass(&mut one_at_a_time(&mut f), &[0.1], &[], 400, true).expect("no model error");
         assert!(r[0].abs() < 1e-3 && (u[0] - 0.875).abs() < 1e-3, "{u:?}");
     }
 
@@ -574,8 +632,8 @@ mod tests {
         // Steep across the diagonal u0 = u1, shallow along it to (0.6, 0.6).
         let mut f =
             |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![10.0 * (u[0] - u[1]), u[0] + u[1] - 1.2]) };
-        let (u, _, _) =
-            compass(&mut one_at_a_time(&mut f), &[0.3, 0.3], &[], 2000).expect("no model error");
+        let (u, _, _) = compass(&mut one_at_a_time(&mut f), &[0.3, 0.3], &[], 2000, true)
+            .expect("no model error");
         assert!(
             (u[0] - 0.6).abs() < 0.01 && (u[1] - 0.6).abs() < 0.01,
             "{u:?}"

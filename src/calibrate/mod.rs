@@ -510,9 +510,14 @@ impl Objective {
 }
 
 /// Fits the free parameters to the figures for which `train` is true, from
-/// `start` (base units), minimising the figures' costs (see [`Objective`])
-/// plus the prior's. Intervals and pinning come from the figures' residuals
-/// alone. `progress` hears (iteration, sum of squares).
+/// `start` (base units: the calibration's initial values, which the prior
+/// pulls towards), minimising the figures' costs (see [`Objective`]) plus the
+/// prior's. Intervals and pinning come from the figures' residuals alone.
+/// `progress` hears (iteration, sum of squares).
+///
+/// With `from` (base units, say a previous fit's values), the search starts
+/// there instead and looks only near it (a refit, see [`lm::compass`]); the
+/// prior still pulls towards `start`, so the objective is the same.
 ///
 /// The parameters fall into parts that no experiment joins (see
 /// [`Problem::parts`]: a paper's parameters, say, read by none of another
@@ -522,6 +527,7 @@ impl Objective {
 pub fn fit<T, P>(
     pb: &Problem,
     start: &[f64],
+    from: Option<&[f64]>,
     train: T,
     settings: LmSettings,
     objective: Objective,
@@ -533,7 +539,7 @@ where
 {
     let parts = pb.parts();
     if parts.len() <= 1 && parts.iter().all(|(ps, _)| ps.len() == pb.free.len()) {
-        return fit_joint(pb, start, train, settings, objective, progress);
+        return fit_joint(pb, start, from, train, settings, objective, progress);
     }
     let mut params: Vec<Option<ParamFit>> = (0..pb.free.len()).map(|_| None).collect();
     let mut x = start.to_vec();
@@ -555,9 +561,11 @@ where
     let fits = at_once(&parts, |_, (part, reached)| {
         let restricted = pb.restricted(part, reached, start);
         let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
+        let sub_from: Option<Vec<f64>> = from.map(|f| part.iter().map(|&p| f[p]).collect());
         fit_joint(
             &pb.sub_problem(&restricted),
             &sub_start,
+            sub_from.as_deref(),
             &train,
             settings,
             objective,
@@ -606,6 +614,7 @@ where
 fn fit_joint<T, P>(
     pb: &Problem,
     start: &[f64],
+    from: Option<&[f64]>,
     train: T,
     settings: LmSettings,
     objective: Objective,
@@ -655,11 +664,22 @@ where
         Ok(rs)
     };
     let steps = pb.discrete_steps();
+    let settings = LmSettings {
+        global: settings.global && from.is_none(),
+        ..settings
+    };
+    let u_from = from.map_or_else(|| u0.clone(), |f| pb.scale(f));
     let mut out = match settings.search_precision_pct {
         Some(coarse) if settings.search_evaluations > 0 => {
             precision.set(Some(coarse));
             let mut f = &residuals;
-            let (u1, _, searched) = lm::compass(&mut f, &u0, &steps, settings.search_evaluations)?;
+            let (u1, _, searched) = lm::compass(
+                &mut f,
+                &u_from,
+                &steps,
+                settings.search_evaluations,
+                settings.global,
+            )?;
             precision.set(None);
             let polish = LmSettings {
                 search_evaluations: 0,
@@ -669,7 +689,7 @@ where
             out.evaluations += searched;
             out
         }
-        _ => minimise(&residuals, &u0, &steps, settings, progress)?,
+        _ => minimise(&residuals, &u_from, &steps, settings, progress)?,
     };
     out.residuals.truncate(ids.len());
     out.jacobian.truncate(ids.len());
@@ -883,7 +903,7 @@ pub fn cross_validate<P>(
 where
     P: FnMut(&str, usize, usize) + Send,
 {
-    let all = fit(pb, start, |_| true, settings, objective, |_, _| {})?;
+    let all = fit(pb, start, None, |_| true, settings, objective, |_, _| {})?;
     let x_all: Vec<f64> = all.params.iter().map(|p| p.value).collect();
     let mut groups: Vec<String> = Vec::new();
     for r in &all.rows_fitted {
@@ -941,6 +961,7 @@ where
         fit(
             &pb.sub_problem(&restricted),
             &sub_start,
+            None,
             |r| &group_of(r) != *g,
             settings,
             objective,

@@ -639,7 +639,7 @@ impl Platform {
             _ => return,
         };
         let bpc = bus.cfg.bytes_per_clock;
-        let lt_bytes = ((bus.cfg.latency_timer as f64 * bpc) as u64).max(bpc as u64);
+        let lt_bytes = bus.cfg.latency_timer_bytes;
         if bytes <= lt_bytes || !(0..bus.masters.len()).any(|o| o != m && bus.wants(o, now)) {
             return;
         }
@@ -671,12 +671,17 @@ impl Platform {
     /// retries up to now, then schedules the end of the retry under way and
     /// the wake of every master waiting to retry. Call before changing the
     /// bus's state.
+    #[inline]
     pub(super) fn bus_sync(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        if self.buses[b].lazy {
+            self.bus_unlazy(b, s);
+        }
+    }
+
+    /// [`Platform::bus_sync`] of a lazy bus.
+    fn bus_unlazy(&mut self, b: usize, s: &mut Scheduler<Ev>) {
         let now = s.now();
         let bus = &mut self.buses[b];
-        if !bus.lazy {
-            return;
-        }
         bus.catch_up(now);
         bus.lazy = false;
         if let Some(Tx::Retry { .. }) = bus.current {

@@ -324,6 +324,13 @@ impl System {
 /// Batches of the batch means.
 const BATCHES: usize = 10;
 
+/// A precision-driven run checks its intervals each time its measured window
+/// has grown by this ratio (5/4): often enough that a run stops at most a
+/// quarter past the point where it first could, seldom enough that it does not
+/// stop on a passing dip of its interval estimate (each check is a look at a
+/// noisy estimate).
+const CHECK_GROWTH: (u64, u64) = (5, 4);
+
 /// Per function, (out, in) payload bytes since the last reset.
 type Delivered = Vec<(u64, u64)>;
 
@@ -424,7 +431,7 @@ pub fn simulate_assembled(
     // Running in batches changes nothing in the simulation: the events are
     // the same, in the same order.
     // The precision is checked when the window reaches the floor, then each
-    // time it has doubled.
+    // time it has grown by a quarter ([`CHECK_GROWTH`]).
     let mut batches = Batches::default();
     let mut end = warm;
     let mut check = floor;
@@ -439,7 +446,7 @@ pub fn simulate_assembled(
                 if batches.worst_ci95_pct() <= p {
                     break;
                 }
-                check = warm + Picos(2 * (end - warm).0);
+                check = warm + Picos((end - warm).0 / CHECK_GROWTH.1 * CHECK_GROWTH.0);
             }
         }
     }
@@ -567,5 +574,19 @@ mod tests {
         assert!(strict.ci95_pct > 1e-6);
         // The same window gives the same answer, precision or not.
         assert_eq!(strict.functions, fixed.functions);
+        // In between, a run stops at a check: the floor, then each time the
+        // window has grown by a quarter, at the next whole batch: 10, 13 (past
+        // 12.5), 17 (past 16.25), 22, 28, 35 ms, then the ceiling.
+        let checks = [10, 13, 17, 22, 28, 35, 40];
+        for p in [0.5, 1.0, 2.0, 5.0] {
+            let r = simulate(&reg, exp, &run(Some(p)), 1).expect("runs");
+            let ms = (r.measured.0 as f64 / 1e9).round() as u64;
+            assert!(checks.contains(&ms), "{p}%: stopped at {ms} ms");
+            assert!(
+                ms == 40 || r.ci95_pct <= p,
+                "{p}%: {} at {ms} ms",
+                r.ci95_pct
+            );
+        }
     }
 }
