@@ -163,21 +163,25 @@ fn problem<'a>(
     }
 }
 
-#[test]
-fn the_fit_recovers_parameters_from_figures_the_model_made() {
+/// The synthetic problem fitted from the calibration's initial values, or
+/// refit from `from`.
+fn fit_synthetic(from: Option<&[f64]>) -> iosim::calibrate::Fit {
     let (reg, spec, scenarios) = synthetic();
-    let pb = problem(&reg, &spec, &scenarios);
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
-    let f = fit(
-        &pb,
+    fit(
+        &problem(&reg, &spec, &scenarios),
         &start,
-        None,
+        from,
         |_| true,
         LmSettings::default(),
         Objective::default(),
         |_, _| {},
     )
-    .expect("fit runs");
+    .expect("fit runs")
+}
+
+/// Each fitted value within 3% of [`TRUTH`].
+fn assert_recovers_truth(f: &iosim::calibrate::Fit) {
     for (p, want) in f.params.iter().zip(TRUTH) {
         let err = (p.value - want).abs() / want;
         assert!(
@@ -187,6 +191,12 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
             p.value
         );
     }
+}
+
+#[test]
+fn the_fit_recovers_parameters_from_figures_the_model_made() {
+    let f = fit_synthetic(None);
+    assert_recovers_truth(&f);
     for r in &f.rows_fitted {
         assert!(r.error_pct.abs() < 1.0, "{}: {}%", r.id, r.error_pct);
     }
@@ -194,33 +204,11 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
 
 #[test]
 fn a_refit_from_near_the_truth_recovers_it_with_fewer_evaluations() {
-    let (reg, spec, scenarios) = synthetic();
-    let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
-    let fit_from = |from: Option<&[f64]>| {
-        fit(
-            &problem(&reg, &spec, &scenarios),
-            &start,
-            from,
-            |_| true,
-            LmSettings::default(),
-            Objective::default(),
-            |_, _| {},
-        )
-        .expect("fit runs")
-    };
-    let cold = fit_from(None);
+    let cold = fit_synthetic(None);
     // A previous fit a few percent off each value, as after a small model change.
     let near: Vec<f64> = TRUTH.iter().map(|t| t * 1.04).collect();
-    let warm = fit_from(Some(&near));
-    for (p, want) in warm.params.iter().zip(TRUTH) {
-        let err = (p.value - want).abs() / want;
-        assert!(
-            err < 0.03,
-            "{} refit {} vs true {want}",
-            p.free.path,
-            p.value
-        );
-    }
+    let warm = fit_synthetic(Some(&near));
+    assert_recovers_truth(&warm);
     assert!(
         warm.evaluations < cold.evaluations,
         "refit {} evaluations, fit from the initial values {}",
