@@ -122,7 +122,7 @@ pub fn calibrate_cmd(
     let out_file = report::AtomicFile::create(output, force).map_err(write_err)?;
     let spec = &setup.spec;
     let pb = setup.problem(common);
-    let hand_rows = pb.rows_at(&setup.in_use)?;
+    let in_use_rows = pb.rows_at(&setup.in_use)?;
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     let t0 = Instant::now();
     let settings = settings_of(spec);
@@ -183,12 +183,32 @@ pub fn calibrate_cmd(
         .push(("iterations".into(), f.iterations.to_string()));
     rep.meta
         .push(("evaluations".into(), f.evaluations.to_string()));
+    // The objective's value where the fit started from and where it ended,
+    // so that two fits of one calibration compare by what they minimise.
+    let u0 = pb.scale(&start);
+    let fitted: Vec<f64> = f.params.iter().map(|p| p.value).collect();
+    for (key, rows, x) in [
+        ("objective_in_use", &in_use_rows, &setup.in_use),
+        ("objective_fitted", &f.rows_fitted, &fitted),
+    ] {
+        let (figures, prior) = objective_of(spec).value(rows, &pb.scale(x), &u0);
+        rep.meta.push((
+            key.into(),
+            format!(
+                "{:.6} (figures {figures:.6}, prior {prior:.6})",
+                figures + prior
+            ),
+        ));
+    }
     rep.sections.push(parameters_section(&f));
     rep.sections.push(correlations_section(&f));
     rep.sections.push(unpinned_section(&f));
     rep.sections.push(figures_section(&f.rows_fitted));
-    rep.sections
-        .push(compare_section(&f.rows_initial, &hand_rows, &f.rows_fitted));
+    rep.sections.push(compare_section(
+        &f.rows_initial,
+        &in_use_rows,
+        &f.rows_fitted,
+    ));
     Ok(rep.render(common.format.into()))
 }
 

@@ -200,6 +200,22 @@ fn the_fit_recovers_parameters_from_figures_the_model_made() {
     for r in &f.rows_fitted {
         assert!(r.error_pct.abs() < 1.0, "{}: {}%", r.id, r.error_pct);
     }
+    // The objective's value (figures, prior) went down from the start: the
+    // initial values are 0 from the prior's centre, the fit is not.
+    let (reg, spec, scenarios) = synthetic();
+    let pb = problem(&reg, &spec, &scenarios);
+    let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
+    let fitted: Vec<f64> = f.params.iter().map(|p| p.value).collect();
+    let u0 = pb.scale(&start);
+    let objective = Objective {
+        prior_weight: 0.1,
+        robust_above: 0.1,
+    };
+    let (fig0, prior0) = objective.value(&f.rows_initial, &u0, &u0);
+    let (fig1, prior1) = objective.value(&f.rows_fitted, &pb.scale(&fitted), &u0);
+    assert_eq!(prior0, 0.0);
+    assert!(prior1 > 0.0, "the fit moved away from the initial values");
+    assert!(fig1 < fig0 / 100.0, "figures {fig0} -> {fig1}");
 }
 
 #[test]
@@ -842,4 +858,67 @@ fn an_experiment_fingerprint_changes_only_with_what_its_work_reads() {
     assert_ne!(print(&reg, &gige_rx), print(&stack, &gige_rx));
     assert_ne!(print(&reg, &gige_rx), print(&driver, &gige_rx));
     assert_eq!(print(&reg, &gige_rx), print(&array, &gige_rx));
+}
+
+/// `calibrate --refit` of one free value (the N4000's cost per packet, whose
+/// experiments are few): the report says which search ran and the
+/// objective's value where it started and ended, and the fitted file's header
+/// says it is a refit.
+#[test]
+fn a_refit_reports_its_search_and_the_objective_before_and_after() {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let bundled = &iosim::loader::bundled_files("models/calibration.toml")[0].1;
+    let head = &bundled[..bundled.find("[[free]]").expect("a free block")];
+    let block = bundled
+        .split("[[free]]")
+        .find(|b| b.contains("param = \"server.n4000.cpu_per_packet\""))
+        .expect("the N4000's free block");
+    std::fs::write(
+        dir.path().join("one.toml"),
+        format!("{head}[[free]]{block}"),
+    )
+    .expect("write");
+    let out = iosim(
+        dir.path(),
+        &[
+            "calibrate",
+            "--calibration",
+            "one.toml",
+            "--refit",
+            "--output",
+            "fit.toml",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("# search: refit, from the values in use (<bundled>/models/fitted.toml)"),
+        "{text}"
+    );
+    let value = |key: &str| -> (f64, f64, f64) {
+        let line = row_of(&text, &format!("# {key}: "));
+        let nums: Vec<f64> = line
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(nums.len(), 3, "{line}");
+        (nums[0], nums[1], nums[2])
+    };
+    for key in ["objective_in_use", "objective_fitted"] {
+        let (total, figures, prior) = value(key);
+        assert!(
+            figures > 0.0 && prior >= 0.0 && (total - figures - prior).abs() < 2e-6,
+            "{key}: {total} {figures} {prior}"
+        );
+    }
+    let fitted = std::fs::read_to_string(dir.path().join("fit.toml")).expect("written");
+    assert!(
+        fitted.contains("# Search: refit, from the values in use"),
+        "{fitted}"
+    );
 }

@@ -507,6 +507,25 @@ impl Objective {
             e.signum() * (d * (2.0 * e.abs() - d)).sqrt()
         }
     }
+
+    /// The value of the objective at a point: (the figures' part, the
+    /// prior's), from the point's figure rows and its scaled parameters `u`
+    /// (the prior pulls towards `u0`, the scaled initial values). What the
+    /// fit minimises is their sum, so two fits of the same calibration (say
+    /// one from the initial values and a refit) compare by it.
+    pub fn value(&self, rows: &[FigureRow], u: &[f64], u0: &[f64]) -> (f64, f64) {
+        let figures = rows
+            .iter()
+            .filter(|r| r.error_pct.is_finite())
+            .map(|r| self.residual(r.error_pct / 100.0).powi(2))
+            .sum();
+        let prior = u
+            .iter()
+            .zip(u0)
+            .map(|(a, b)| (self.prior_weight * (a - b)).powi(2))
+            .sum();
+        (figures, prior)
+    }
 }
 
 /// Fits the free parameters to the figures for which `train` is true, from
