@@ -236,10 +236,11 @@ fn atm_vclass_per_controller_a_fourth_155_and_a_second_622_get_less() {
 #[test]
 #[ignore = "model gap: four ATM/622 on the N4000 are limited by their own SAR processors \
             (fitted to Table 9), so Twin Turbo or Turbo slots, one IKE or two, predict the \
-            same throughput within 1% (386.2 spread over Twin Turbo, 385.5 in Turbo slots, \
-            385.7 on one IKE, Mbit/s per adapter bidirectional, MTU 9218, with the ATM fit \
-            of session 12); `iosim place` prefers the spread by headroom among such ties \
-            (tests/place.rs), not by throughput; run with --ignored to see it fail"]
+            same throughput within 1% (397.2 Mbit/s per adapter bidirectional, MTU 9218, in \
+            all three: spread over Twin Turbo, in Turbo slots, on one IKE, with the ATM fit \
+            of session 13; session 12's gave 386.2, 385.5, 385.7); `iosim place` prefers \
+            the spread by headroom among such ties (tests/place.rs), not by throughput; run \
+            with --ignored to see it fail"]
 fn atm_nclass_twin_turbo_spread_beats_turbo_and_one_controller() {
     let cards = |slots: [&'static str; 4]| -> Vec<(&'static str, &'static str)> {
         slots.iter().map(|s| ("a5513a", *s)).collect()
