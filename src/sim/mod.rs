@@ -326,9 +326,10 @@ const BATCHES: usize = 10;
 
 /// A precision-driven run checks its intervals each time its measured window
 /// has grown by this ratio (5/4): often enough that a run stops at most a
-/// quarter past the point where it first could, seldom enough that it does not
-/// stop on a passing dip of its interval estimate (each check is a look at a
-/// noisy estimate).
+/// quarter past the point where it first could (doubling, the rule before,
+/// let it run up to twice as long). Each check is a look at a noisy estimate
+/// (ten batch means), so more checks give a run more chances to stop on a
+/// passing dip of it; about three per doubling keeps that small.
 const CHECK_GROWTH: (u64, u64) = (5, 4);
 
 /// Per function, (out, in) payload bytes since the last reset.
