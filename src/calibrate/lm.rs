@@ -95,18 +95,9 @@ where
         fine_scanned: !global,
         local: !global,
     };
-    if !global {
-        let mut first = LOCAL_FIRST_STEP;
-        loop {
-            st.compass_phase(f, min_step, first, budget)?;
-            if !st.pair_phase(f, min_step, budget)? {
-                break;
-            }
-            first = LOCAL_FIRST_STEP / 2.0;
-        }
-        return Ok((st.u, st.r, st.evals));
-    }
-    for _sweep in 0..2 {
+    // A local search has no range scans, and its fine scan counts as done.
+    let sweeps = if global { 2 } else { 0 };
+    for _sweep in 0..sweeps {
         for p in 0..st.u.len() {
             let m = min_step.get(p).copied().unwrap_or(0.0);
             let points = if m > 0.0 {
@@ -119,11 +110,12 @@ where
             }
         }
     }
-    let mut first: f64 = 1.0 / 16.0;
+    let first_step = if global { 1.0 / 16.0 } else { LOCAL_FIRST_STEP };
+    let mut first = first_step;
     loop {
         st.compass_phase(f, min_step, first, budget)?;
         if st.pair_phase(f, min_step, budget)? {
-            first = 1.0 / 32.0;
+            first = first_step / 2.0;
             continue;
         }
         // Stalled: scan each continuous parameter again over a grid twice as
@@ -132,7 +124,7 @@ where
         if !st.fine_scan(f, min_step, budget)? {
             break;
         }
-        first = 1.0 / 32.0;
+        first = first_step / 2.0;
     }
     Ok((st.u, st.r, st.evals))
 }

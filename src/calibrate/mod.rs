@@ -519,12 +519,14 @@ impl Objective {
             .filter(|r| r.error_pct.is_finite())
             .map(|r| self.residual(r.error_pct / 100.0).powi(2))
             .sum();
-        let prior = u
-            .iter()
-            .zip(u0)
-            .map(|(a, b)| (self.prior_weight * (a - b)).powi(2))
-            .sum();
+        let prior = self.prior_residuals(u, u0).map(|r| r * r).sum();
         (figures, prior)
+    }
+
+    /// The prior's residuals, one per parameter: `prior_weight * (u - u0)`.
+    fn prior_residuals<'a>(&self, u: &'a [f64], u0: &'a [f64]) -> impl Iterator<Item = f64> + 'a {
+        let w = self.prior_weight;
+        u.iter().zip(u0).map(move |(a, b)| w * (a - b))
     }
 }
 
@@ -674,10 +676,9 @@ where
     };
     let residuals = |us: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> {
         let mut rs = data_residuals(us)?;
-        let w = objective.prior_weight;
-        if w > 0.0 {
+        if objective.prior_weight > 0.0 {
             for (r, u) in rs.iter_mut().zip(us) {
-                r.extend(u.iter().zip(&u0).map(|(a, b)| w * (a - b)));
+                r.extend(objective.prior_residuals(u, &u0));
             }
         }
         Ok(rs)
