@@ -653,6 +653,7 @@ pub fn run_sweep(
         reps.push(run_scenarios_at(
             &reg_refs,
             &scenarios,
+            Some(&base),
             replication_seed(seed, r),
             threads,
             None,

@@ -1,7 +1,7 @@
 //! Runs scenarios and sets the model beside the published figures.
 
 use crate::error::Result;
-use crate::model::{Registry, Scenario};
+use crate::model::{Registry, RunSpec, Scenario};
 use crate::sim::config::{assemble, SystemCfg};
 use crate::sim::{simulate_assembled, ExperimentResult};
 
@@ -41,11 +41,35 @@ pub struct PaperSummary {
     pub worst_id: String,
 }
 
-/// The seed of one experiment: a hash of the run seed and the experiment id,
-/// so that results do not depend on which other experiments run.
-pub fn experiment_seed(seed: u64, scenario: &str, experiment: &str) -> u64 {
+/// The seed of an experiment's random streams: a hash (FNV-1a) of the run
+/// seed and what the experiment sets up (server, test bed, cells, cards and
+/// their slots and links, workloads), not of its name, its scenario, its
+/// figures or the models' values. So results depend neither on which other
+/// experiments run nor on what an experiment is called (one test reported
+/// by two tables is one run), a fit's points share their random numbers,
+/// and a run measured to a coarse precision (a fit's search) is the start
+/// of the same run measured to a fine one.
+pub fn experiment_seed(seed: u64, e: &crate::model::Experiment) -> u64 {
+    let workloads: Vec<_> = e
+        .workloads
+        .iter()
+        .map(|w| {
+            (
+                w.card,
+                w.function,
+                &w.kind,
+                w.direction,
+                w.interrupt_cpu.as_ref().map(|c| c.0),
+                w.process_cpu.as_ref().map(|c| c.0),
+            )
+        })
+        .collect();
+    let setup = format!(
+        "{:?}",
+        (&e.server, &e.testbed, e.cells, &e.cards, &e.links, workloads)
+    );
     let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
-    for b in scenario.bytes().chain([0u8]).chain(experiment.bytes()) {
+    for b in setup.bytes() {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
@@ -127,7 +151,15 @@ pub fn run_scenarios(
     threads: usize,
     precision_pct: Option<f64>,
 ) -> Result<Vec<Vec<ExperimentResult>>> {
-    let mut all = run_scenarios_at(&[reg], scenarios, seed, threads, precision_pct, &|_| 0)?;
+    let mut all = run_scenarios_at(
+        &[reg],
+        scenarios,
+        None,
+        seed,
+        threads,
+        precision_pct,
+        &|_| 0,
+    )?;
     Ok(all.pop().unwrap_or_default())
 }
 
@@ -135,11 +167,16 @@ pub fn run_scenarios(
 /// evaluated together): every experiment of every registry in one pool, the
 /// longest first by `cost` (a guess from the experiment's index among the
 /// scenarios' experiments, e.g. its events in an earlier run; ties in file
-/// order), so that no core idles at the end. Results per registry, then per
-/// scenario in file order; they do not depend on the order or the threads.
+/// order), so that no core idles at the end. With `seeded_as`, every
+/// scenario is a copy of that one with its experiments changed (a sweep's
+/// points), and each experiment is seeded by the original it changes, so
+/// that the points share their random numbers. Results per registry, then
+/// per scenario in file order; they do not depend on the order or the
+/// threads.
 pub fn run_scenarios_at(
     regs: &[&Registry],
     scenarios: &[Scenario],
+    seeded_as: Option<&Scenario>,
     seed: u64,
     threads: usize,
     precision_pct: Option<f64>,
@@ -156,6 +193,9 @@ pub fn run_scenarios_at(
                 reg,
                 scenario: sc,
                 experiment: e,
+                setup: seeded_as
+                    .and_then(|base| base.experiments.iter().find(|b| b.id == e.id))
+                    .unwrap_or(e),
                 cost: cost(i),
             })
         })
@@ -178,54 +218,96 @@ pub fn run_scenarios_at(
 pub struct Job<'a> {
     /// The models it runs on.
     pub reg: &'a Registry,
-    /// Its scenario (run settings, name for the seed).
+    /// Its scenario (run settings).
     pub scenario: &'a Scenario,
     /// The experiment.
     pub experiment: &'a crate::model::Experiment,
+    /// The experiment whose setup seeds the run ([`experiment_seed`]): the
+    /// experiment itself, or the one a sweep's point changes.
+    pub setup: &'a crate::model::Experiment,
     /// Larger runs first.
     pub cost: u64,
 }
 
 /// Runs `jobs` in one pool, the costliest first (ties in the given order),
 /// each experiment assembled (and so checked) before any is simulated: one
-/// that cannot run is refused at once, in the given order. Results in the
-/// given order; they do not depend on the order or the threads.
+/// that cannot run is refused at once, in the given order. Jobs with one
+/// seed ([`experiment_seed`]), one assembled system (compared in full, in
+/// its `Debug` form: every value the simulation reads) and one run setting
+/// (e.g. one test reported by two tables) are simulated once and share the result, under
+/// each one's own id. Results in the given order; they do not depend on the
+/// order or the threads.
 pub fn run_experiments(
     jobs: &[Job],
     seed: u64,
     threads: usize,
     precision_pct: Option<f64>,
 ) -> Result<Vec<ExperimentResult>> {
+    Ok(run_experiments_counted(jobs, seed, threads, precision_pct)?.0)
+}
+
+/// [`run_experiments`], with the number of runs simulated (the jobs less
+/// those that shared another's run).
+pub fn run_experiments_counted(
+    jobs: &[Job],
+    seed: u64,
+    threads: usize,
+    precision_pct: Option<f64>,
+) -> Result<(Vec<ExperimentResult>, usize)> {
     let cfgs = jobs
         .iter()
         .map(|j| assemble(j.reg, j.experiment))
         .collect::<Result<Vec<SystemCfg>>>()?;
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    let runs: Vec<RunSpec> = jobs
+        .iter()
+        .map(|j| RunSpec {
+            precision_pct: precision_pct.or(j.scenario.run.precision_pct),
+            ..j.scenario.run
+        })
+        .collect();
+    let seeds: Vec<u64> = jobs
+        .iter()
+        .map(|j| experiment_seed(seed, j.setup))
+        .collect();
+    // Per job, the first job with its seed, system and run settings: the one
+    // simulated.
+    let mut first: std::collections::HashMap<(u64, String), usize> =
+        std::collections::HashMap::new();
+    let same_as: Vec<usize> = cfgs
+        .iter()
+        .zip(&runs)
+        .zip(&seeds)
+        .enumerate()
+        .map(|(i, ((cfg, run), &s))| *first.entry((s, format!("{cfg:?}\n{run:?}"))).or_insert(i))
+        .collect();
+    let mut order: Vec<usize> = (0..jobs.len()).filter(|&i| same_as[i] == i).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].cost));
     let done = run_parallel(order.len(), threads, |k| {
-        let j = &jobs[order[k]];
-        let mut run = j.scenario.run;
-        if precision_pct.is_some() {
-            run.precision_pct = precision_pct;
-        }
+        let i = order[k];
+        let j = &jobs[i];
         check_deadline()?;
-        let cfg = cfgs[order[k]].clone();
-        let out = simulate_assembled(
-            cfg,
-            j.experiment,
-            &run,
-            experiment_seed(seed, &j.scenario.name, &j.experiment.id),
-        );
+        let out = simulate_assembled(cfgs[i].clone(), j.experiment, &runs[i], seeds[i]);
         if let Some(hook) = limits().on_done {
             hook();
         }
         out
     })?;
-    let mut flat: Vec<Option<ExperimentResult>> = (0..jobs.len()).map(|_| None).collect();
+    let mut simulated: Vec<Option<ExperimentResult>> = (0..jobs.len()).map(|_| None).collect();
     for (&i, result) in order.iter().zip(done) {
-        flat[i] = Some(result);
+        simulated[i] = Some(result);
     }
-    Ok(flat.into_iter().flatten().collect())
+    let results = same_as
+        .iter()
+        .zip(jobs)
+        .map(|(&i, j)| {
+            let mut r = simulated[i]
+                .clone()
+                .ok_or_else(|| crate::Error::Internal("a simulation job gave no result".into()))?;
+            r.id.clone_from(&j.experiment.id);
+            Ok(r)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((results, order.len()))
 }
 
 /// Runs `job(0)` to `job(n - 1)` on up to `threads` scoped threads, each
@@ -452,5 +534,88 @@ mod tests {
             assert!(matches!(e, crate::Error::Internal(_)), "{e:?}");
             assert!(e.to_string().contains("job 1 broke"), "{e}");
         }
+    }
+
+    /// A short run of the bundled Matrox tables, fixed length.
+    fn short(mut sc: Scenario, duration_ms: f64) -> Scenario {
+        sc.run.warmup_ms = 5.0;
+        sc.run.duration_ms = duration_ms;
+        sc.run.precision_pct = None;
+        sc
+    }
+
+    #[test]
+    fn experiments_that_simulate_the_same_thing_are_one_run() {
+        let reg = crate::loader::load_registry(&[]).unwrap();
+        let all = crate::loader::load_bundled_scenarios(&reg).unwrap();
+        let named = |n: &str, ms: f64| short(all.iter().find(|s| s.name == n).unwrap().clone(), ms);
+        let (netperf, ttcp) = (
+            named("matrox-table2-netperf", 20.0),
+            named("matrox-table3-ttcp", 20.0),
+        );
+        let longer = named("matrox-table2-netperf", 30.0);
+        let exp =
+            |sc: &Scenario, id: &str| sc.experiments.iter().find(|e| e.id == id).unwrap().clone();
+        let (a, b, c, d) = (
+            exp(&netperf, "netperf.10half"),
+            exp(&ttcp, "ttcp.10half"),
+            exp(&netperf, "netperf.100half"),
+            exp(&longer, "netperf.10half"),
+        );
+        let job = |sc, e| Job {
+            reg: &reg,
+            scenario: sc,
+            experiment: e,
+            setup: e,
+            cost: 0,
+        };
+        // Table 3's TTCP run is Table 2's netperf run under another name:
+        // simulated once, each result under its own id.
+        let jobs = [job(&netperf, &a), job(&ttcp, &b), job(&netperf, &c)];
+        let (r, simulated) = run_experiments_counted(&jobs, 7, 2, None).unwrap();
+        assert_eq!(simulated, 2);
+        assert_eq!(
+            (r[0].id.as_str(), r[1].id.as_str()),
+            ("netperf.10half", "ttcp.10half")
+        );
+        let mut renamed = r[1].clone();
+        renamed.id.clone_from(&r[0].id);
+        assert_eq!(renamed, r[0]);
+        assert!(r[0].events > 0 && r[2] != r[0]);
+        // The same result when it runs alone: the seed follows what is
+        // simulated, not the name nor the other jobs.
+        let (alone, n) = run_experiments_counted(&[job(&ttcp, &b)], 7, 1, None).unwrap();
+        assert_eq!((alone[0].clone(), n), (r[1].clone(), 1));
+        // Other run settings are another run, on the same random stream: the
+        // longer one measures more of it.
+        let (r, simulated) =
+            run_experiments_counted(&[job(&netperf, &a), job(&longer, &d)], 7, 2, None).unwrap();
+        assert_eq!(simulated, 2);
+        assert!(r[1].events > r[0].events, "{} {}", r[1].events, r[0].events);
+        // Another seed is another stream (CSMA/CD backs off at random).
+        let (other, _) = run_experiments_counted(&[job(&netperf, &a)], 8, 1, None).unwrap();
+        assert_ne!(other[0], r[0]);
+    }
+
+    #[test]
+    fn the_seed_follows_the_setup_not_the_names() {
+        let reg = crate::loader::load_registry(&[]).unwrap();
+        let all = crate::loader::load_bundled_scenarios(&reg).unwrap();
+        let e = all[0].experiments[0].clone();
+        let mut renamed = e.clone();
+        renamed.id.push_str(".elsewhere");
+        renamed.figures.clear();
+        renamed.at.line += 100;
+        for w in &mut renamed.workloads {
+            w.at.line += 100;
+        }
+        assert_eq!(experiment_seed(1, &e), experiment_seed(1, &renamed));
+        assert_ne!(experiment_seed(1, &e), experiment_seed(2, &e));
+        let mut other = e.clone();
+        other.cells += 1;
+        assert_ne!(experiment_seed(1, &e), experiment_seed(1, &other));
+        let mut other = e.clone();
+        other.workloads.pop();
+        assert_ne!(experiment_seed(1, &e), experiment_seed(1, &other));
     }
 }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use crate::error::Result;
 use crate::model::{FreeParam, Registry, Scenario};
-use crate::validate::{experiment_rows, run_experiments, FigureRow, Job};
+use crate::validate::{experiment_rows, run_experiments_counted, FigureRow, Job};
 use lm::{minimise, LmSettings};
 
 pub use budget::check_budget;
@@ -210,13 +210,15 @@ impl Problem<'_> {
                     reg: &regs[&j],
                     scenario: exps[i].0,
                     experiment: exps[i].1,
+                    setup: exps[i].1,
                     cost: costs.get(&i).copied().unwrap_or(0),
                 })
                 .collect();
-            let results = run_experiments(&jobs, self.seed, self.threads, precision_pct)?;
+            let (results, simulated) =
+                run_experiments_counted(&jobs, self.seed, self.threads, precision_pct)?;
             self.memo
                 .runs
-                .fetch_add(results.len(), std::sync::atomic::Ordering::Relaxed);
+                .fetch_add(simulated, std::sync::atomic::Ordering::Relaxed);
             let mut memo = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
             let mut events = self.memo.events.lock().unwrap_or_else(|e| e.into_inner());
             for (&(j, i), r) in todo.iter().zip(&results) {

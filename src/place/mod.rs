@@ -740,6 +740,7 @@ fn simulate(
             reg,
             scenario: sc,
             experiment: e,
+            setup: e,
             cost: 0,
         })
         .collect();

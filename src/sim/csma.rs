@@ -435,8 +435,8 @@ pub(crate) mod tests {
     fn full_duplex_has_no_medium_and_half_duplex_collides_data_with_acks() {
         use crate::sim::config::FunctionCfg;
         for (id, half) in [
-            ("netperf.100full.port1", false),
-            ("netperf.100half.port1", true),
+            ("netperf.100full", false),
+            ("netperf.100half", true),
         ] {
             let cfg = crate::sim::tests::config_of("matrox-table2-netperf", id);
             let FunctionCfg::Nic { eth, .. } = &cfg.functions[0].cfg else {
