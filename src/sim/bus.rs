@@ -197,6 +197,8 @@ pub struct Bus {
     /// Whether retries may run without events (tests turn it off to check
     /// that the two ways agree).
     pub(super) lazy_retries: bool,
+    /// Periods of retries [`Bus::catch_up`] skipped at once (for tests).
+    pub(super) periods_skipped: u64,
 }
 
 impl Bus {
@@ -241,6 +243,7 @@ impl Bus {
             lazy: false,
             lazy_at: Picos(0),
             lazy_retries: true,
+            periods_skipped: 0,
         }
     }
 
@@ -355,11 +358,22 @@ impl Bus {
     /// module doc): each retry's end, its master's wait, and each grant to
     /// the next master in round-robin order whose wait is over, at the
     /// times events would have made them.
+    ///
+    /// Once the retries repeat (a retry starts with the round-robin pointer
+    /// and every retried master's remaining wait as at an earlier start in
+    /// this replay), the replay is periodic: it skips the whole periods up to
+    /// `now` at once, adding each period's bus time and retries, and goes on
+    /// grant by grant from there. Every decision of the replay depends only
+    /// on those quantities (the other masters cannot ask while the bus is
+    /// lazy), so the skip gives what replaying each period would.
     pub fn catch_up(&mut self, now: Picos) {
         if !self.lazy {
             return;
         }
         let n = self.masters.len();
+        // Retry starts seen in this replay: (state, time, bus time, retries).
+        let mut seen: Vec<(Vec<u64>, Picos, Picos, u64)> = Vec::new();
+        let mut starts = 0u32;
         loop {
             let was_idle = self.current.is_none();
             let t = match self.current {
@@ -406,6 +420,56 @@ impl Bus {
             self.current = Some(Tx::Retry { m });
             self.started = t;
             self.meter.start(t);
+            starts += 1;
+            if starts >= 2 {
+                self.skip_periods(&mut seen, now);
+            }
+        }
+    }
+
+    /// At the start of a retry in [`Bus::catch_up`]: if the state (the
+    /// retried master, the round-robin pointer, each retried master's wait
+    /// left) was seen at an earlier start in `seen`, skips every whole
+    /// period that ends by `now`; else remembers the state (the last eight).
+    fn skip_periods(&mut self, seen: &mut Vec<(Vec<u64>, Picos, Picos, u64)>, now: Picos) {
+        let (t, Some(Tx::Retry { m })) = (self.started, self.current) else {
+            return;
+        };
+        let mut state = vec![m as u64, self.rr as u64];
+        state.extend(
+            self.masters
+                .iter()
+                .filter(|x| matches!(x.queue.front(), Some(BusItem::PciRead { .. })))
+                .map(|x| x.wait_until.0.saturating_sub(t.0)),
+        );
+        let busy = self.meter.total(t);
+        match seen.iter().find(|s| s.0 == state) {
+            Some(&(_, t0, busy0, retries0)) if t > t0 => {
+                let period = t - t0;
+                let k = (now - t).0 / period.0;
+                if k > 0 {
+                    let shift = Picos(period.0 * k);
+                    for x in &mut self.masters {
+                        if matches!(x.queue.front(), Some(BusItem::PciRead { .. }))
+                            && x.wait_until > t
+                        {
+                            x.wait_until += shift;
+                        }
+                    }
+                    self.retries += (self.retries - retries0) * k;
+                    self.meter.skip(Picos((busy - busy0).0 * k), t + shift);
+                    self.started = t + shift;
+                    self.lazy_at = t + shift;
+                    self.periods_skipped += k;
+                }
+                seen.clear();
+            }
+            _ => {
+                if seen.len() == 8 {
+                    seen.remove(0);
+                }
+                seen.push((state, t, busy, self.retries));
+            }
         }
     }
 }

@@ -434,10 +434,7 @@ pub(crate) mod tests {
     #[test]
     fn full_duplex_has_no_medium_and_half_duplex_collides_data_with_acks() {
         use crate::sim::config::FunctionCfg;
-        for (id, half) in [
-            ("netperf.100full", false),
-            ("netperf.100half", true),
-        ] {
+        for (id, half) in [("netperf.100full", false), ("netperf.100half", true)] {
             let cfg = crate::sim::tests::config_of("matrox-table2-netperf", id);
             let FunctionCfg::Nic { eth, .. } = &cfg.functions[0].cfg else {
                 panic!("a NIC");

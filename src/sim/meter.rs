@@ -33,6 +33,15 @@ impl BusyMeter {
             self.acc += now - self.since;
         }
     }
+    /// The resource, busy now, was also busy for `more` and has been busy
+    /// again since `since` (a stretch of past work counted at once; `since`
+    /// never before its current start).
+    pub fn skip(&mut self, more: Picos, since: Picos) {
+        if self.busy {
+            self.acc += more;
+            self.since = since.max(self.since);
+        }
+    }
     /// Whether it is busy.
     pub fn is_busy(&self) -> bool {
         self.busy
@@ -67,5 +76,18 @@ mod tests {
         assert_eq!(m.total(Picos(50)), Picos(5));
         m.stop(Picos(60));
         assert_eq!(m.total(Picos(100)), Picos(15));
+    }
+
+    #[test]
+    fn a_skip_adds_past_work_and_restarts_the_busy_stretch() {
+        let mut m = BusyMeter::default();
+        m.start(Picos(10));
+        m.skip(Picos(30), Picos(100));
+        assert_eq!(m.total(Picos(110)), Picos(40));
+        m.stop(Picos(120));
+        assert_eq!(m.total(Picos(200)), Picos(50));
+        // Idle, a skip changes nothing.
+        m.skip(Picos(1000), Picos(300));
+        assert_eq!(m.total(Picos(400)), Picos(50));
     }
 }
