@@ -157,8 +157,8 @@ fn hp2g_pci66_alone_same() {
 }
 
 #[test]
-#[ignore = "model gap: GigE BD alone, 1 cell, is 9% lower on PCI-66 than on PCI-X (1179 \
-            against 1301 Mbit/s; paper 1250 in both): in PCI mode the driver's register \
+#[ignore = "model gap: GigE BD alone, 1 cell, is 9% lower on PCI-66 than on PCI-X (1180 \
+            against 1292 Mbit/s; paper 1250 in both): in PCI mode the driver's register \
             reads wait for the bridge's delayed-read slot, which GigE's own transmit reads \
             hold; run with --ignored to see it fail"]
 fn hp2g_pci66_alone_same_gige_bd() {
