@@ -618,4 +618,53 @@ mod tests {
         other.workloads.pop();
         assert_ne!(experiment_seed(1, &e), experiment_seed(1, &other));
     }
+
+    #[test]
+    fn a_sweep_point_is_seeded_as_the_experiment_it_changes() {
+        let reg = crate::loader::load_registry(&[]).unwrap();
+        let all = crate::loader::load_bundled_scenarios(&reg).unwrap();
+        let mut base = short(
+            all.iter()
+                .find(|s| s.name == "matrox-table2-netperf")
+                .unwrap()
+                .clone(),
+            20.0,
+        );
+        base.experiments.retain(|e| e.id == "netperf.100half");
+        // A point: the socket buffer halved (CSMA/CD backs off at random).
+        let mut point = base.clone();
+        for w in &mut point.experiments[0].workloads {
+            if let crate::model::WorkloadKind::NetperfTcpStream { socket_bytes, .. } = &mut w.kind {
+                *socket_bytes /= 2;
+            }
+        }
+        let run = |sc: &Scenario, seeded_as| {
+            run_scenarios_at(
+                &[&reg],
+                std::slice::from_ref(sc),
+                seeded_as,
+                3,
+                1,
+                None,
+                &|_| 0,
+            )
+            .unwrap()
+            .remove(0)
+            .remove(0)
+            .remove(0)
+        };
+        let own = run(&point, None);
+        let shared = run(&point, Some(&base));
+        assert_ne!(own, shared, "the point's own stream and the base's differ");
+        let job = Job {
+            reg: &reg,
+            scenario: &point,
+            experiment: &point.experiments[0],
+            setup: &base.experiments[0],
+            cost: 0,
+        };
+        assert_eq!(run_experiments(&[job], 3, 1, None).unwrap()[0], shared);
+        // The base itself, seeded as itself, is what `run` gives.
+        assert_eq!(run(&base, Some(&base)), run(&base, None));
+    }
 }
