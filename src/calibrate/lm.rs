@@ -379,6 +379,23 @@ fn cost(r: &[f64]) -> f64 {
     r.iter().map(|x| x * x).sum()
 }
 
+/// Of a search's `end` and its `start`, the one with the smaller sum of
+/// squared residuals under `f` (both evaluated as one batch; `end` on a
+/// tie). A search that judged its points at a coarse precision may end
+/// where the fine precision finds it worse than where it began; the polish
+/// starts from the better of the two, so that a fit never ends worse than
+/// its start.
+pub fn better_of<F: Batch>(f: &mut F, end: Vec<f64>, start: &[f64]) -> Result<Vec<f64>> {
+    let r = f.eval(&[end.clone(), start.to_vec()])?;
+    match (r.first(), r.get(1)) {
+        (Some(a), Some(b)) if cost(b) < cost(a) => Ok(start.to_vec()),
+        (Some(_), Some(_)) => Ok(end),
+        _ => Err(crate::Error::Internal(
+            "a batch evaluation returned too few points".into(),
+        )),
+    }
+}
+
 /// Forward-difference Jacobian at `u` (backward where the box ends), its
 /// columns evaluated as one batch. The
 /// columns of discrete parameters (`min_step[p] > 0`) are zero: the
@@ -644,5 +661,23 @@ mod tests {
         )
         .expect("no model error");
         assert!((out.u[0] - 1.0).abs() < 1e-9, "{:?}", out.u);
+    }
+
+    #[test]
+    fn the_polish_starts_from_the_better_of_the_search_end_and_its_start() {
+        // At the fine precision, the end a coarse search chose is worse.
+        let mut fine = |us: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> {
+            Ok(us.iter().map(|u| vec![u[0] - 0.2]).collect())
+        };
+        assert_eq!(
+            better_of(&mut fine, vec![0.5], &[0.25]).unwrap(),
+            vec![0.25]
+        );
+        assert_eq!(
+            better_of(&mut fine, vec![0.21], &[0.25]).unwrap(),
+            vec![0.21]
+        );
+        // A tie keeps the end.
+        assert_eq!(better_of(&mut fine, vec![0.0], &[0.4]).unwrap(), vec![0.0]);
     }
 }

@@ -703,12 +703,17 @@ where
                 settings.global,
             )?;
             precision.set(None);
+            // The polish starts from the search's end or, if the fine
+            // precision finds it worse, from the search's start (one
+            // evaluation at the fine precision more).
+            let mut f = &residuals;
+            let u1 = lm::better_of(&mut f, u1, &u_from)?;
             let polish = LmSettings {
                 search_evaluations: 0,
                 ..settings
             };
             let mut out = minimise(&residuals, &u1, &steps, polish, progress)?;
-            out.evaluations += searched;
+            out.evaluations += searched + 1;
             out
         }
         _ => minimise(&residuals, &u_from, &steps, settings, progress)?,
