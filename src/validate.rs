@@ -270,7 +270,10 @@ pub fn run_experiments_counted(
         .map(|j| experiment_seed(seed, j.setup))
         .collect();
     // Per job, the first job with its seed, system and run settings: the one
-    // simulated.
+    // simulated. The whole system, not `SystemCfg::fingerprint` (what the
+    // calibration compares): two systems with one fingerprint simulate the
+    // same, but their results also report what the fingerprint leaves out
+    // (an idle function's link, the costs no busy function reads).
     let mut first: std::collections::HashMap<(u64, String), usize> =
         std::collections::HashMap::new();
     let same_as: Vec<usize> = cfgs

@@ -371,7 +371,9 @@ impl Bus {
             return;
         }
         let n = self.masters.len();
-        // Retry starts seen in this replay: (state, time, bus time, retries).
+        // Retry starts seen in this replay: (state, time, bus time, retries);
+        // recorded from the second start on, so that the common short replay
+        // (one retry) allocates nothing.
         let mut seen: Vec<(Vec<u64>, Picos, Picos, u64)> = Vec::new();
         let mut starts = 0u32;
         loop {
