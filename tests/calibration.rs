@@ -599,6 +599,54 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
     }
 }
 
+/// The whole fit, its parts and every cross-validation fold share one memo:
+/// a cross-validation after a fit of the same problem simulates exactly
+/// what a cross-validation alone simulates beyond that fit (its own whole
+/// fit comes from the memo), and a second one simulates nothing.
+#[test]
+fn folds_parts_and_the_whole_fit_share_their_runs() {
+    let (reg, spec, scenarios) = synthetic();
+    let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
+    let cv = |pb: &Problem| {
+        cross_validate(
+            pb,
+            &start,
+            LmSettings::default(),
+            Objective::default(),
+            |_, _, _| {},
+        )
+        .expect("runs")
+    };
+    let alone = problem(&reg, &spec, &scenarios);
+    let held_alone = cv(&alone).held;
+    let after_fit = problem(&reg, &spec, &scenarios);
+    fit(
+        &after_fit,
+        &start,
+        None,
+        |_| true,
+        LmSettings::default(),
+        Objective::default(),
+        |_, _| {},
+    )
+    .expect("fits");
+    let by_fit = after_fit.memo.runs();
+    assert!(by_fit > 0);
+    let held = cv(&after_fit).held;
+    assert_eq!(after_fit.memo.runs(), alone.memo.runs());
+    let again = cv(&after_fit).held;
+    assert_eq!(
+        after_fit.memo.runs(),
+        alone.memo.runs(),
+        "all from the memo"
+    );
+    let predicted = |h: &[iosim::calibrate::HeldOut]| -> Vec<f64> {
+        h.iter().map(|h| h.row.predicted).collect()
+    };
+    assert_eq!(predicted(&held), predicted(&held_alone));
+    assert_eq!(predicted(&again), predicted(&held_alone));
+}
+
 /// Every bundled value whose source says "fitted" is a free parameter of the
 /// bundled calibration, so cross-validation refits it; the fitted values
 /// (the free ones plus the structural choices the calibration file names as

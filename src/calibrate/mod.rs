@@ -36,43 +36,79 @@ pub struct Problem<'a> {
     pub memo: Memo,
 }
 
-/// An experiment (its index among the problem's experiments, in scenario
-/// then file order), the bits of the values of the free parameters that
-/// change its assembled configuration, and the precision it was measured to.
+/// An experiment (its index among the root problem's experiments, in
+/// scenario then file order), the bits of the values of the free parameters
+/// that change its assembled configuration, and the precision it was
+/// measured to. The same key means the same simulation (same configuration
+/// and seed), whichever problem asks: the whole fit, a part or a
+/// cross-validation fold.
 type ExperimentKey = (usize, Vec<u64>, Option<u64>);
+
+/// An experiment's figure rows in the [`Memo`]: being simulated by one
+/// problem (the others wait for it), or done.
+#[derive(Debug)]
+enum Slot {
+    Running,
+    Done(Vec<FigureRow>),
+}
+
+/// What a whole fit and every problem made from it (parts, folds) have
+/// learnt while running; see [`Memo`].
+#[derive(Debug, Default)]
+struct Store {
+    rows: std::sync::Mutex<HashMap<ExperimentKey, Slot>>,
+    /// Signalled whenever a slot is done or given up.
+    settled: std::sync::Condvar,
+    /// Each experiment's events in its last run (root index).
+    events: std::sync::Mutex<HashMap<usize, u64>>,
+    /// The root problem's relevant parameters (see [`Problem::relevant`]).
+    relevant: std::sync::OnceLock<std::sync::Arc<Vec<Vec<usize>>>>,
+    /// Experiments simulated.
+    runs: std::sync::atomic::AtomicUsize,
+}
+
+/// How a problem made from another ([`Problem::restricted`]) sees the root
+/// problem's experiments and free parameters.
+#[derive(Debug, Clone)]
+struct View {
+    /// Per experiment of this problem, its index in the root's.
+    experiments: Vec<usize>,
+    /// Per free parameter of this problem, its index in the root's.
+    params: Vec<usize>,
+    /// The root's free parameters at the values this problem holds fixed
+    /// (base units); those of `params` are overwritten at each point.
+    fixed: Vec<f64>,
+    /// The root's relevant parameters per root experiment.
+    root_relevant: std::sync::Arc<Vec<Vec<usize>>>,
+}
 
 /// What a [`Problem`] has learnt while running: the figure rows of every
 /// experiment run, keyed by the values of only the free parameters that
 /// change that experiment (an experiment is simulated again only when one of
 /// them changes: same configuration and seed give the same result, so a
 /// Jacobian column of a parameter that only the FC experiments see runs only
-/// those, and another phase or cross-validation fold reuses what an earlier
-/// one ran), and each experiment's events in its last run (the pool runs
-/// the longest first).
+/// those), and each experiment's events in its last run (the pool runs the
+/// longest first). The problems made from one ([`Problem::restricted`]: the
+/// parts of a fit, the folds of a cross-validation and their parts) share
+/// its memo: a point one fold has simulated, another fold, the whole fit or
+/// its report does not simulate again, and an experiment one is simulating
+/// the others wait for. So each distinct simulation runs once (two
+/// experiments that simulate one setup, say Matrox Tables 2 and 3, run once
+/// when they fall in one batch, see [`run_experiments_counted`]).
 #[derive(Debug, Default)]
 pub struct Memo {
-    rows: std::sync::Mutex<HashMap<ExperimentKey, Vec<FigureRow>>>,
-    events: std::sync::Mutex<HashMap<usize, u64>>,
+    store: std::sync::Arc<Store>,
+    /// None for the root problem.
+    view: Option<View>,
+    /// This problem's relevant parameters, in its own indices.
     relevant: std::sync::OnceLock<Vec<Vec<usize>>>,
-    /// Experiments simulated, by this memo and by those of the part
-    /// problems made from it ([`Memo::child`]).
-    runs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Memo {
     /// Experiments simulated so far (each at one set of the values it
-    /// depends on, at one precision).
+    /// depends on, at one precision), by every problem sharing this memo.
     pub fn runs(&self) -> usize {
-        self.runs.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// A fresh memo for a problem made from this one's (a part, a fold),
-    /// whose runs count with this one's.
-    pub fn child(&self) -> Memo {
-        Memo {
-            runs: self.runs.clone(),
-            ..Memo::default()
-        }
+        self.store.runs.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -166,79 +202,189 @@ impl Problem<'_> {
         xs: &[Vec<f64>],
         precision_pct: Option<f64>,
     ) -> Result<Vec<Vec<FigureRow>>> {
+        Ok(self
+            .rows_by_experiment(xs, precision_pct, None)?
+            .into_iter()
+            .map(|per_experiment| per_experiment.concat())
+            .collect())
+    }
+
+    /// At each of `xs`, the figure rows of each experiment (in scenario then
+    /// file order; none for an experiment `only` leaves out), simulated
+    /// together in one pool. An experiment run before at the same values of
+    /// the parameters it depends on comes from the memo; one another
+    /// problem sharing the memo is simulating is waited for.
+    fn rows_by_experiment(
+        &self,
+        xs: &[Vec<f64>],
+        precision_pct: Option<f64>,
+        only: Option<&[bool]>,
+    ) -> Result<Vec<Vec<Vec<FigureRow>>>> {
         let exps: Vec<(&Scenario, &crate::model::Experiment)> = self
             .scenarios
             .iter()
             .flat_map(|sc| sc.experiments.iter().map(move |e| (sc, e)))
             .collect();
-        let relevant = self.relevant();
-        let key = |i: usize, x: &[f64]| -> ExperimentKey {
-            (
-                i,
-                relevant[i].iter().map(|&p| x[p].to_bits()).collect(),
-                precision_pct.map(f64::to_bits),
-            )
-        };
-        // The (point, experiment) pairs not run before, each key once.
-        let mut todo: Vec<(usize, usize)> = Vec::new();
-        {
-            let known = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
-            let mut queued = std::collections::HashSet::new();
-            for (j, x) in xs.iter().enumerate() {
-                for i in 0..exps.len() {
-                    let k = key(i, x);
-                    if !known.contains_key(&k) && queued.insert(k) {
-                        todo.push((j, i));
+        let wanted = |i: usize| only.is_none_or(|o| o.get(i).copied().unwrap_or(false));
+        let keys: Vec<Vec<Option<ExperimentKey>>> = xs
+            .iter()
+            .map(|x| {
+                (0..exps.len())
+                    .map(|i| wanted(i).then(|| self.key(i, x, precision_pct)))
+                    .collect()
+            })
+            .collect();
+        let store = &self.memo.store;
+        let lock = || store.rows.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            // Claim the (point, experiment) pairs nobody has run or is
+            // running, each key once; note whether another problem is
+            // running one of ours.
+            let mut todo: Vec<(usize, usize)> = Vec::new();
+            let mut others_running = false;
+            {
+                let mut known = lock();
+                for (j, point) in keys.iter().enumerate() {
+                    for (i, k) in point.iter().enumerate() {
+                        let Some(k) = k else { continue };
+                        match known.get(k) {
+                            Some(Slot::Done(_)) => {}
+                            Some(Slot::Running) => others_running = true,
+                            None => {
+                                known.insert(k.clone(), Slot::Running);
+                                todo.push((j, i));
+                            }
+                        }
                     }
                 }
-            }
-        }
-        if !todo.is_empty() {
-            let mut regs: HashMap<usize, Registry> = HashMap::new();
-            for &(j, _) in &todo {
-                regs.entry(j).or_insert_with(|| self.registry_at(&xs[j]));
-            }
-            let costs = self
-                .memo
-                .events
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone();
-            let jobs: Vec<Job> = todo
-                .iter()
-                .map(|&(j, i)| Job {
-                    reg: &regs[&j],
-                    scenario: exps[i].0,
-                    experiment: exps[i].1,
-                    setup: exps[i].1,
-                    cost: costs.get(&i).copied().unwrap_or(0),
-                })
-                .collect();
-            let (results, simulated) =
-                run_experiments_counted(&jobs, self.seed, self.threads, precision_pct)?;
-            self.memo
-                .runs
-                .fetch_add(simulated, std::sync::atomic::Ordering::Relaxed);
-            let mut memo = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
-            let mut events = self.memo.events.lock().unwrap_or_else(|e| e.into_inner());
-            for (&(j, i), r) in todo.iter().zip(&results) {
-                let (sc, e) = exps[i];
-                memo.insert(key(i, &xs[j]), experiment_rows(&regs[&j], sc, e, r));
-                events.insert(i, r.events);
-            }
-        }
-        let memo = self.memo.rows.lock().unwrap_or_else(|e| e.into_inner());
-        xs.iter()
-            .map(|x| {
-                let mut rows = Vec::new();
-                for i in 0..exps.len() {
-                    rows.extend(memo.get(&key(i, x)).cloned().ok_or_else(|| {
-                        crate::Error::Internal("an experiment's rows went missing".into())
-                    })?);
+                if todo.is_empty() {
+                    if !others_running {
+                        break;
+                    }
+                    // Wait for another problem to settle one, then look again.
+                    drop(store.settled.wait(known));
+                    continue;
                 }
-                Ok(rows)
+            }
+            let ran = self.simulate(&todo, xs, &exps, precision_pct);
+            let mut known = lock();
+            match ran {
+                Ok(rows) => {
+                    for ((j, i), r) in todo.into_iter().zip(rows) {
+                        if let Some(k) = &keys[j][i] {
+                            known.insert(k.clone(), Slot::Done(r));
+                        }
+                    }
+                    store.settled.notify_all();
+                }
+                Err(e) => {
+                    // Give the claims up: a problem waiting for one runs it
+                    // itself (and meets the error itself).
+                    for (j, i) in todo {
+                        if let Some(k) = &keys[j][i] {
+                            known.remove(k);
+                        }
+                    }
+                    store.settled.notify_all();
+                    return Err(e);
+                }
+            }
+        }
+        let known = lock();
+        keys.iter()
+            .map(|point| {
+                point
+                    .iter()
+                    .map(|k| match k.as_ref().map(|k| known.get(k)) {
+                        None => Ok(Vec::new()),
+                        Some(Some(Slot::Done(rows))) => Ok(rows.clone()),
+                        Some(_) => Err(crate::Error::Internal(
+                            "an experiment's rows went missing".into(),
+                        )),
+                    })
+                    .collect()
             })
             .collect()
+    }
+
+    /// Simulates experiment `i` at point `xs[j]` for each `(j, i)` of
+    /// `todo` in one pool, and returns each one's figure rows.
+    fn simulate(
+        &self,
+        todo: &[(usize, usize)],
+        xs: &[Vec<f64>],
+        exps: &[(&Scenario, &crate::model::Experiment)],
+        precision_pct: Option<f64>,
+    ) -> Result<Vec<Vec<FigureRow>>> {
+        let mut regs: HashMap<usize, Registry> = HashMap::new();
+        for &(j, _) in todo {
+            regs.entry(j).or_insert_with(|| self.registry_at(&xs[j]));
+        }
+        let root = |i: usize| self.memo.view.as_ref().map_or(i, |v| v.experiments[i]);
+        let costs = self
+            .memo
+            .store
+            .events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let jobs: Vec<Job> = todo
+            .iter()
+            .map(|&(j, i)| Job {
+                reg: &regs[&j],
+                scenario: exps[i].0,
+                experiment: exps[i].1,
+                setup: exps[i].1,
+                cost: costs.get(&root(i)).copied().unwrap_or(0),
+            })
+            .collect();
+        let (results, simulated) =
+            run_experiments_counted(&jobs, self.seed, self.threads, precision_pct)?;
+        self.memo
+            .store
+            .runs
+            .fetch_add(simulated, std::sync::atomic::Ordering::Relaxed);
+        let mut events = self
+            .memo
+            .store
+            .events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        Ok(todo
+            .iter()
+            .zip(&results)
+            .map(|(&(j, i), r)| {
+                events.insert(root(i), r.events);
+                let (sc, e) = exps[i];
+                experiment_rows(&regs[&j], sc, e, r)
+            })
+            .collect())
+    }
+
+    /// The memo's key of experiment `i` at point `x` (this problem's
+    /// indices) measured to `precision_pct`: the root's index of the
+    /// experiment and the root's values of the parameters it depends on.
+    fn key(&self, i: usize, x: &[f64], precision_pct: Option<f64>) -> ExperimentKey {
+        let precision = precision_pct.map(f64::to_bits);
+        match &self.memo.view {
+            None => (
+                i,
+                self.relevant()[i].iter().map(|&p| x[p].to_bits()).collect(),
+                precision,
+            ),
+            Some(v) => {
+                let full = v.full(x);
+                let root = v.experiments[i];
+                (
+                    root,
+                    v.root_relevant[root]
+                        .iter()
+                        .map(|&p| full[p].to_bits())
+                        .collect(),
+                    precision,
+                )
+            }
+        }
     }
 
     /// The parts of the free parameters that no experiment joins: each a
@@ -304,28 +450,26 @@ impl Problem<'_> {
     }
 
     /// The problem of one part (or fold), made by [`Problem::restricted`]:
-    /// the same seed and threads, a memo of its own whose runs count with
-    /// this one's.
-    fn sub_problem<'s>(&self, r: &'s (Registry, Vec<FreeParam>, Vec<Scenario>)) -> Problem<'s> {
+    /// the same seed and threads, and this one's memo.
+    fn sub_problem<'s>(&self, r: &'s Restricted) -> Problem<'s> {
         Problem {
-            reg: &r.0,
-            scenarios: &r.2,
-            free: &r.1,
+            reg: &r.reg,
+            scenarios: &r.scenarios,
+            free: &r.free,
             seed: self.seed,
             threads: self.threads,
-            memo: self.memo.child(),
+            memo: Memo {
+                store: self.memo.store.clone(),
+                view: Some(r.view.clone()),
+                relevant: std::sync::OnceLock::new(),
+            },
         }
     }
 
     /// The models with every free parameter at `x`, the free parameters of
     /// `part`, and the scenarios cut to the `reached` experiments: a
     /// problem of that part alone.
-    fn restricted(
-        &self,
-        part: &[usize],
-        reached: &[bool],
-        x: &[f64],
-    ) -> (Registry, Vec<FreeParam>, Vec<Scenario>) {
+    fn restricted(&self, part: &[usize], reached: &[bool], x: &[f64]) -> Restricted {
         let free: Vec<FreeParam> = part.iter().map(|&p| self.free[p].clone()).collect();
         let mut k = 0;
         let scenarios: Vec<Scenario> = self
@@ -341,7 +485,26 @@ impl Problem<'_> {
             })
             .filter(|sc| !sc.experiments.is_empty())
             .collect();
-        (self.registry_at(x), free, scenarios)
+        let parent = self.memo.view.clone();
+        let root_relevant = self.root_relevant();
+        let view = View {
+            experiments: (0..reached.len())
+                .filter(|&i| reached[i])
+                .map(|i| parent.as_ref().map_or(i, |v| v.experiments[i]))
+                .collect(),
+            params: part
+                .iter()
+                .map(|&p| parent.as_ref().map_or(p, |v| v.params[p]))
+                .collect(),
+            fixed: parent.as_ref().map_or_else(|| x.to_vec(), |v| v.full(x)),
+            root_relevant,
+        };
+        Restricted {
+            reg: self.registry_at(x),
+            free,
+            scenarios,
+            view,
+        }
     }
 
     /// Per experiment (in scenario then file order), the free parameters
@@ -350,43 +513,92 @@ impl Problem<'_> {
     /// configuration fingerprint (`SystemCfg::fingerprint`: what its work
     /// reads). An experiment that cannot be assembled at a bound
     /// counts every parameter (run checks refuse it later, if at all).
+    /// Found once, on the root problem; a problem made from it sees the
+    /// root's, in its own indices.
     fn relevant(&self) -> &Vec<Vec<usize>> {
-        self.memo.relevant.get_or_init(|| {
-            let exps: Vec<&crate::model::Experiment> = self
-                .scenarios
+        self.memo.relevant.get_or_init(|| match &self.memo.view {
+            None => self.root_relevant().as_ref().clone(),
+            Some(v) => v
+                .experiments
                 .iter()
-                .flat_map(|sc| sc.experiments.iter())
-                .collect();
-            let describe = |reg: &Registry| -> Vec<Option<String>> {
-                exps.iter()
-                    .map(|e| {
-                        crate::sim::config::assemble(reg, e)
-                            .ok()
-                            .map(|c| c.fingerprint())
-                    })
-                    .collect()
-            };
-            let mid: Vec<f64> = self.unscale(&vec![0.5; self.free.len()]);
-            let base = describe(&self.registry_at(&mid));
-            let mut relevant = vec![Vec::new(); exps.len()];
-            for p in 0..self.free.len() {
-                let mut changed = vec![false; exps.len()];
-                for end in [0.0, 1.0] {
-                    let mut u = self.scale(&mid);
-                    u[p] = end;
-                    let other = describe(&self.registry_at(&self.unscale(&u)));
-                    for (i, (a, b)) in base.iter().zip(&other).enumerate() {
-                        changed[i] |= a.is_none() || b.is_none() || a != b;
-                    }
-                }
-                for (i, c) in changed.iter().enumerate() {
-                    if *c {
-                        relevant[i].push(p);
-                    }
+                .map(|&root| {
+                    v.root_relevant[root]
+                        .iter()
+                        .filter_map(|p| v.params.iter().position(|q| q == p))
+                        .collect()
+                })
+                .collect(),
+        })
+    }
+
+    /// The root problem's relevant parameters (see [`Problem::relevant`]),
+    /// found on the root.
+    fn root_relevant(&self) -> std::sync::Arc<Vec<Vec<usize>>> {
+        if let Some(v) = &self.memo.view {
+            return v.root_relevant.clone();
+        }
+        self.memo
+            .store
+            .relevant
+            .get_or_init(|| std::sync::Arc::new(self.find_relevant()))
+            .clone()
+    }
+
+    /// [`Problem::relevant`] found from the fingerprints at the bounds.
+    fn find_relevant(&self) -> Vec<Vec<usize>> {
+        let exps: Vec<&crate::model::Experiment> = self
+            .scenarios
+            .iter()
+            .flat_map(|sc| sc.experiments.iter())
+            .collect();
+        let describe = |reg: &Registry| -> Vec<Option<String>> {
+            exps.iter()
+                .map(|e| {
+                    crate::sim::config::assemble(reg, e)
+                        .ok()
+                        .map(|c| c.fingerprint())
+                })
+                .collect()
+        };
+        let mid: Vec<f64> = self.unscale(&vec![0.5; self.free.len()]);
+        let base = describe(&self.registry_at(&mid));
+        let mut relevant = vec![Vec::new(); exps.len()];
+        for p in 0..self.free.len() {
+            let mut changed = vec![false; exps.len()];
+            for end in [0.0, 1.0] {
+                let mut u = self.scale(&mid);
+                u[p] = end;
+                let other = describe(&self.registry_at(&self.unscale(&u)));
+                for (i, (a, b)) in base.iter().zip(&other).enumerate() {
+                    changed[i] |= a.is_none() || b.is_none() || a != b;
                 }
             }
-            relevant
-        })
+            for (i, c) in changed.iter().enumerate() {
+                if *c {
+                    relevant[i].push(p);
+                }
+            }
+        }
+        relevant
+    }
+}
+
+/// A problem of one part (or fold) of another: see [`Problem::restricted`].
+struct Restricted {
+    reg: Registry,
+    free: Vec<FreeParam>,
+    scenarios: Vec<Scenario>,
+    view: View,
+}
+
+impl View {
+    /// The root's free parameters with this problem's at `x`.
+    fn full(&self, x: &[f64]) -> Vec<f64> {
+        let mut full = self.fixed.clone();
+        for (&p, v) in self.params.iter().zip(x) {
+            full[p] = *v;
+        }
+        full
     }
 }
 
@@ -647,7 +859,18 @@ where
     T: Fn(&FigureRow) -> bool,
     P: FnMut(u32, f64),
 {
-    let rows_initial = pb.rows_at(start)?;
+    let by_experiment = pb
+        .rows_by_experiment(std::slice::from_ref(&start.to_vec()), None, None)?
+        .pop()
+        .ok_or_else(|| crate::Error::Internal("no rows for a point".into()))?;
+    // The experiments the fit reads: those with a training figure (one
+    // whose figures a cross-validation fold left out all is run only for
+    // the fit's report).
+    let trained: Vec<bool> = by_experiment
+        .iter()
+        .map(|rows| rows.iter().any(&train))
+        .collect();
+    let rows_initial: Vec<FigureRow> = by_experiment.concat();
     // The precision runs are measured to: coarse during the search, the
     // scenarios' own for the polish and everything reported.
     let precision = std::cell::Cell::new(None);
@@ -661,10 +884,11 @@ where
     // points simulated together.
     let data_residuals = |us: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> {
         let xs: Vec<Vec<f64>> = us.iter().map(|u| pb.unscale(u)).collect();
-        let all = pb.rows_at_points(&xs, precision.get())?;
+        let all = pb.rows_by_experiment(&xs, precision.get(), Some(&trained))?;
         Ok(all
             .iter()
-            .map(|rows| {
+            .map(|per_experiment| {
+                let rows: Vec<&FigureRow> = per_experiment.iter().flatten().collect();
                 ids.iter()
                     .map(|id| {
                         rows.iter()
