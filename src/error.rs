@@ -82,10 +82,14 @@ pub enum Error {
         known: Box<str>,
     },
     /// A simulation hit its event bound before its horizon.
-    #[error("experiment `{experiment}` hit the event bound ({events} events) at {at_ms:.3} ms of simulated time")]
+    #[error("experiment `{experiment}`{shared} hit the event bound ({events} events) at {at_ms:.3} ms of simulated time")]
     EventLimit {
         /// The experiment.
         experiment: String,
+        /// Empty, or the other experiments simulated in the same run (they
+        /// set up the same thing; see `validate::run_experiments`), said as
+        /// " (simulated once with `a`, `b`)".
+        shared: String,
         /// Events processed.
         events: u64,
         /// Simulated time reached, in ms.

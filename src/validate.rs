@@ -285,16 +285,42 @@ pub fn run_experiments_counted(
         .collect();
     let mut order: Vec<usize> = (0..jobs.len()).filter(|&i| same_as[i] == i).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].cost));
-    let done = run_parallel(order.len(), threads, |k| {
-        let i = order[k];
-        let j = &jobs[i];
-        check_deadline()?;
-        let out = simulate_assembled(cfgs[i].clone(), j.experiment, &runs[i], seeds[i]);
-        if let Some(hook) = limits().on_done {
-            hook();
-        }
-        out
-    })?;
+    let done =
+        run_parallel(order.len(), threads, |k| {
+            let i = order[k];
+            let j = &jobs[i];
+            check_deadline()?;
+            let out = simulate_assembled(cfgs[i].clone(), j.experiment, &runs[i], seeds[i])
+                .map_err(|e| match e {
+                    // The run stands for every job that shares it: name them all.
+                    crate::Error::EventLimit {
+                        experiment,
+                        events,
+                        at_ms,
+                        ..
+                    } => {
+                        let others: Vec<String> = (0..jobs.len())
+                            .filter(|&k| k != i && same_as[k] == i)
+                            .map(|k| format!("`{}`", jobs[k].experiment.id))
+                            .collect();
+                        crate::Error::EventLimit {
+                            experiment,
+                            shared: if others.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (simulated once with {})", others.join(", "))
+                            },
+                            events,
+                            at_ms,
+                        }
+                    }
+                    e => e,
+                });
+            if let Some(hook) = limits().on_done {
+                hook();
+            }
+            out
+        })?;
     let mut simulated: Vec<Option<ExperimentResult>> = (0..jobs.len()).map(|_| None).collect();
     for (&i, result) in order.iter().zip(done) {
         simulated[i] = Some(result);
@@ -598,6 +624,47 @@ mod tests {
         // Another seed is another stream (CSMA/CD backs off at random).
         let (other, _) = run_experiments_counted(&[job(&netperf, &a)], 8, 1, None).unwrap();
         assert_ne!(other[0], r[0]);
+    }
+
+    #[test]
+    fn an_event_bound_hit_by_a_shared_run_names_every_experiment_it_stands_for() {
+        let reg = crate::loader::load_registry(&[]).unwrap();
+        let all = crate::loader::load_bundled_scenarios(&reg).unwrap();
+        let bounded = |n: &str| {
+            let mut sc = short(all.iter().find(|s| s.name == n).unwrap().clone(), 20.0);
+            sc.run.max_events = 1000;
+            sc
+        };
+        let (netperf, ttcp) = (
+            bounded("matrox-table2-netperf"),
+            bounded("matrox-table3-ttcp"),
+        );
+        let exp =
+            |sc: &Scenario, id: &str| sc.experiments.iter().find(|e| e.id == id).unwrap().clone();
+        let (a, b) = (exp(&netperf, "netperf.10half"), exp(&ttcp, "ttcp.10half"));
+        let job = |sc, e| Job {
+            reg: &reg,
+            scenario: sc,
+            experiment: e,
+            setup: e,
+            cost: 0,
+        };
+        let e =
+            run_experiments_counted(&[job(&netperf, &a), job(&ttcp, &b)], 7, 2, None).unwrap_err();
+        assert!(matches!(e, crate::Error::EventLimit { .. }), "{e:?}");
+        assert!(
+            e.to_string().starts_with(
+                "experiment `netperf.10half` (simulated once with `ttcp.10half`) hit the event bound (1000 events)"
+            ),
+            "{e}"
+        );
+        // Alone, it names itself only.
+        let e = run_experiments_counted(&[job(&ttcp, &b)], 7, 1, None).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("experiment `ttcp.10half` hit the event bound"),
+            "{e}"
+        );
     }
 
     #[test]

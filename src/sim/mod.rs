@@ -422,6 +422,7 @@ pub fn simulate_assembled(
     sys.start(&mut s);
     let hit = |s: &Scheduler<Ev>| Error::EventLimit {
         experiment: exp.id.clone(),
+        shared: String::new(),
         events: s.events_processed(),
         at_ms: s.now().secs() * 1e3,
     };
