@@ -67,6 +67,26 @@ struct Store {
     runs: std::sync::atomic::AtomicUsize,
 }
 
+/// The memo's slots one problem has claimed (`Slot::Running`): those still
+/// running when it goes (the run failed or panicked) are given up, and the
+/// problems waiting for them woken.
+struct Claims<'a> {
+    store: &'a Store,
+    keys: Vec<ExperimentKey>,
+}
+
+impl Drop for Claims<'_> {
+    fn drop(&mut self) {
+        let mut known = self.store.rows.lock().unwrap_or_else(|e| e.into_inner());
+        for k in &self.keys {
+            if matches!(known.get(k), Some(Slot::Running)) {
+                known.remove(k);
+            }
+        }
+        self.store.settled.notify_all();
+    }
+}
+
 /// How a problem made from another ([`Problem::restricted`]) sees the root
 /// problem's experiments and free parameters.
 #[derive(Debug, Clone)]
@@ -266,29 +286,22 @@ impl Problem<'_> {
                     continue;
                 }
             }
-            let ran = self.simulate(&todo, xs, &exps, precision_pct);
+            // Whatever happens (an error, a panic), the claims not settled
+            // are given up when `claims` goes: a problem waiting for one
+            // then runs it itself (and meets the error itself), never hangs.
+            let claims = Claims {
+                store,
+                keys: todo
+                    .iter()
+                    .filter_map(|&(j, i)| keys[j][i].clone())
+                    .collect(),
+            };
+            let rows = self.simulate(&todo, xs, &exps, precision_pct)?;
             let mut known = lock();
-            match ran {
-                Ok(rows) => {
-                    for ((j, i), r) in todo.into_iter().zip(rows) {
-                        if let Some(k) = &keys[j][i] {
-                            known.insert(k.clone(), Slot::Done(r));
-                        }
-                    }
-                    store.settled.notify_all();
-                }
-                Err(e) => {
-                    // Give the claims up: a problem waiting for one runs it
-                    // itself (and meets the error itself).
-                    for (j, i) in todo {
-                        if let Some(k) = &keys[j][i] {
-                            known.remove(k);
-                        }
-                    }
-                    store.settled.notify_all();
-                    return Err(e);
-                }
+            for (k, r) in claims.keys.iter().zip(rows) {
+                known.insert(k.clone(), Slot::Done(r));
             }
+            store.settled.notify_all();
         }
         let known = lock();
         keys.iter()
@@ -1292,7 +1305,45 @@ fn at_once<I: Sync, R: Send>(
 }
 #[cfg(test)]
 mod tests {
-    use super::Objective;
+    use super::{Claims, ExperimentKey, Objective, Slot, Store};
+
+    /// A problem that claimed experiments and stopped before settling them
+    /// (an error, a panic) gives them up, so another waiting for them runs
+    /// them itself instead of waiting for ever; those it settled stay.
+    #[test]
+    fn claims_not_settled_are_given_up_when_the_claimant_goes() {
+        let store = Store::default();
+        let (a, b): (ExperimentKey, ExperimentKey) = ((0, vec![1], None), (1, vec![2], None));
+        {
+            let mut known = store.rows.lock().unwrap();
+            known.insert(a.clone(), Slot::Running);
+            known.insert(b.clone(), Slot::Running);
+        }
+        let waiter = std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let mut known = store.rows.lock().unwrap();
+                while matches!(known.get(&b), Some(Slot::Running)) {
+                    known = store.settled.wait(known).unwrap();
+                }
+                known.contains_key(&b)
+            });
+            let claims = Claims {
+                store: &store,
+                keys: vec![a.clone(), b.clone()],
+            };
+            store
+                .rows
+                .lock()
+                .unwrap()
+                .insert(a.clone(), Slot::Done(Vec::new()));
+            drop(claims);
+            waiter.join().unwrap()
+        });
+        assert!(!waiter, "woken, and the slot is free to claim");
+        let known = store.rows.lock().unwrap();
+        assert!(matches!(known.get(&a), Some(Slot::Done(_))));
+        assert!(!known.contains_key(&b));
+    }
 
     #[test]
     fn plain_least_squares_keeps_the_error() {
