@@ -254,6 +254,64 @@ pub fn run_experiments_counted(
     threads: usize,
     precision_pct: Option<f64>,
 ) -> Result<(Vec<ExperimentResult>, usize)> {
+    run_experiments_in(jobs, seed, &Pool::new(threads), precision_pct)
+}
+
+/// At most `threads` simulations at once, among every caller sharing it:
+/// the parts of a fit and the folds of a cross-validation each hand their
+/// batches over from a thread of their own, and one pool keeps them to the
+/// cores asked for (more would only take turns on the cores and crowd
+/// their caches and memory).
+#[derive(Debug)]
+pub struct Pool {
+    threads: usize,
+    free: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Pool {
+    /// A pool of `threads` simulations at once (1 to 64).
+    pub fn new(threads: usize) -> Pool {
+        let threads = threads.clamp(1, 64);
+        Pool {
+            threads,
+            free: std::sync::Mutex::new(threads),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits for a free place, held until the returned guard goes.
+    fn take(&self) -> PoolPlace<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+        PoolPlace { pool: self }
+    }
+}
+
+/// One simulation's place in a [`Pool`], given back when it goes (a panic
+/// included).
+struct PoolPlace<'a> {
+    pool: &'a Pool,
+}
+
+impl Drop for PoolPlace<'_> {
+    fn drop(&mut self) {
+        *self.pool.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.pool.freed.notify_one();
+    }
+}
+
+/// [`run_experiments_counted`] with its simulations in `pool`, shared with
+/// other callers.
+pub fn run_experiments_in(
+    jobs: &[Job],
+    seed: u64,
+    pool: &Pool,
+    precision_pct: Option<f64>,
+) -> Result<(Vec<ExperimentResult>, usize)> {
     let cfgs = jobs
         .iter()
         .map(|j| assemble(j.reg, j.experiment))
@@ -286,9 +344,10 @@ pub fn run_experiments_counted(
     let mut order: Vec<usize> = (0..jobs.len()).filter(|&i| same_as[i] == i).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].cost));
     let done =
-        run_parallel(order.len(), threads, |k| {
+        run_parallel(order.len(), pool.threads, |k| {
             let i = order[k];
             let j = &jobs[i];
+            let _place = pool.take();
             check_deadline()?;
             let out = simulate_assembled(cfgs[i].clone(), j.experiment, &runs[i], seeds[i])
                 .map_err(|e| match e {
@@ -548,6 +607,32 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e.to_string(), "job 3");
+    }
+
+    #[test]
+    fn a_pool_runs_at_most_its_threads_at_once_whoever_asks() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let pool = Pool::new(2);
+        let (inside, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        // Three callers, each with three threads of its own.
+        std::thread::scope(|scope| {
+            for _ in 0..3 {
+                scope.spawn(|| {
+                    run_parallel(6, 3, |_| {
+                        let _place = pool.take();
+                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                        Ok(())
+                    })
+                    .unwrap();
+                });
+            }
+        });
+        let most = most.load(Ordering::SeqCst);
+        assert!((1..=2).contains(&most), "{most}");
+        assert_eq!(*pool.free.lock().unwrap(), 2, "every place given back");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use crate::error::Result;
 use crate::model::{FreeParam, Registry, Scenario};
-use crate::validate::{experiment_rows, run_experiments_counted, FigureRow, Job};
+use crate::validate::{experiment_rows, run_experiments_in, FigureRow, Job, Pool};
 use lm::{minimise, LmSettings};
 
 pub use budget::check_budget;
@@ -65,6 +65,9 @@ struct Store {
     relevant: std::sync::OnceLock<std::sync::Arc<Vec<Vec<usize>>>>,
     /// Experiments simulated.
     runs: std::sync::atomic::AtomicUsize,
+    /// Where every problem sharing the store simulates: at most the root's
+    /// threads at once.
+    pool: std::sync::OnceLock<Pool>,
 }
 
 /// The memo's slots one problem has claimed (`Slot::Running`): those still
@@ -114,7 +117,7 @@ struct View {
 /// its report does not simulate again, and an experiment one is simulating
 /// the others wait for. So each distinct simulation runs once (two
 /// experiments that simulate one setup, say Matrox Tables 2 and 3, run once
-/// when they fall in one batch, see [`run_experiments_counted`]).
+/// when they fall in one batch, see [`crate::validate::run_experiments`]).
 #[derive(Debug, Default)]
 pub struct Memo {
     store: std::sync::Arc<Store>,
@@ -352,7 +355,7 @@ impl Problem<'_> {
             })
             .collect();
         let (results, simulated) =
-            run_experiments_counted(&jobs, self.seed, self.threads, precision_pct)?;
+            run_experiments_in(&jobs, self.seed, self.pool(), precision_pct)?;
         self.memo
             .store
             .runs
@@ -372,6 +375,12 @@ impl Problem<'_> {
                 experiment_rows(&regs[&j], sc, e, r)
             })
             .collect())
+    }
+
+    /// The pool every problem sharing this one's memo simulates in: the
+    /// root's threads at once.
+    fn pool(&self) -> &Pool {
+        self.memo.store.pool.get_or_init(|| Pool::new(self.threads))
     }
 
     /// The memo's key of experiment `i` at point `x` (this problem's
