@@ -658,6 +658,22 @@ mod tests {
         sc
     }
 
+    /// Experiment `id` of `sc`.
+    fn experiment(sc: &Scenario, id: &str) -> crate::model::Experiment {
+        sc.experiments.iter().find(|e| e.id == id).unwrap().clone()
+    }
+
+    /// The job of experiment `e` of `sc`, seeded by itself.
+    fn job<'a>(reg: &'a Registry, sc: &'a Scenario, e: &'a crate::model::Experiment) -> Job<'a> {
+        Job {
+            reg,
+            scenario: sc,
+            experiment: e,
+            setup: e,
+            cost: 0,
+        }
+    }
+
     #[test]
     fn experiments_that_simulate_the_same_thing_are_one_run() {
         let reg = crate::loader::load_registry(&[]).unwrap();
@@ -668,21 +684,13 @@ mod tests {
             named("matrox-table3-ttcp", 20.0),
         );
         let longer = named("matrox-table2-netperf", 30.0);
-        let exp =
-            |sc: &Scenario, id: &str| sc.experiments.iter().find(|e| e.id == id).unwrap().clone();
         let (a, b, c, d) = (
-            exp(&netperf, "netperf.10half"),
-            exp(&ttcp, "ttcp.10half"),
-            exp(&netperf, "netperf.100half"),
-            exp(&longer, "netperf.10half"),
+            experiment(&netperf, "netperf.10half"),
+            experiment(&ttcp, "ttcp.10half"),
+            experiment(&netperf, "netperf.100half"),
+            experiment(&longer, "netperf.10half"),
         );
-        let job = |sc, e| Job {
-            reg: &reg,
-            scenario: sc,
-            experiment: e,
-            setup: e,
-            cost: 0,
-        };
+        let job = |sc, e| job(&reg, sc, e);
         // Table 3's TTCP run is Table 2's netperf run under another name:
         // simulated once, each result under its own id.
         let jobs = [job(&netperf, &a), job(&ttcp, &b), job(&netperf, &c)];
@@ -724,16 +732,11 @@ mod tests {
             bounded("matrox-table2-netperf"),
             bounded("matrox-table3-ttcp"),
         );
-        let exp =
-            |sc: &Scenario, id: &str| sc.experiments.iter().find(|e| e.id == id).unwrap().clone();
-        let (a, b) = (exp(&netperf, "netperf.10half"), exp(&ttcp, "ttcp.10half"));
-        let job = |sc, e| Job {
-            reg: &reg,
-            scenario: sc,
-            experiment: e,
-            setup: e,
-            cost: 0,
-        };
+        let (a, b) = (
+            experiment(&netperf, "netperf.10half"),
+            experiment(&ttcp, "ttcp.10half"),
+        );
+        let job = |sc, e| job(&reg, sc, e);
         let e =
             run_experiments_counted(&[job(&netperf, &a), job(&ttcp, &b)], 7, 2, None).unwrap_err();
         assert!(matches!(e, crate::Error::EventLimit { .. }), "{e:?}");
