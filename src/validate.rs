@@ -343,43 +343,27 @@ pub fn run_experiments_in(
         .collect();
     let mut order: Vec<usize> = (0..jobs.len()).filter(|&i| same_as[i] == i).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].cost));
-    let done =
-        run_parallel(order.len(), pool.threads, |k| {
-            let i = order[k];
-            let j = &jobs[i];
-            let _place = pool.take();
-            check_deadline()?;
-            let out = simulate_assembled(cfgs[i].clone(), j.experiment, &runs[i], seeds[i])
-                .map_err(|e| match e {
-                    // The run stands for every job that shares it: name them all.
-                    crate::Error::EventLimit {
-                        experiment,
-                        events,
-                        at_ms,
-                        ..
-                    } => {
-                        let others: Vec<String> = (0..jobs.len())
-                            .filter(|&k| k != i && same_as[k] == i)
-                            .map(|k| format!("`{}`", jobs[k].experiment.id))
-                            .collect();
-                        crate::Error::EventLimit {
-                            experiment,
-                            shared: if others.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" (simulated once with {})", others.join(", "))
-                            },
-                            events,
-                            at_ms,
-                        }
-                    }
-                    e => e,
-                });
-            if let Some(hook) = limits().on_done {
-                hook();
+    let done = run_parallel(order.len(), pool.threads, |k| {
+        let i = order[k];
+        let j = &jobs[i];
+        let _place = pool.take();
+        check_deadline()?;
+        let mut out = simulate_assembled(cfgs[i].clone(), j.experiment, &runs[i], seeds[i]);
+        // The run stands for every job that shares it: name them all.
+        if let Err(crate::Error::EventLimit { shared, .. }) = &mut out {
+            let others: Vec<String> = (0..jobs.len())
+                .filter(|&k| k != i && same_as[k] == i)
+                .map(|k| format!("`{}`", jobs[k].experiment.id))
+                .collect();
+            if !others.is_empty() {
+                *shared = format!(" (simulated once with {})", others.join(", "));
             }
-            out
-        })?;
+        }
+        if let Some(hook) = limits().on_done {
+            hook();
+        }
+        out
+    })?;
     let mut simulated: Vec<Option<ExperimentResult>> = (0..jobs.len()).map(|_| None).collect();
     for (&i, result) in order.iter().zip(done) {
         simulated[i] = Some(result);

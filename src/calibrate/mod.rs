@@ -123,7 +123,8 @@ pub struct Memo {
     store: std::sync::Arc<Store>,
     /// None for the root problem.
     view: Option<View>,
-    /// This problem's relevant parameters, in its own indices.
+    /// A part's or fold's relevant parameters, in its own indices (the
+    /// root's are the store's).
     relevant: std::sync::OnceLock<Vec<Vec<usize>>>,
 }
 
@@ -212,8 +213,17 @@ impl Problem<'_> {
         x: &[f64],
         precision_pct: Option<f64>,
     ) -> Result<Vec<FigureRow>> {
-        let mut all = self.rows_at_points(std::slice::from_ref(&x.to_vec()), precision_pct)?;
-        all.pop()
+        Ok(self.rows_of_each_experiment_at(x, precision_pct)?.concat())
+    }
+
+    /// At `x`, every experiment's figure rows (in scenario then file order).
+    fn rows_of_each_experiment_at(
+        &self,
+        x: &[f64],
+        precision_pct: Option<f64>,
+    ) -> Result<Vec<Vec<FigureRow>>> {
+        self.rows_by_experiment(std::slice::from_ref(&x.to_vec()), precision_pct, None)?
+            .pop()
             .ok_or_else(|| crate::Error::Internal("no rows for a point".into()))
     }
 
@@ -336,7 +346,6 @@ impl Problem<'_> {
         for &(j, _) in todo {
             regs.entry(j).or_insert_with(|| self.registry_at(&xs[j]));
         }
-        let root = |i: usize| self.memo.view.as_ref().map_or(i, |v| v.experiments[i]);
         let costs = self
             .memo
             .store
@@ -351,7 +360,7 @@ impl Problem<'_> {
                 scenario: exps[i].0,
                 experiment: exps[i].1,
                 setup: exps[i].1,
-                cost: costs.get(&root(i)).copied().unwrap_or(0),
+                cost: costs.get(&self.root_index(i)).copied().unwrap_or(0),
             })
             .collect();
         let (results, simulated) =
@@ -370,7 +379,7 @@ impl Problem<'_> {
             .iter()
             .zip(&results)
             .map(|(&(j, i), r)| {
-                events.insert(root(i), r.events);
+                events.insert(self.root_index(i), r.events);
                 let (sc, e) = exps[i];
                 experiment_rows(&regs[&j], sc, e, r)
             })
@@ -387,26 +396,21 @@ impl Problem<'_> {
     /// indices) measured to `precision_pct`: the root's index of the
     /// experiment and the root's values of the parameters it depends on.
     fn key(&self, i: usize, x: &[f64], precision_pct: Option<f64>) -> ExperimentKey {
-        let precision = precision_pct.map(f64::to_bits);
-        match &self.memo.view {
-            None => (
-                i,
-                self.relevant()[i].iter().map(|&p| x[p].to_bits()).collect(),
-                precision,
-            ),
-            Some(v) => {
-                let full = v.full(x);
-                let root = v.experiments[i];
-                (
-                    root,
-                    v.root_relevant[root]
-                        .iter()
-                        .map(|&p| full[p].to_bits())
-                        .collect(),
-                    precision,
-                )
-            }
-        }
+        let root = self.root_index(i);
+        let full = match &self.memo.view {
+            None => x.to_vec(),
+            Some(v) => v.full(x),
+        };
+        let bits = self.root_relevant()[root]
+            .iter()
+            .map(|&p| full[p].to_bits())
+            .collect();
+        (root, bits, precision_pct.map(f64::to_bits))
+    }
+
+    /// The root problem's index of this problem's experiment `i`.
+    fn root_index(&self, i: usize) -> usize {
+        self.memo.view.as_ref().map_or(i, |v| v.experiments[i])
     }
 
     /// The parts of the free parameters that no experiment joins: each a
@@ -508,11 +512,11 @@ impl Problem<'_> {
             .filter(|sc| !sc.experiments.is_empty())
             .collect();
         let parent = self.memo.view.clone();
-        let root_relevant = self.root_relevant();
+        let root_relevant = self.root_relevant().clone();
         let view = View {
             experiments: (0..reached.len())
                 .filter(|&i| reached[i])
-                .map(|i| parent.as_ref().map_or(i, |v| v.experiments[i]))
+                .map(|i| self.root_index(i))
                 .collect(),
             params: part
                 .iter()
@@ -538,10 +542,11 @@ impl Problem<'_> {
     /// Found once, on the root problem; a problem made from it sees the
     /// root's, in its own indices.
     fn relevant(&self) -> &Vec<Vec<usize>> {
-        self.memo.relevant.get_or_init(|| match &self.memo.view {
-            None => self.root_relevant().as_ref().clone(),
-            Some(v) => v
-                .experiments
+        let Some(v) = &self.memo.view else {
+            return self.root_relevant();
+        };
+        self.memo.relevant.get_or_init(|| {
+            v.experiments
                 .iter()
                 .map(|&root| {
                     v.root_relevant[root]
@@ -549,21 +554,21 @@ impl Problem<'_> {
                         .filter_map(|p| v.params.iter().position(|q| q == p))
                         .collect()
                 })
-                .collect(),
+                .collect()
         })
     }
 
     /// The root problem's relevant parameters (see [`Problem::relevant`]),
     /// found on the root.
-    fn root_relevant(&self) -> std::sync::Arc<Vec<Vec<usize>>> {
-        if let Some(v) = &self.memo.view {
-            return v.root_relevant.clone();
+    fn root_relevant(&self) -> &std::sync::Arc<Vec<Vec<usize>>> {
+        match &self.memo.view {
+            Some(v) => &v.root_relevant,
+            None => self
+                .memo
+                .store
+                .relevant
+                .get_or_init(|| std::sync::Arc::new(self.find_relevant())),
         }
-        self.memo
-            .store
-            .relevant
-            .get_or_init(|| std::sync::Arc::new(self.find_relevant()))
-            .clone()
     }
 
     /// [`Problem::relevant`] found from the fingerprints at the bounds.
@@ -881,10 +886,7 @@ where
     T: Fn(&FigureRow) -> bool,
     P: FnMut(u32, f64),
 {
-    let by_experiment = pb
-        .rows_by_experiment(std::slice::from_ref(&start.to_vec()), None, None)?
-        .pop()
-        .ok_or_else(|| crate::Error::Internal("no rows for a point".into()))?;
+    let by_experiment = pb.rows_of_each_experiment_at(start, None)?;
     // The experiments the fit reads: those with a training figure (one
     // whose figures a cross-validation fold left out all is run only for
     // the fit's report).
