@@ -376,6 +376,16 @@ fn a_search_precision_outside_its_range_is_located() {
 }
 
 #[test]
+fn a_pair_moves_setting_that_is_not_a_boolean_is_located() {
+    expect_calibration_error_at(
+        "[[free]]",
+        "[calibration]\npair_moves = \"no\"\n\n[[free]]",
+        "pair_moves",
+        "pair_moves",
+    );
+}
+
+#[test]
 fn malformed_calibration_toml_is_located() {
     expect_calibration_error("min = 200", "min = = 200", "min");
 }

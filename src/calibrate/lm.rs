@@ -31,6 +31,9 @@ pub struct LmSettings {
     /// (its grid scans) before it narrows down; false for a refit, which
     /// searches only near where it starts (see [`compass`]).
     pub global: bool,
+    /// Whether the compass search, when it stalls, tries moves of two
+    /// parameters at once (see [`compass`]) before its fine scans.
+    pub pair_moves: bool,
 }
 
 impl Default for LmSettings {
@@ -42,8 +45,32 @@ impl Default for LmSettings {
             search_evaluations: 400,
             search_precision_pct: None,
             global: true,
+            pair_moves: true,
         }
     }
+}
+
+impl LmSettings {
+    /// What the compass search of these settings may do.
+    pub fn plan(&self) -> Plan {
+        Plan {
+            budget: self.search_evaluations,
+            global: self.global,
+            pair_moves: self.pair_moves,
+        }
+    }
+}
+
+/// What a [`compass`] search may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// Evaluations it may spend.
+    pub budget: u32,
+    /// Whether it looks across each parameter's whole range (its grid scans)
+    /// before it narrows down; false for a refit.
+    pub global: bool,
+    /// Whether, when the compass stalls, it moves two parameters at once.
+    pub pair_moves: bool,
 }
 
 /// Derivative-free search over `[0, 1]^k`, in two phases. First, coordinate
@@ -53,17 +80,20 @@ impl Default for LmSettings {
 /// parameter that matters only far from its start is found. Then a compass
 /// search: each parameter up and down by a step that halves when no move
 /// helps, from 1/16 to 1/256, each sweep that moved followed by a pattern move
-/// along the sweep's net displacement; when it stalls, moves of two
-/// continuous parameters at once, and the compass again after any that helps;
-/// when that stalls too, one more scan of each continuous parameter over a
-/// 17-point grid (the others now settled), and the compass again if it helped.
+/// along the sweep's net displacement; when it stalls, and if `plan.pair_moves`,
+/// moves of two continuous parameters at once, and the compass again after
+/// any that helps; when that stalls too, one more scan of each continuous
+/// parameter over a 17-point grid (the others now settled), and the compass
+/// again if it helped. Without pair moves, a valley along a diagonal is left
+/// to the Levenberg-Marquardt polish that follows the search in [`minimise`],
+/// whose steps move every parameter at once.
 /// A discrete parameter (`min_step[p] > 0`, the
 /// scaled distance between its choices) always moves by at least one choice.
 /// A point already evaluated is not evaluated again, and the search stops
-/// when `budget` evaluations are spent. Returns the point, its residuals and
+/// when `plan.budget` evaluations are spent. Returns the point, its residuals and
 /// the evaluations used.
 ///
-/// Without `global` (a refit from a previous fit's values), the search skips
+/// Without `plan.global` (a refit from a previous fit's values), the search skips
 /// both grid scans and starts its compass at a step of [`LOCAL_FIRST_STEP`]:
 /// it finds the minimum near where it starts, not one across the range.
 ///
@@ -78,12 +108,16 @@ pub fn compass<F>(
     f: &mut F,
     u0: &[f64],
     min_step: &[f64],
-    budget: u32,
-    global: bool,
+    plan: Plan,
 ) -> Result<(Vec<f64>, Vec<f64>, u32)>
 where
     F: Batch,
 {
+    let Plan {
+        budget,
+        global,
+        pair_moves,
+    } = plan;
     let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
     let r = eval_one(f, &u)?;
     let mut st = Search {
@@ -114,7 +148,7 @@ where
     let mut first = first_step;
     loop {
         st.compass_phase(f, min_step, first, budget)?;
-        if st.pair_phase(f, min_step, budget)? {
+        if pair_moves && st.pair_phase(f, min_step, budget)? {
             first = first_step / 2.0;
             continue;
         }
@@ -451,7 +485,7 @@ where
 {
     let k = u0.len();
     let (mut u, mut r, mut evals) = if s.search_evaluations > 0 {
-        compass(&mut f, u0, min_step, s.search_evaluations, s.global)?
+        compass(&mut f, u0, min_step, s.plan())?
     } else {
         let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
         let r = eval_one(&mut f, &u)?;
@@ -528,6 +562,15 @@ where
 mod tests {
     use super::*;
 
+    /// A search of `budget` evaluations, global or local, with pair moves.
+    fn plan(budget: u32, global: bool) -> Plan {
+        Plan {
+            budget,
+            global,
+            pair_moves: true,
+        }
+    }
+
     #[test]
     fn fits_a_curve_inside_the_box() {
         // r_i = a * x_i + b - y_i with a = 0.3, b = 0.7 in scaled units.
@@ -558,8 +601,8 @@ mod tests {
         // A staircase: no useful gradient, a clear minimum near 0.6.
         let mut f =
             |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![((u[0] * 20.0).floor() / 20.0 - 0.6)]) };
-        let (u, r, _) =
-            compass(&mut one_at_a_time(&mut f), &[0.1], &[], 400, true).expect("no model error");
+        let (u, r, _) = compass(&mut one_at_a_time(&mut f), &[0.1], &[], plan(400, true))
+            .expect("no model error");
         assert!(r[0].abs() < 1e-9 && (u[0] - 0.6).abs() < 0.05, "{u:?}");
     }
 
@@ -573,9 +616,11 @@ mod tests {
             Ok(vec![((x - 0.2).abs() + 0.1).min((x - 0.8).abs())])
         };
         let (far, _, global_evals) =
-            compass(&mut one_at_a_time(&mut f), &[0.23], &[], 400, true).expect("no model error");
+            compass(&mut one_at_a_time(&mut f), &[0.23], &[], plan(400, true))
+                .expect("no model error");
         let (near, r, local_evals) =
-            compass(&mut one_at_a_time(&mut f), &[0.23], &[], 400, false).expect("no model error");
+            compass(&mut one_at_a_time(&mut f), &[0.23], &[], plan(400, false))
+                .expect("no model error");
         assert!((far[0] - 0.8).abs() < 0.01, "global: {far:?}");
         assert!(
             (near[0] - 0.2).abs() < 0.01 && (r[0] - 0.1).abs() < 0.01,
@@ -591,7 +636,7 @@ mod tests {
     fn a_discrete_parameter_moves_a_whole_choice_at_a_time() {
         // Five choices (0, 0.25, ..., 1); the cost is lowest at the fourth.
         let mut f = |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![u[0] - 0.75]) };
-        let (u, r, evals) = compass(&mut one_at_a_time(&mut f), &[0.0], &[0.25], 400, true)
+        let (u, r, evals) = compass(&mut one_at_a_time(&mut f), &[0.0], &[0.25], plan(400, true))
             .expect("no model error");
         assert!(r[0].abs() < 1e-12 && (u[0] - 0.75).abs() < 1e-12, "{u:?}");
         assert!(
@@ -613,8 +658,8 @@ mod tests {
                 0.1 + (u[0] - 0.3).abs()
             }])
         };
-        let (u, r, _) =
-            compass(&mut one_at_a_time(&mut f), &[0.3], &[], 400, true).expect("no model error");
+        let (u, r, _) = compass(&mut one_at_a_time(&mut f), &[0.3], &[], plan(400, true))
+            .expect("no model error");
         assert!(
             r[0].abs() < 1e-9 && (u[0] - 13.0 / 16.0).abs() < 1e-9,
             "{u:?} {r:?}"
@@ -631,8 +676,8 @@ mod tests {
                 1.0
             }])
         };
-        let (u, r, _) =
-            compass(&mut one_at_a_time(&mut f), &[0.1], &[], 400, true).expect("no model error");
+        let (u, r, _) = compass(&mut one_at_a_time(&mut f), &[0.1], &[], plan(400, true))
+            .expect("no model error");
         assert!(r[0].abs() < 1e-3 && (u[0] - 0.875).abs() < 1e-3, "{u:?}");
     }
 
@@ -641,11 +686,53 @@ mod tests {
         // Steep across the diagonal u0 = u1, shallow along it to (0.6, 0.6).
         let mut f =
             |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![10.0 * (u[0] - u[1]), u[0] + u[1] - 1.2]) };
-        let (u, _, _) = compass(&mut one_at_a_time(&mut f), &[0.3, 0.3], &[], 2000, true)
-            .expect("no model error");
+        let (u, _, _) = compass(
+            &mut one_at_a_time(&mut f),
+            &[0.3, 0.3],
+            &[],
+            plan(2000, true),
+        )
+        .expect("no model error");
         assert!(
             (u[0] - 0.6).abs() < 0.01 && (u[1] - 0.6).abs() < 0.01,
             "{u:?}"
+        );
+    }
+
+    #[test]
+    fn without_pair_moves_the_polish_follows_a_diagonal_valley_the_compass_cannot() {
+        // The valley above: the compass alone stalls on the diagonal short of
+        // (0.6, 0.6); the search and polish together get there, on fewer
+        // evaluations than the search with pair moves spends.
+        let valley =
+            |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![10.0 * (u[0] - u[1]), u[0] + u[1] - 1.2]) };
+        let no_pairs = Plan {
+            pair_moves: false,
+            ..plan(2000, true)
+        };
+        let (stalled, _, searched) =
+            compass(&mut one_at_a_time(valley), &[0.3, 0.3], &[], no_pairs)
+                .expect("no model error");
+        assert!((stalled[0] - 0.6).abs() > 0.01, "{stalled:?}");
+        let (_, _, with_pairs) = compass(
+            &mut one_at_a_time(valley),
+            &[0.3, 0.3],
+            &[],
+            plan(2000, true),
+        )
+        .expect("no model error");
+        assert!(searched < with_pairs, "{searched} >= {with_pairs}");
+        let settings = LmSettings {
+            search_evaluations: 2000,
+            pair_moves: false,
+            ..LmSettings::default()
+        };
+        let out = minimise(one_at_a_time(valley), &[0.3, 0.3], &[], settings, |_, _| {})
+            .expect("no model error");
+        assert!(
+            (out.u[0] - 0.6).abs() < 1e-3 && (out.u[1] - 0.6).abs() < 1e-3,
+            "{:?}",
+            out.u
         );
     }
 

@@ -33,6 +33,7 @@ struct RawSettings {
     search_precision_pct: Option<Spanned<f64>>,
     prior_weight: Option<Spanned<f64>>,
     robust_above_pct: Option<Spanned<f64>>,
+    pair_moves: Option<bool>,
     #[serde(default)]
     not_refit: Vec<String>,
 }
@@ -65,6 +66,7 @@ const CALIBRATION: Shape = Table(&[
             ("search_precision_pct", Any),
             ("prior_weight", Any),
             ("robust_above_pct", Any),
+            ("pair_moves", Any),
             ("not_refit", Any),
         ]),
     ),
@@ -257,6 +259,7 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         search_precision_pct,
         prior_weight,
         robust_above_pct,
+        pair_moves: c.pair_moves.unwrap_or(true),
         not_refit: c.not_refit.clone(),
     })
 }

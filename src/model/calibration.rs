@@ -56,6 +56,10 @@ pub struct CalibrationSpec {
     /// Relative error, in percent, beyond which a figure's cost grows
     /// linearly (Huber's loss); 0 for plain least squares.
     pub robust_above_pct: f64,
+    /// Whether the compass search, when it stalls, tries moves of two
+    /// parameters at once (`pair_moves`, true when absent; see
+    /// `calibrate::lm::compass`).
+    pub pair_moves: bool,
     /// Fitted values that are not free parameters (structural choices made
     /// with the figures in view, which cross-validation cannot refit); they
     /// count against the budget of one fitted value per five figures.
