@@ -681,13 +681,15 @@ mod tests {
         assert!(r[0].abs() < 1e-3 && (u[0] - 0.875).abs() < 1e-3, "{u:?}");
     }
 
+    /// Steep across the diagonal u0 = u1, shallow along it to (0.6, 0.6).
+    fn diagonal_valley(u: &[f64]) -> Result<Vec<f64>> {
+        Ok(vec![10.0 * (u[0] - u[1]), u[0] + u[1] - 1.2])
+    }
+
     #[test]
     fn a_diagonal_valley_is_followed_where_no_single_parameter_can_move() {
-        // Steep across the diagonal u0 = u1, shallow along it to (0.6, 0.6).
-        let mut f =
-            |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![10.0 * (u[0] - u[1]), u[0] + u[1] - 1.2]) };
         let (u, _, _) = compass(
-            &mut one_at_a_time(&mut f),
+            &mut one_at_a_time(diagonal_valley),
             &[0.3, 0.3],
             &[],
             plan(2000, true),
@@ -701,11 +703,10 @@ mod tests {
 
     #[test]
     fn without_pair_moves_the_polish_follows_a_diagonal_valley_the_compass_cannot() {
-        // The valley above: the compass alone stalls on the diagonal short of
-        // (0.6, 0.6); the search and polish together get there, on fewer
-        // evaluations than the search with pair moves spends.
-        let valley =
-            |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![10.0 * (u[0] - u[1]), u[0] + u[1] - 1.2]) };
+        // The compass alone stalls on the diagonal short of (0.6, 0.6); the
+        // search and polish together get there, on fewer evaluations than
+        // the search with pair moves spends.
+        let valley = diagonal_valley;
         let no_pairs = Plan {
             pair_moves: false,
             ..plan(2000, true)
