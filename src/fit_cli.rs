@@ -144,9 +144,10 @@ pub fn calibrate_cmd(
         },
     )?;
     diag(&format!(
-        "calibrate: {} iterations, {} model evaluations, {} experiment runs ({} experiments), {:.1} s",
+        "calibrate: {} iterations, {} model evaluations ({}), {} experiment runs ({} experiments), {:.1} s",
         f.iterations,
-        f.evaluations,
+        f.spent.total(),
+        f.spent.text(),
         pb.memo.runs(),
         pb.scenarios.iter().map(|s| s.experiments.len()).sum::<usize>(),
         t0.elapsed().as_secs_f64()
@@ -183,7 +184,11 @@ pub fn calibrate_cmd(
     rep.meta
         .push(("iterations".into(), f.iterations.to_string()));
     rep.meta
-        .push(("evaluations".into(), f.evaluations.to_string()));
+        .push(("evaluations".into(), f.spent.total().to_string()));
+    // Where they went: the search's phases at its coarse precision, the
+    // polish at the scenarios' own.
+    rep.meta
+        .push(("evaluations_by_phase".into(), f.spent.text()));
     // The objective's value where the fit started from and where it ended,
     // so that two fits of one calibration compare by what they minimise.
     let u0 = pb.scale(&start);

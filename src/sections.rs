@@ -1007,7 +1007,7 @@ mod tests {
             rows_initial: Vec::new(),
             rows_fitted: Vec::new(),
             iterations: 0,
-            evaluations: 0,
+            spent: crate::calibrate::lm::Spent::default(),
         };
         let s = unpinned_section(&fit);
         assert_eq!(s.rows.len(), 2);

@@ -226,10 +226,10 @@ fn a_refit_from_near_the_truth_recovers_it_with_fewer_evaluations() {
     let warm = fit_synthetic(Some(&near));
     assert_recovers_truth(&warm);
     assert!(
-        warm.evaluations < cold.evaluations,
+        warm.spent.total() < cold.spent.total(),
         "refit {} evaluations, fit from the initial values {}",
-        warm.evaluations,
-        cold.evaluations
+        warm.spent.total(),
+        cold.spent.total()
     );
 }
 

@@ -73,6 +73,85 @@ pub struct Plan {
     pub pair_moves: bool,
 }
 
+/// The phases of a fit (see [`compass`] and [`minimise`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The search's starting point.
+    Start,
+    /// The coordinate scans over each parameter's range.
+    Scans,
+    /// The compass and its pattern moves.
+    Compass,
+    /// Moves of two parameters at once.
+    PairMoves,
+    /// The 17-point scans when the compass stalls.
+    FineScans,
+    /// The Levenberg-Marquardt polish, its Jacobians included.
+    Polish,
+}
+
+impl Phase {
+    /// Every phase, in the order a fit first runs them.
+    pub const ALL: [Phase; 6] = [
+        Phase::Start,
+        Phase::Scans,
+        Phase::Compass,
+        Phase::PairMoves,
+        Phase::FineScans,
+        Phase::Polish,
+    ];
+
+    /// The phase in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Start => "start",
+            Phase::Scans => "scans",
+            Phase::Compass => "compass",
+            Phase::PairMoves => "pair moves",
+            Phase::FineScans => "fine scans",
+            Phase::Polish => "polish",
+        }
+    }
+}
+
+/// Model evaluations a fit spent, by phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spent([u32; Phase::ALL.len()]);
+
+impl Spent {
+    /// `n` evaluations more in `phase`.
+    pub fn add(&mut self, phase: Phase, n: u32) {
+        self.0[phase as usize] += n;
+    }
+
+    /// The evaluations of `phase`.
+    pub fn of(&self, phase: Phase) -> u32 {
+        self.0[phase as usize]
+    }
+
+    /// Every evaluation.
+    pub fn total(&self) -> u32 {
+        self.0.iter().sum()
+    }
+
+    /// Each phase's evaluations in words: "start 1, scans 89, ...".
+    pub fn text(&self) -> String {
+        Phase::ALL
+            .iter()
+            .map(|p| format!("{} {}", p.name(), self.of(*p)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl std::ops::AddAssign for Spent {
+    fn add_assign(&mut self, other: Spent) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a += b;
+        }
+    }
+}
+
 /// Derivative-free search over `[0, 1]^k`, in two phases. First, coordinate
 /// scans: each parameter in turn is tried at every point of a grid (nine
 /// points, or every choice of a discrete parameter) and moved to the best,
@@ -91,7 +170,7 @@ pub struct Plan {
 /// scaled distance between its choices) always moves by at least one choice.
 /// A point already evaluated is not evaluated again, and the search stops
 /// when `plan.budget` evaluations are spent. Returns the point, its residuals and
-/// the evaluations used.
+/// the evaluations used, by phase.
 ///
 /// Without `plan.global` (a refit from a previous fit's values), the search skips
 /// both grid scans and starts its compass at a step of [`LOCAL_FIRST_STEP`]:
@@ -109,7 +188,7 @@ pub fn compass<F>(
     u0: &[f64],
     min_step: &[f64],
     plan: Plan,
-) -> Result<(Vec<f64>, Vec<f64>, u32)>
+) -> Result<(Vec<f64>, Vec<f64>, Spent)>
 where
     F: Batch,
 {
@@ -120,12 +199,15 @@ where
     } = plan;
     let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
     let r = eval_one(f, &u)?;
+    let mut spent = Spent::default();
+    spent.add(Phase::Start, 1);
     let mut st = Search {
         c: cost(&r),
         seen: HashSet::from([key(&u)]),
         u,
         r,
-        evals: 1,
+        spent,
+        phase: Phase::Scans,
         fine_scanned: !global,
         local: !global,
     };
@@ -140,7 +222,7 @@ where
                 8
             };
             if !st.scan(f, p, points, budget)? {
-                return Ok((st.u, st.r, st.evals));
+                return Ok((st.u, st.r, st.spent));
             }
         }
     }
@@ -160,7 +242,7 @@ where
         }
         first = first_step / 2.0;
     }
-    Ok((st.u, st.r, st.evals))
+    Ok((st.u, st.r, st.spent))
 }
 
 /// The first compass step of a local search (scaled units): a refit expects
@@ -208,7 +290,10 @@ struct Search {
     u: Vec<f64>,
     r: Vec<f64>,
     c: f64,
-    evals: u32,
+    /// Evaluations so far, by phase.
+    spent: Spent,
+    /// The phase now running.
+    phase: Phase,
     seen: HashSet<Vec<u64>>,
     fine_scanned: bool,
     /// A local search (see [`compass`]'s `global`).
@@ -229,8 +314,9 @@ impl Search {
     where
         F: Batch,
     {
+        self.phase = Phase::Compass;
         let mut step = first;
-        while step >= 1.0 / 256.0 && self.evals < budget {
+        while step >= 1.0 / 256.0 && self.spent.total() < budget {
             let base = self.u.clone();
             let mut moved = false;
             for p in 0..self.u.len() {
@@ -272,6 +358,7 @@ impl Search {
     where
         F: Batch,
     {
+        self.phase = Phase::PairMoves;
         let steps: &[f64] = if self.local {
             &[LOCAL_FIRST_STEP, LOCAL_FIRST_STEP / 2.0]
         } else {
@@ -283,7 +370,7 @@ impl Search {
         for &step in steps {
             for (i, &p) in cont.iter().enumerate() {
                 for &q in &cont[i + 1..] {
-                    if self.evals >= budget {
+                    if self.spent.total() >= budget {
                         return Ok(false);
                     }
                     let points: Vec<Vec<f64>> =
@@ -315,6 +402,7 @@ impl Search {
             return Ok(false);
         }
         self.fine_scanned = true;
+        self.phase = Phase::FineScans;
         let mut moved = false;
         for p in 0..self.u.len() {
             if min_step.get(p).copied().unwrap_or(0.0) > 0.0 {
@@ -344,7 +432,7 @@ impl Search {
             })
             .collect();
         self.try_points(f, grid, budget, false)?;
-        Ok(self.evals < budget)
+        Ok(self.spent.total() < budget)
     }
 
     /// Evaluates together those of `points` not evaluated before (as many as
@@ -365,7 +453,7 @@ impl Search {
     {
         let mut fresh = Vec::new();
         for v in points {
-            if self.evals + fresh.len() as u32 >= budget {
+            if self.spent.total() + fresh.len() as u32 >= budget {
                 break;
             }
             if self.seen.insert(key(&v)) {
@@ -376,7 +464,7 @@ impl Search {
             return Ok(false);
         }
         let rs = f.eval(&fresh)?;
-        self.evals += fresh.len() as u32;
+        self.spent.add(self.phase, fresh.len() as u32);
         let mut moved = false;
         for (v, rv) in fresh.into_iter().zip(rs) {
             let cv = cost(&rv);
@@ -405,8 +493,9 @@ pub struct LmOutcome {
     pub jacobian: Vec<Vec<f64>>,
     /// Iterations done.
     pub iterations: u32,
-    /// Residual evaluations done.
-    pub evaluations: u32,
+    /// Residual evaluations done, by phase (without a search, the start
+    /// counts as the polish's).
+    pub spent: Spent,
 }
 
 fn cost(r: &[f64]) -> f64 {
@@ -484,12 +573,20 @@ where
     P: FnMut(u32, f64),
 {
     let k = u0.len();
-    let (mut u, mut r, mut evals) = if s.search_evaluations > 0 {
+    // The polish's evaluations; the search's are in `searched`.
+    let mut evals = 0;
+    let (mut u, mut r, searched) = if s.search_evaluations > 0 {
         compass(&mut f, u0, min_step, s.plan())?
     } else {
         let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
         let r = eval_one(&mut f, &u)?;
-        (u, r, 1)
+        evals += 1;
+        (u, r, Spent::default())
+    };
+    let spent = |polish: u32| {
+        let mut all = searched;
+        all.add(Phase::Polish, polish);
+        all
     };
     let mut c = cost(&r);
     let mut lambda = 1e-2;
@@ -537,7 +634,7 @@ where
                         residuals: r,
                         jacobian: j,
                         iterations: it,
-                        evaluations: evals,
+                        spent: spent(evals),
                     });
                 }
                 break;
@@ -554,7 +651,7 @@ where
         residuals: r,
         jacobian: j,
         iterations: it,
-        evaluations: evals,
+        spent: spent(evals),
     })
 }
 
@@ -627,8 +724,8 @@ mod tests {
             "local: {near:?}"
         );
         assert!(
-            local_evals < global_evals,
-            "{local_evals} >= {global_evals}"
+            local_evals.total() < global_evals.total(),
+            "{local_evals:?} >= {global_evals:?}"
         );
     }
 
@@ -639,10 +736,7 @@ mod tests {
         let (u, r, evals) = compass(&mut one_at_a_time(&mut f), &[0.0], &[0.25], plan(400, true))
             .expect("no model error");
         assert!(r[0].abs() < 1e-12 && (u[0] - 0.75).abs() < 1e-12, "{u:?}");
-        assert!(
-            evals <= 5,
-            "{evals} evaluations: points were evaluated twice"
-        );
+        assert!(evals.total() <= 5, "{evals:?}: points were evaluated twice");
     }
 
     #[test]
@@ -722,7 +816,12 @@ mod tests {
             plan(2000, true),
         )
         .expect("no model error");
-        assert!(searched < with_pairs, "{searched} >= {with_pairs}");
+        assert!(
+            searched.total() < with_pairs.total(),
+            "{searched:?} >= {with_pairs:?}"
+        );
+        assert_eq!(searched.of(Phase::PairMoves), 0);
+        assert!(with_pairs.of(Phase::PairMoves) > 0, "{with_pairs:?}");
         let settings = LmSettings {
             search_evaluations: 2000,
             pair_moves: false,
@@ -734,6 +833,40 @@ mod tests {
             (out.u[0] - 0.6).abs() < 1e-3 && (out.u[1] - 0.6).abs() < 1e-3,
             "{:?}",
             out.u
+        );
+    }
+
+    #[test]
+    fn the_evaluations_by_phase_add_up_to_the_evaluations_made() {
+        // A bowl at (0.3, 0.7): every phase of a global search runs, then
+        // the polish; each evaluation is counted once, in its phase.
+        let made = std::cell::Cell::new(0u32);
+        let bowl = |u: &[f64]| -> Result<Vec<f64>> {
+            made.set(made.get() + 1);
+            Ok(vec![u[0] - 0.3, u[1] - 0.7])
+        };
+        let settings = LmSettings {
+            search_evaluations: 2000,
+            ..LmSettings::default()
+        };
+        let out = minimise(one_at_a_time(bowl), &[0.9, 0.1], &[], settings, |_, _| {})
+            .expect("no model error");
+        let spent = out.spent;
+        assert_eq!(spent.total(), made.get(), "{spent:?}");
+        assert_eq!(spent.of(Phase::Start), 1);
+        for phase in [
+            Phase::Scans,
+            Phase::Compass,
+            Phase::PairMoves,
+            Phase::FineScans,
+            Phase::Polish,
+        ] {
+            assert!(spent.of(phase) > 0, "{phase:?} in {spent:?}");
+        }
+        assert!(
+            spent.text().starts_with("start 1, scans "),
+            "{}",
+            spent.text()
         );
     }
 

@@ -719,8 +719,9 @@ pub struct Fit {
     pub rows_fitted: Vec<FigureRow>,
     /// Iterations.
     pub iterations: u32,
-    /// Model evaluations (each runs every experiment).
-    pub evaluations: u32,
+    /// Model evaluations (each runs every experiment), by phase of the
+    /// fit; the parts' summed.
+    pub spent: lm::Spent,
 }
 
 /// What the fit minimises besides the figures' squared relative errors.
@@ -813,7 +814,7 @@ where
         rows_initial: Vec::new(),
         rows_fitted: Vec::new(),
         iterations: 0,
-        evaluations: 0,
+        spent: lm::Spent::default(),
     };
     // The parts are fitted at once, each in a thread of its own running its
     // batches through the pool (one part's serial phases leave the cores to
@@ -848,7 +849,7 @@ where
         out.unpinned.extend(f.unpinned);
         out.degrees_of_freedom += f.degrees_of_freedom;
         out.iterations = out.iterations.max(f.iterations);
-        out.evaluations += f.evaluations;
+        out.spent += f.spent;
     }
     // A parameter no experiment with figures reads stays where it started.
     out.params = params
@@ -955,7 +956,10 @@ where
                 ..settings
             };
             let mut out = minimise(&residuals, &u1, &steps, polish, progress)?;
-            out.evaluations += searched + 1;
+            // The search's, and the point of the two `better_of` judged
+            // that the polish does not start from.
+            out.spent += searched;
+            out.spent.add(lm::Phase::Polish, 1);
             out
         }
         _ => minimise(&residuals, &u_from, &steps, settings, progress)?,
@@ -1116,7 +1120,7 @@ where
         rows_initial,
         rows_fitted,
         iterations: out.iterations,
-        evaluations: out.evaluations,
+        spent: out.spent,
     })
 }
 
