@@ -659,6 +659,14 @@ where
 mod tests {
     use super::*;
 
+    /// `u` within 1e-3 of `want` in every coordinate.
+    fn assert_near(u: &[f64], want: &[f64]) {
+        assert!(
+            u.len() == want.len() && u.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-3),
+            "{u:?}, not {want:?}"
+        );
+    }
+
     /// A search of `budget` evaluations, global or local, with pair moves.
     fn plan(budget: u32, global: bool) -> Plan {
         Plan {
@@ -686,11 +694,7 @@ mod tests {
             |_, _| {},
         )
         .expect("no model error");
-        assert!(
-            (out.u[0] - 0.3).abs() < 1e-3 && (out.u[1] - 0.7).abs() < 1e-3,
-            "{:?}",
-            out.u
-        );
+        assert_near(&out.u, &[0.3, 0.7]);
     }
 
     #[test]
@@ -829,11 +833,7 @@ mod tests {
         };
         let out = minimise(one_at_a_time(valley), &[0.3, 0.3], &[], settings, |_, _| {})
             .expect("no model error");
-        assert!(
-            (out.u[0] - 0.6).abs() < 1e-3 && (out.u[1] - 0.6).abs() < 1e-3,
-            "{:?}",
-            out.u
-        );
+        assert_near(&out.u, &[0.6, 0.6]);
     }
 
     #[test]
