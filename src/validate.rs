@@ -257,6 +257,9 @@ pub fn run_experiments_counted(
     run_experiments_in(jobs, seed, &Pool::new(threads), precision_pct)
 }
 
+/// Simulation threads at most, whatever is asked.
+const MAX_THREADS: usize = 64;
+
 /// At most `threads` simulations at once, among every caller sharing it:
 /// the parts of a fit and the folds of a cross-validation each hand their
 /// batches over from a thread of their own, and one pool keeps them to the
@@ -270,9 +273,9 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// A pool of `threads` simulations at once (1 to 64).
+    /// A pool of `threads` simulations at once (1 to [`MAX_THREADS`]).
     pub fn new(threads: usize) -> Pool {
-        let threads = threads.clamp(1, 64);
+        let threads = threads.clamp(1, MAX_THREADS);
         Pool {
             threads,
             free: std::sync::Mutex::new(threads),
@@ -392,7 +395,7 @@ where
     T: Send,
     F: Fn(usize) -> Result<T> + Sync,
 {
-    let threads = threads.clamp(1, 64).min(n.max(1));
+    let threads = threads.clamp(1, MAX_THREADS).min(n.max(1));
     let mut slots: Vec<Option<Result<T>>> = (0..n).map(|_| None).collect();
     let mut panicked: Option<String> = None;
     let job = &job;

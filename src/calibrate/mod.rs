@@ -262,8 +262,9 @@ impl Problem<'_> {
         let keys: Vec<Vec<Option<ExperimentKey>>> = xs
             .iter()
             .map(|x| {
+                let full = self.root_point(x);
                 (0..exps.len())
-                    .map(|i| wanted(i).then(|| self.key(i, x, precision_pct)))
+                    .map(|i| wanted(i).then(|| self.key(i, &full, precision_pct)))
                     .collect()
             })
             .collect();
@@ -392,15 +393,21 @@ impl Problem<'_> {
         self.memo.store.pool.get_or_init(|| Pool::new(self.threads))
     }
 
-    /// The memo's key of experiment `i` at point `x` (this problem's
-    /// indices) measured to `precision_pct`: the root's index of the
-    /// experiment and the root's values of the parameters it depends on.
-    fn key(&self, i: usize, x: &[f64], precision_pct: Option<f64>) -> ExperimentKey {
+    /// Point `x` (this problem's parameters) as the root problem's (its
+    /// every parameter).
+    fn root_point<'x>(&self, x: &'x [f64]) -> std::borrow::Cow<'x, [f64]> {
+        match &self.memo.view {
+            None => std::borrow::Cow::Borrowed(x),
+            Some(v) => std::borrow::Cow::Owned(v.full(x)),
+        }
+    }
+
+    /// The memo's key of experiment `i` (this problem's index) at the root's
+    /// point `full` (see [`Problem::root_point`]) measured to
+    /// `precision_pct`: the root's index of the experiment and the root's
+    /// values of the parameters it depends on.
+    fn key(&self, i: usize, full: &[f64], precision_pct: Option<f64>) -> ExperimentKey {
         let root = self.root_index(i);
-        let full = match &self.memo.view {
-            None => x.to_vec(),
-            Some(v) => v.full(x),
-        };
         let bits = self.root_relevant()[root]
             .iter()
             .map(|&p| full[p].to_bits())
