@@ -34,6 +34,11 @@ pub struct LmSettings {
     /// Whether the compass search, when it stalls, tries moves of two
     /// parameters at once (see [`compass`]) before its fine scans.
     pub pair_moves: bool,
+    /// Whether the fit ends with what its intervals need: the Jacobian at
+    /// the point it ends on (and, in `calibrate::fit`, each discrete
+    /// parameter's fits one choice either way). A fit whose values alone are
+    /// used (a cross-validation fold) skips them; its values are the same.
+    pub intervals: bool,
 }
 
 impl Default for LmSettings {
@@ -46,6 +51,7 @@ impl Default for LmSettings {
             search_precision_pct: None,
             global: true,
             pair_moves: true,
+            intervals: true,
         }
     }
 }
@@ -489,7 +495,9 @@ pub struct LmOutcome {
     pub u: Vec<f64>,
     /// Residuals there.
     pub residuals: Vec<f64>,
-    /// Jacobian there (residual by scaled parameter).
+    /// Jacobian there (residual by scaled parameter); empty when the
+    /// settings ask for no intervals and the polish ended on a point it
+    /// had not computed one at.
     pub jacobian: Vec<Vec<f64>>,
     /// Iterations done.
     pub iterations: u32,
@@ -556,6 +564,23 @@ where
         }
     }
     Ok(j)
+}
+
+/// The Jacobian at the point a polish ends on, which only the intervals
+/// read: none (empty) when `s` asks for no intervals.
+fn final_jacobian<F: Batch>(
+    f: &mut F,
+    u: &[f64],
+    r: &[f64],
+    s: LmSettings,
+    min_step: &[f64],
+    evals: &mut u32,
+) -> Result<Vec<Vec<f64>>> {
+    if s.intervals {
+        jacobian(f, u, r, s.step, min_step, evals)
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 /// Minimises the sum of squared residuals of `f` over `[0, 1]^k` from `u0`.
@@ -628,7 +653,7 @@ where
                 accepted = true;
                 progress(it, c);
                 if rel < s.tolerance {
-                    j = jacobian(&mut f, &u, &r, s.step, min_step, &mut evals)?;
+                    j = final_jacobian(&mut f, &u, &r, s, min_step, &mut evals)?;
                     return Ok(LmOutcome {
                         u,
                         residuals: r,
@@ -644,7 +669,11 @@ where
         if !accepted {
             break;
         }
-        j = jacobian(&mut f, &u, &r, s.step, min_step, &mut evals)?;
+        j = if it < s.max_iterations {
+            jacobian(&mut f, &u, &r, s.step, min_step, &mut evals)?
+        } else {
+            final_jacobian(&mut f, &u, &r, s, min_step, &mut evals)?
+        };
     }
     Ok(LmOutcome {
         u,
@@ -695,6 +724,39 @@ mod tests {
         )
         .expect("no model error");
         assert_near(&out.u, &[0.3, 0.7]);
+    }
+
+    #[test]
+    fn a_fit_without_intervals_ends_on_the_same_point_without_the_last_jacobian() {
+        // Figures that no point fits exactly: the cost's decrease falls
+        // below the tolerance while steps are still accepted.
+        let f = |u: &[f64]| -> Result<Vec<f64>> {
+            Ok(vec![u[0] - 0.3, u[0] - 0.5, u[1] * u[1] - 0.36])
+        };
+        // Ended by the iteration bound (1), then by the tolerance (at the
+        // fourth iteration).
+        for max_iterations in [1, 30] {
+            let run = |intervals: bool| {
+                let s = LmSettings {
+                    max_iterations,
+                    search_evaluations: 0,
+                    intervals,
+                    ..LmSettings::default()
+                };
+                minimise(one_at_a_time(f), &[0.9, 0.9], &[], s, |_, _| {}).expect("no model error")
+            };
+            let (with, without) = (run(true), run(false));
+            assert_eq!(with.u, without.u, "at most {max_iterations}");
+            assert_eq!(with.residuals, without.residuals);
+            assert_eq!(with.jacobian.len(), 3);
+            assert!(without.jacobian.is_empty(), "at most {max_iterations}");
+            // One evaluation per parameter fewer: the last Jacobian's.
+            assert_eq!(
+                with.spent.total(),
+                without.spent.total() + 2,
+                "at most {max_iterations}"
+            );
+        }
     }
 
     #[test]

@@ -979,13 +979,15 @@ where
     // Per discrete parameter, each figure's largest move (in error points)
     // when the parameter takes a neighbouring choice.
     let mut neighbour_moves: Vec<Option<Vec<f64>>> = Vec::new();
-    // Each discrete parameter one choice either way, all simulated together.
+    // Each discrete parameter one choice either way, all simulated together
+    // (for its interval: none when the settings ask for none).
+    let with_neighbours = |step: f64| settings.intervals && step > 0.0;
     let mut neighbours: Vec<(usize, Vec<f64>)> = Vec::new();
     for (p, step) in steps.iter().enumerate() {
         for dir in [-1.0, 1.0] {
             let mut v = out.u.clone();
             v[p] += dir * step;
-            if *step > 0.0 && (-1e-9..=1.0 + 1e-9).contains(&v[p]) {
+            if with_neighbours(*step) && (-1e-9..=1.0 + 1e-9).contains(&v[p]) {
                 neighbours.push((p, v));
             }
         }
@@ -993,7 +995,7 @@ where
     let points: Vec<Vec<f64>> = neighbours.iter().map(|(_, v)| v.clone()).collect();
     let neighbour_residuals = data_residuals(&points)?;
     for (p, step) in steps.iter().enumerate() {
-        if *step == 0.0 {
+        if !with_neighbours(*step) {
             neighbour_rises.push(None);
             neighbour_moves.push(None);
             continue;
@@ -1046,7 +1048,11 @@ where
         .iter()
         .map(|row| active.iter().map(|&p| row[p]).collect())
         .collect();
-    let spread = linalg::spread(&ja, active.len());
+    let spread = if settings.intervals {
+        linalg::spread(&ja, active.len())
+    } else {
+        None
+    };
     let mut unpinned = Vec::new();
     let cov = spread.map(|sp| {
         let mut full = vec![vec![f64::NAN; k]; k];
@@ -1173,6 +1179,9 @@ pub struct CrossValidation {
 /// no figure of the group influenced (their experiments do not read the
 /// part's parameters, nor the group's figures theirs). With one paper every
 /// parameter is usually tied to every other, and a fold refits them all.
+/// A fold reports its values, not their intervals, so its fit skips what
+/// only intervals read (see [`LmSettings::intervals`]); its values are those
+/// of a fit with them.
 pub fn cross_validate<P>(
     pb: &Problem,
     start: &[f64],
@@ -1243,7 +1252,11 @@ where
             &sub_start,
             None,
             |r| &group_of(r) != *g,
-            settings,
+            // A fold reports its values alone, not their intervals.
+            LmSettings {
+                intervals: false,
+                ..settings
+            },
             objective,
             |_, _| {},
         )
