@@ -1179,9 +1179,9 @@ pub struct CrossValidation {
 /// no figure of the group influenced (their experiments do not read the
 /// part's parameters, nor the group's figures theirs). With one paper every
 /// parameter is usually tied to every other, and a fold refits them all.
-/// A fold reports its values, not their intervals, so its fit skips what
-/// only intervals read (see [`LmSettings::intervals`]); its values are those
-/// of a fit with them.
+/// The cross-validation reports the full fit's and each fold's values, not
+/// their intervals, so every fit it makes skips what only intervals read
+/// (see [`LmSettings::intervals`]); their values are those of fits with them.
 pub fn cross_validate<P>(
     pb: &Problem,
     start: &[f64],
@@ -1192,6 +1192,11 @@ pub fn cross_validate<P>(
 where
     P: FnMut(&str, usize, usize) + Send,
 {
+    // It reports values, not their intervals (see the doc above).
+    let settings = LmSettings {
+        intervals: false,
+        ..settings
+    };
     let all = fit(pb, start, None, |_| true, settings, objective, |_, _| {})?;
     let x_all: Vec<f64> = all.params.iter().map(|p| p.value).collect();
     let mut groups: Vec<String> = Vec::new();
@@ -1252,11 +1257,7 @@ where
             &sub_start,
             None,
             |r| &group_of(r) != *g,
-            // A fold reports its values alone, not their intervals.
-            LmSettings {
-                intervals: false,
-                ..settings
-            },
+            settings,
             objective,
             |_, _| {},
         )
