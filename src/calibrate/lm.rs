@@ -37,7 +37,7 @@ pub struct LmSettings {
     /// Whether the fit ends with what its intervals need: the Jacobian at
     /// the point it ends on (and, in `calibrate::fit`, each discrete
     /// parameter's fits one choice either way). A fit whose values alone are
-    /// used (a cross-validation fold) skips them; its values are the same.
+    /// used (a cross-validation's) skips them; its values are the same.
     pub intervals: bool,
 }
 
