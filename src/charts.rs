@@ -258,6 +258,29 @@ fn layout(p: &Panel) -> (Vec<f64>, usize) {
     (at, x.ceil() as usize)
 }
 
+/// `label` as one line, or as two split at the space nearest its middle when
+/// it is wider than `width` pixels at `size` (a label without a space stays
+/// one line).
+fn wrap_label<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    label: &str,
+    size: f64,
+    width: u32,
+) -> Vec<String> {
+    let fits = area
+        .estimate_text_size(label, &style(size))
+        .map_or(true, |(w, _)| w + 4 <= width);
+    let middle = label.len() / 2;
+    let split = label
+        .match_indices(' ')
+        .map(|(i, _)| i)
+        .min_by_key(|i| i.abs_diff(middle));
+    match split {
+        Some(i) if !fits => vec![label[..i].to_string(), label[i + 1..].to_string()],
+        _ => vec![label.to_string()],
+    }
+}
+
 fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("{e:?}")
 }
@@ -303,12 +326,27 @@ fn draw_panel<DB: DrawingBackend>(
         .fold(0.0f64, f64::max);
     let top = if top > 0.0 { top * 1.22 } else { 1.0 };
     let has_clusters = p.categories.iter().any(|k| !k.cluster.is_empty());
+    // Each category's label, on two lines when it is wider than its slot
+    // (the slot's width estimated from the area, before the chart is built).
+    let slot_guess = area.dim_in_pixel().0.saturating_sub(10 + 20 + 74) / slots.max(1) as u32;
+    let label_size = if slot_guess >= 48 { 11.0 } else { 9.0 };
+    let labels: Vec<Vec<String>> = p
+        .categories
+        .iter()
+        .map(|k| wrap_label(area, &k.label, label_size, slot_guess))
+        .collect();
+    // The height a second line of labels adds below the axis.
+    let second_line = if labels.iter().any(|l| l.len() > 1) {
+        label_size as i32 + 3
+    } else {
+        0
+    };
     let mut chart = ChartBuilder::on(area)
         .margin_left(10)
         .margin_right(20)
         .margin_top(6)
         .caption(&p.title, style(15.0))
-        .x_label_area_size(if has_clusters { 46 } else { 26 })
+        .x_label_area_size(if has_clusters { 46 } else { 26 } + second_line)
         .y_label_area_size(74)
         .build_cartesian_2d(0f64..(slots.max(1) as f64), 0f64..top)
         .map_err(err)?;
@@ -345,7 +383,7 @@ fn draw_panel<DB: DrawingBackend>(
             .label(c.series[s].clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], colour.filled()));
     }
-    for (k, &x) in p.categories.iter().zip(&at) {
+    for ((k, &x), label) in p.categories.iter().zip(&at).zip(&labels) {
         let mx = x + 0.71;
         if let Some((lo, hi)) = k.whisker {
             if lo.is_finite() && hi.is_finite() {
@@ -387,12 +425,14 @@ fn draw_panel<DB: DrawingBackend>(
         }
         let (lx, ly) = chart.backend_coord(&(x + 0.5, 0.0));
         let size = if slot_px >= 48 { 11.0 } else { 9.0 };
-        root.draw(&Text::new(
-            k.label.clone(),
-            (lx, ly + 5),
-            style(size).pos(Pos::new(HPos::Center, VPos::Top)),
-        ))
-        .map_err(err)?;
+        for (i, line) in label.iter().enumerate() {
+            root.draw(&Text::new(
+                line.clone(),
+                (lx, ly + 5 + i as i32 * (size as i32 + 3)),
+                style(size).pos(Pos::new(HPos::Center, VPos::Top)),
+            ))
+            .map_err(err)?;
+        }
     }
     // Cluster names, centred under their categories.
     let mut i = 0;
@@ -407,6 +447,7 @@ fn draw_panel<DB: DrawingBackend>(
             let (cx, cy) = chart.backend_coord(&(mid, 0.0));
             let (x0, _) = chart.backend_coord(&(at[i] + 0.05, 0.0));
             let (x1, _) = chart.backend_coord(&(at[j] + 0.95, 0.0));
+            let cy = cy + second_line;
             root.draw(&PathElement::new(
                 vec![(x0, cy + 21), (x1, cy + 21)],
                 RGBColor(0x88, 0x88, 0x88).stroke_width(1),
@@ -1142,6 +1183,22 @@ mod tests {
         for text in ["+10.0%", "-10.0%", "+5.0%", "c1", "c2", "paper", "model"] {
             assert!(a.svg.contains(text), "{text} missing");
         }
+    }
+
+    #[test]
+    fn a_label_wider_than_its_slot_goes_on_two_lines() {
+        font().expect("the bundled font");
+        let mut svg = String::new();
+        let area = SVGBackend::with_string(&mut svg, (400, 300)).into_drawing_area();
+        let long = "Table 2 (server CPU utilisation)";
+        assert_eq!(
+            wrap_label(&area, long, 11.0, 60),
+            ["Table 2 (server", "CPU utilisation)"]
+        );
+        assert_eq!(wrap_label(&area, long, 11.0, 400), [long]);
+        assert_eq!(wrap_label(&area, "Figure 2", 11.0, 60), ["Figure 2"]);
+        // No space to split at: one line, however narrow the slot.
+        assert_eq!(wrap_label(&area, "c1", 11.0, 1), ["c1"]);
     }
 
     #[test]
