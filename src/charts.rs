@@ -328,8 +328,14 @@ fn draw_panel<DB: DrawingBackend>(
     let has_clusters = p.categories.iter().any(|k| !k.cluster.is_empty());
     // Each category's label, on two lines when it is wider than its slot
     // (the slot's width estimated from the area, before the chart is built).
-    let slot_guess = area.dim_in_pixel().0.saturating_sub(10 + 20 + 74) / slots.max(1) as u32;
+    let (margin_left, margin_right, y_label_area) = (10, 20, 74);
+    let slot_guess = area
+        .dim_in_pixel()
+        .0
+        .saturating_sub(margin_left + margin_right + y_label_area)
+        / slots.max(1) as u32;
     let label_size = if slot_guess >= 48 { 11.0 } else { 9.0 };
+    let line_height = label_size as i32 + 3;
     let labels: Vec<Vec<String>> = p
         .categories
         .iter()
@@ -337,17 +343,17 @@ fn draw_panel<DB: DrawingBackend>(
         .collect();
     // The height a second line of labels adds below the axis.
     let second_line = if labels.iter().any(|l| l.len() > 1) {
-        label_size as i32 + 3
+        line_height
     } else {
         0
     };
     let mut chart = ChartBuilder::on(area)
-        .margin_left(10)
-        .margin_right(20)
+        .margin_left(margin_left)
+        .margin_right(margin_right)
         .margin_top(6)
         .caption(&p.title, style(15.0))
         .x_label_area_size(if has_clusters { 46 } else { 26 } + second_line)
-        .y_label_area_size(74)
+        .y_label_area_size(y_label_area)
         .build_cartesian_2d(0f64..(slots.max(1) as f64), 0f64..top)
         .map_err(err)?;
     chart
@@ -424,12 +430,11 @@ fn draw_panel<DB: DrawingBackend>(
             }
         }
         let (lx, ly) = chart.backend_coord(&(x + 0.5, 0.0));
-        let size = if slot_px >= 48 { 11.0 } else { 9.0 };
         for (i, line) in label.iter().enumerate() {
             root.draw(&Text::new(
                 line.clone(),
-                (lx, ly + 5 + i as i32 * (size as i32 + 3)),
-                style(size).pos(Pos::new(HPos::Center, VPos::Top)),
+                (lx, ly + 5 + i as i32 * line_height),
+                style(label_size).pos(Pos::new(HPos::Center, VPos::Top)),
             ))
             .map_err(err)?;
         }

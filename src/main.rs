@@ -63,7 +63,7 @@ struct Common {
     #[arg(long = "models", value_name = "DIR")]
     models: Vec<PathBuf>,
     /// Threads used to run experiments in parallel, 1 to 256 (results do not depend on it).
-    #[arg(long, default_value_t = 2, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    #[arg(long, default_value_t = 2, value_parser = RangedU64ValueParser::<usize>::new().range(1..=iosim::validate::MAX_THREADS as u64))]
     threads: usize,
     /// Fitted parameters written by `iosim calibrate`, applied over the models
     /// instead of the bundled fit (models/fitted.toml).

@@ -257,9 +257,9 @@ pub fn run_experiments_counted(
     run_experiments_in(jobs, seed, &Pool::new(threads), precision_pct)
 }
 
-/// Simulation threads at most, whatever is asked: the top of `--threads`'
-/// range, so that every thread count the binary accepts is given.
-const MAX_THREADS: usize = 256;
+/// Simulation threads at most, whatever is asked; also the top of the
+/// binary's `--threads` range, so that every count it accepts is given.
+pub const MAX_THREADS: usize = 256;
 
 /// At most `threads` simulations at once, among every caller sharing it:
 /// the parts of a fit and the folds of a cross-validation each hand their
