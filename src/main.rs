@@ -133,6 +133,14 @@ enum Command {
         /// Calibration file for --cross-validate (default: the bundled models/calibration.toml).
         #[arg(long, value_name = "FILE")]
         calibration: Option<PathBuf>,
+        /// With --cross-validate: fit every figure from the calibration's
+        /// initial values across each parameter's range (as `calibrate`),
+        /// instead of refitting near the values in use (as `calibrate
+        /// --refit`; with --hand-set there is no fit in use, and the full
+        /// fit starts from the initial values). Slower; the folds start from
+        /// the initial values either way.
+        #[arg(long, requires = "cross_validate")]
+        cold: bool,
         /// Stop with exit code 5 if the run takes longer than this many
         /// wall-clock seconds (checked before each experiment starts).
         #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
@@ -486,8 +494,9 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             common,
             cross_validate: true,
             calibration,
+            cold,
             ..
-        } => fit_cli::cross_validate_cmd(&common, &calibration),
+        } => fit_cli::cross_validate_cmd(&common, &calibration, cold),
         Command::Calibrate {
             common,
             calibration,

@@ -557,6 +557,8 @@ fn flags_out_of_range_are_refused_by_the_parser_naming_the_flag() {
     for (args, flag) in [
         (vec!["validate", "--threads", "0"], "--threads"),
         (vec!["validate", "--threads", "257"], "--threads"),
+        // Only a cross-validation has a full fit to start cold.
+        (vec!["validate", "--cold"], "--cross-validate"),
         (vec!["params", "--threads", "many"], "--threads"),
         (vec!["run", sc, "--replications", "0"], "--replications"),
         (vec!["run", sc, "--replications", "1001"], "--replications"),

@@ -542,6 +542,7 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
     let cv = cross_validate(
         &pb,
         &start,
+        None,
         LmSettings::default(),
         Objective::default(),
         |_, _, _| {},
@@ -609,6 +610,50 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
     }
 }
 
+/// A cross-validation whose full fit refits near a previous fit's values
+/// holds every figure out as one whose full fit starts from the initial
+/// values: the folds start from the initial values either way, and the
+/// values a fold does not refit are read by none of its experiments. Its
+/// full fit ends near the cold one.
+#[test]
+fn a_cross_validation_refit_near_a_fit_holds_out_as_a_cold_one() {
+    let (reg, spec, scenarios) = synthetic();
+    let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
+    let cv = |from: Option<&[f64]>| {
+        cross_validate(
+            &problem(&reg, &spec, &scenarios),
+            &start,
+            from,
+            LmSettings::default(),
+            Objective::default(),
+            |_, _, _| {},
+        )
+        .expect("runs")
+    };
+    let cold = cv(None);
+    let fitted: Vec<f64> = cold.all.iter().map(|p| p.value).collect();
+    // Off the cold fit by a few percent, as a fit in use before a model change.
+    let in_use: Vec<f64> = fitted.iter().map(|v| v * 1.03).collect();
+    let warm = cv(Some(&in_use));
+    let held = |c: &iosim::calibrate::CrossValidation| -> Vec<(String, f64)> {
+        c.held
+            .iter()
+            .map(|h| (h.row.id.clone(), h.row.predicted))
+            .collect()
+    };
+    assert_eq!(held(&warm), held(&cold));
+    for ((w, c), u) in warm.all.iter().zip(&cold.all).zip(&in_use) {
+        // Back towards the cold fit from 3% off it.
+        assert!(
+            (w.value / c.value - 1.0).abs() < 0.02,
+            "{}: {} against {} (from {u})",
+            w.free.path,
+            w.value,
+            c.value
+        );
+    }
+}
+
 /// The whole fit, its parts and every cross-validation fold share one memo:
 /// a cross-validation after a fit of the same problem simulates exactly
 /// what a cross-validation alone simulates beyond that fit (its own whole
@@ -621,6 +666,7 @@ fn folds_parts_and_the_whole_fit_share_their_runs() {
         cross_validate(
             pb,
             &start,
+            None,
             LmSettings::default(),
             Objective::default(),
             |_, _, _| {},

@@ -34,6 +34,9 @@ pub struct LmSettings {
     /// Whether the compass search, when it stalls, tries moves of two
     /// parameters at once (see [`compass`]) before its fine scans.
     pub pair_moves: bool,
+    /// Whether the compass search, when it stalls, scans each continuous
+    /// parameter once more over a 17-point grid (see [`compass`]).
+    pub fine_scans: bool,
     /// Whether the fit ends with what its intervals need: the Jacobian at
     /// the point it ends on (and, in `calibrate::fit`, each discrete
     /// parameter's fits one choice either way). A fit whose values alone are
@@ -51,6 +54,7 @@ impl Default for LmSettings {
             search_precision_pct: None,
             global: true,
             pair_moves: true,
+            fine_scans: true,
             intervals: true,
         }
     }
@@ -63,6 +67,7 @@ impl LmSettings {
             budget: self.search_evaluations,
             global: self.global,
             pair_moves: self.pair_moves,
+            fine_scans: self.fine_scans,
         }
     }
 }
@@ -77,6 +82,9 @@ pub struct Plan {
     pub global: bool,
     /// Whether, when the compass stalls, it moves two parameters at once.
     pub pair_moves: bool,
+    /// Whether, when the compass stalls, it scans each continuous parameter
+    /// over a 17-point grid (a global search only).
+    pub fine_scans: bool,
 }
 
 /// The phases of a fit (see [`compass`] and [`minimise`]).
@@ -167,9 +175,9 @@ impl std::ops::AddAssign for Spent {
 /// helps, from 1/16 to 1/256, each sweep that moved followed by a pattern move
 /// along the sweep's net displacement; when it stalls, and if `plan.pair_moves`,
 /// moves of two continuous parameters at once, and the compass again after
-/// any that helps; when that stalls too, one more scan of each continuous
-/// parameter over a 17-point grid (the others now settled), and the compass
-/// again if it helped. Without pair moves, a valley along a diagonal is left
+/// any that helps; when that stalls too, and if `plan.fine_scans`, one more
+/// scan of each continuous parameter over a 17-point grid (the others now
+/// settled), and the compass again if it helped. Without pair moves, a valley along a diagonal is left
 /// to the Levenberg-Marquardt polish that follows the search in [`minimise`],
 /// whose steps move every parameter at once.
 /// A discrete parameter (`min_step[p] > 0`, the
@@ -202,6 +210,7 @@ where
         budget,
         global,
         pair_moves,
+        fine_scans,
     } = plan;
     let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
     let r = eval_one(f, &u)?;
@@ -214,10 +223,11 @@ where
         r,
         spent,
         phase: Phase::Scans,
-        fine_scanned: !global,
+        fine_scanned: !(global && fine_scans),
         local: !global,
     };
-    // A local search has no range scans, and its fine scan counts as done.
+    // A local search has no range scans, and its fine scan counts as done
+    // (as a global search's without `fine_scans`).
     let sweeps = if global { 2 } else { 0 };
     for _sweep in 0..sweeps {
         for p in 0..st.u.len() {
@@ -696,12 +706,14 @@ mod tests {
         );
     }
 
-    /// A search of `budget` evaluations, global or local, with pair moves.
+    /// A search of `budget` evaluations, global or local, with pair moves
+    /// and fine scans.
     fn plan(budget: u32, global: bool) -> Plan {
         Plan {
             budget,
             global,
             pair_moves: true,
+            fine_scans: true,
         }
     }
 
@@ -805,25 +817,44 @@ mod tests {
         assert!(evals.total() <= 5, "{evals:?}: points were evaluated twice");
     }
 
+    /// A shallow bowl at 0.3, and a deeper well of half-width 0.02 at 13/16:
+    /// the nine-point grid (multiples of 1/8) misses the well, and the
+    /// compass from 0.3 never gets there.
+    fn narrow_well(u: &[f64]) -> Result<Vec<f64>> {
+        let well = 13.0 / 16.0;
+        Ok(vec![if (u[0] - well).abs() < 0.02 {
+            u[0] - well
+        } else {
+            0.1 + (u[0] - 0.3).abs()
+        }])
+    }
+
     #[test]
     fn the_fine_scan_finds_a_narrow_well_between_the_coarse_grid_points() {
-        // A shallow bowl at 0.3, and a deeper well of half-width 0.02 at
-        // 13/16: the nine-point grid (multiples of 1/8) misses it, the
-        // compass from 0.3 never gets there, the 17-point grid lands in it.
-        let mut f = |u: &[f64]| -> Result<Vec<f64>> {
-            let well = 13.0 / 16.0;
-            Ok(vec![if (u[0] - well).abs() < 0.02 {
-                u[0] - well
-            } else {
-                0.1 + (u[0] - 0.3).abs()
-            }])
-        };
-        let (u, r, _) = compass(&mut one_at_a_time(&mut f), &[0.3], &[], plan(400, true))
-            .expect("no model error");
+        let (u, r, spent) = compass(
+            &mut one_at_a_time(narrow_well),
+            &[0.3],
+            &[],
+            plan(400, true),
+        )
+        .expect("no model error");
         assert!(
             r[0].abs() < 1e-9 && (u[0] - 13.0 / 16.0).abs() < 1e-9,
             "{u:?} {r:?}"
         );
+        assert!(spent.of(Phase::FineScans) > 0, "{spent:?}");
+    }
+
+    #[test]
+    fn without_fine_scans_the_search_stays_in_the_coarse_grid_s_valley() {
+        let plan = Plan {
+            fine_scans: false,
+            ..plan(400, true)
+        };
+        let (u, _, spent) =
+            compass(&mut one_at_a_time(narrow_well), &[0.3], &[], plan).expect("no model error");
+        assert!((u[0] - 0.3).abs() < 1e-9, "{u:?}");
+        assert_eq!(spent.of(Phase::FineScans), 0, "{spent:?}");
     }
 
     #[test]

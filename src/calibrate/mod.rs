@@ -1182,9 +1182,16 @@ pub struct CrossValidation {
 /// The cross-validation reports the full fit's and each fold's values, not
 /// their intervals, so every fit it makes skips what only intervals read
 /// (see [`LmSettings::intervals`]); their values are those of fits with them.
+///
+/// The full fit starts as [`fit`] does: from `start` across each
+/// parameter's range, or, given `from` (the values in use, themselves a fit
+/// of these figures), near `from` only, as `calibrate --refit`. The folds
+/// always start from `start`: a fold must not begin where a fit that saw
+/// its group ended.
 pub fn cross_validate<P>(
     pb: &Problem,
     start: &[f64],
+    from: Option<&[f64]>,
     settings: LmSettings,
     objective: Objective,
     progress: P,
@@ -1197,7 +1204,7 @@ where
         intervals: false,
         ..settings
     };
-    let all = fit(pb, start, None, |_| true, settings, objective, |_, _| {})?;
+    let all = fit(pb, start, from, |_| true, settings, objective, |_, _| {})?;
     let x_all: Vec<f64> = all.params.iter().map(|p| p.value).collect();
     let mut groups: Vec<String> = Vec::new();
     for r in &all.rows_fitted {

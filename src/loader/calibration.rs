@@ -34,6 +34,7 @@ struct RawSettings {
     prior_weight: Option<Spanned<f64>>,
     robust_above_pct: Option<Spanned<f64>>,
     pair_moves: Option<bool>,
+    fine_scans: Option<bool>,
     #[serde(default)]
     not_refit: Vec<String>,
 }
@@ -67,6 +68,7 @@ const CALIBRATION: Shape = Table(&[
             ("prior_weight", Any),
             ("robust_above_pct", Any),
             ("pair_moves", Any),
+            ("fine_scans", Any),
             ("not_refit", Any),
         ]),
     ),
@@ -260,6 +262,7 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         prior_weight,
         robust_above_pct,
         pair_moves: c.pair_moves.unwrap_or(true),
+        fine_scans: c.fine_scans.unwrap_or(true),
         not_refit: c.not_refit.clone(),
     })
 }

@@ -60,6 +60,10 @@ pub struct CalibrationSpec {
     /// parameters at once (`pair_moves`, true when absent; see
     /// `calibrate::lm::compass`).
     pub pair_moves: bool,
+    /// Whether the compass search, when it stalls, scans each continuous
+    /// parameter once more over a finer grid (`fine_scans`, true when
+    /// absent; see `calibrate::lm::compass`).
+    pub fine_scans: bool,
     /// Fitted values that are not free parameters (structural choices made
     /// with the figures in view, which cross-validation cannot refit); they
     /// count against the budget of one fitted value per five figures.
