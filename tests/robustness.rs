@@ -292,6 +292,45 @@ fn names_in(dir: &Path) -> Vec<String> {
     v
 }
 
+/// The cross-validation's header says where its full fit started: near the
+/// values in use, or, with `--cold` or `--hand-set` (no fit in use), from
+/// the initial values; the folds from the initial values either way.
+#[test]
+fn the_cross_validation_says_where_its_full_fit_started() {
+    let tmp = TempDir::new().unwrap();
+    quick_calibration(tmp.path());
+    let base = [
+        "validate",
+        "--cross-validate",
+        "--calibration",
+        "quick.toml",
+        "--format",
+        "csv",
+    ];
+    for (extra, want) in [
+        (
+            None,
+            "refit from the values in use (<bundled>/models/fitted.toml)",
+        ),
+        (Some("--cold"), "from the initial values across"),
+        (Some("--hand-set"), "from the initial values across"),
+    ] {
+        let args: Vec<&str> = base.iter().copied().chain(extra).collect();
+        let out = iosim_within(tmp.path(), &args, 120);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let full = text
+            .lines()
+            .find(|l| l.starts_with("# full_fit"))
+            .unwrap_or_else(|| panic!("{args:?}: no full_fit line in\n{text}"));
+        assert!(full.contains(want), "{args:?}: {full}");
+        assert!(
+            text.contains("left out its group (paper figure or table), from the initial values"),
+            "{args:?}"
+        );
+    }
+}
+
 #[test]
 fn calibrate_checks_its_output_before_the_fit_and_words_it_as_a_write() {
     let tmp = TempDir::new().unwrap();
