@@ -376,13 +376,15 @@ fn a_search_precision_outside_its_range_is_located() {
 }
 
 #[test]
-fn a_pair_moves_setting_that_is_not_a_boolean_is_located() {
-    expect_calibration_error_at(
-        "[[free]]",
-        "[calibration]\npair_moves = \"no\"\n\n[[free]]",
-        "pair_moves",
-        "pair_moves",
-    );
+fn a_search_switch_that_is_not_a_boolean_is_located() {
+    for key in ["pair_moves", "fine_scans"] {
+        expect_calibration_error_at(
+            "[[free]]",
+            &format!("[calibration]\n{key} = \"no\"\n\n[[free]]"),
+            key,
+            key,
+        );
+    }
 }
 
 #[test]

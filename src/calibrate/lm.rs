@@ -177,9 +177,10 @@ impl std::ops::AddAssign for Spent {
 /// moves of two continuous parameters at once, and the compass again after
 /// any that helps; when that stalls too, and if `plan.fine_scans`, one more
 /// scan of each continuous parameter over a 17-point grid (the others now
-/// settled), and the compass again if it helped. Without pair moves, a valley along a diagonal is left
-/// to the Levenberg-Marquardt polish that follows the search in [`minimise`],
-/// whose steps move every parameter at once.
+/// settled), and the compass again if it helped. Without pair moves, a
+/// valley along a diagonal is left to the Levenberg-Marquardt polish that
+/// follows the search in [`minimise`], whose steps move every parameter at
+/// once.
 /// A discrete parameter (`min_step[p] > 0`, the
 /// scaled distance between its choices) always moves by at least one choice.
 /// A point already evaluated is not evaluated again, and the search stops
