@@ -60,33 +60,6 @@ impl Default for LmSettings {
     }
 }
 
-impl LmSettings {
-    /// What the compass search of these settings may do.
-    pub fn plan(&self) -> Plan {
-        Plan {
-            budget: self.search_evaluations,
-            global: self.global,
-            pair_moves: self.pair_moves,
-            fine_scans: self.fine_scans,
-        }
-    }
-}
-
-/// What a [`compass`] search may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
-    /// Evaluations it may spend.
-    pub budget: u32,
-    /// Whether it looks across each parameter's whole range (its grid scans)
-    /// before it narrows down; false for a refit.
-    pub global: bool,
-    /// Whether, when the compass stalls, it moves two parameters at once.
-    pub pair_moves: bool,
-    /// Whether, when the compass stalls, it scans each continuous parameter
-    /// over a 17-point grid (a global search only).
-    pub fine_scans: bool,
-}
-
 /// The phases of a fit (see [`compass`] and [`minimise`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -173,9 +146,9 @@ impl std::ops::AddAssign for Spent {
 /// parameter that matters only far from its start is found. Then a compass
 /// search: each parameter up and down by a step that halves when no move
 /// helps, from 1/16 to 1/256, each sweep that moved followed by a pattern move
-/// along the sweep's net displacement; when it stalls, and if `plan.pair_moves`,
+/// along the sweep's net displacement; when it stalls, and if `s.pair_moves`,
 /// moves of two continuous parameters at once, and the compass again after
-/// any that helps; when that stalls too, and if `plan.fine_scans`, one more
+/// any that helps; when that stalls too, and if `s.fine_scans`, one more
 /// scan of each continuous parameter over a 17-point grid (the others now
 /// settled), and the compass again if it helped. Without pair moves, a
 /// valley along a diagonal is left to the Levenberg-Marquardt polish that
@@ -184,10 +157,10 @@ impl std::ops::AddAssign for Spent {
 /// A discrete parameter (`min_step[p] > 0`, the
 /// scaled distance between its choices) always moves by at least one choice.
 /// A point already evaluated is not evaluated again, and the search stops
-/// when `plan.budget` evaluations are spent. Returns the point, its residuals and
+/// when `s.search_evaluations` evaluations are spent. Returns the point, its residuals and
 /// the evaluations used, by phase.
 ///
-/// Without `plan.global` (a refit from a previous fit's values), the search skips
+/// Without `s.global` (a refit from a previous fit's values), the search skips
 /// both grid scans and starts its compass at a step of [`LOCAL_FIRST_STEP`]:
 /// it finds the minimum near where it starts, not one across the range.
 ///
@@ -202,17 +175,18 @@ pub fn compass<F>(
     f: &mut F,
     u0: &[f64],
     min_step: &[f64],
-    plan: Plan,
+    s: LmSettings,
 ) -> Result<(Vec<f64>, Vec<f64>, Spent)>
 where
     F: Batch,
 {
-    let Plan {
-        budget,
+    let LmSettings {
+        search_evaluations: budget,
         global,
         pair_moves,
         fine_scans,
-    } = plan;
+        ..
+    } = s;
     let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
     let r = eval_one(f, &u)?;
     let mut spent = Spent::default();
@@ -612,7 +586,7 @@ where
     // The polish's evaluations; the search's are in `searched`.
     let mut evals = 0;
     let (mut u, mut r, searched) = if s.search_evaluations > 0 {
-        compass(&mut f, u0, min_step, s.plan())?
+        compass(&mut f, u0, min_step, s)?
     } else {
         let u: Vec<f64> = u0.iter().map(|x| x.clamp(0.0, 1.0)).collect();
         let r = eval_one(&mut f, &u)?;
@@ -709,12 +683,13 @@ mod tests {
 
     /// A search of `budget` evaluations, global or local, with pair moves
     /// and fine scans.
-    fn plan(budget: u32, global: bool) -> Plan {
-        Plan {
-            budget,
+    fn plan(budget: u32, global: bool) -> LmSettings {
+        LmSettings {
+            search_evaluations: budget,
             global,
             pair_moves: true,
             fine_scans: true,
+            ..LmSettings::default()
         }
     }
 
@@ -848,7 +823,7 @@ mod tests {
 
     #[test]
     fn without_fine_scans_the_search_stays_in_the_coarse_grid_s_valley() {
-        let plan = Plan {
+        let plan = LmSettings {
             fine_scans: false,
             ..plan(400, true)
         };
@@ -899,7 +874,7 @@ mod tests {
         // search and polish together get there, on fewer evaluations than
         // the search with pair moves spends.
         let valley = diagonal_valley;
-        let no_pairs = Plan {
+        let no_pairs = LmSettings {
             pair_moves: false,
             ..plan(2000, true)
         };

@@ -951,7 +951,7 @@ where
         Some(coarse) if settings.search_evaluations > 0 => {
             precision.set(Some(coarse));
             let mut f = &residuals;
-            let (u1, _, searched) = lm::compass(&mut f, &u_from, &steps, settings.plan())?;
+            let (u1, _, searched) = lm::compass(&mut f, &u_from, &steps, settings)?;
             precision.set(None);
             // The polish starts from the search's end or, if the fine
             // precision finds it worse, from the search's start (one
