@@ -1,8 +1,9 @@
 //! The event queue: a 4-ary min-heap of `(time, sequence)`-keyed events.
 //!
 //! A node's four children sit side by side, so a pop visits half the
-//! levels of a binary heap and compares children within a cache line or
-//! two; sifting moves entries by copy into a hole rather than by swaps.
+//! levels of a binary heap; sifting moves small keys (time, sequence, slot)
+//! by copy into a hole rather than by swaps, and the events stay in their
+//! slots.
 //! Keys are totally ordered by `(time, sequence)` and sequences are unique,
 //! so events come out exactly in the order of any correct priority queue on
 //! the same key: the choice of queue never changes a simulation's result.
@@ -20,19 +21,23 @@ pub(crate) enum Next<E> {
 /// Children per node.
 const ARITY: usize = 4;
 
-/// An event with its time and its sequence (ties in time fire in the order
-/// they were scheduled).
+/// A heap entry: an event's time, its sequence (ties in time fire in the
+/// order they were scheduled) and the slot holding the event itself.
+///
+/// The events live apart, in `EventQueue::events`: sifting moves these 24
+/// bytes, not the event, and a node's four children span a cache line and a
+/// half.
 #[derive(Debug, Clone, Copy)]
-struct Entry<E> {
+struct Key {
     time: u64,
     seq: u64,
-    event: E,
+    slot: u32,
 }
 
-impl<E> Entry<E> {
+impl Key {
     /// Whether `self` fires before `other`.
-    #[inline]
-    fn before(&self, other: &Entry<E>) -> bool {
+    #[inline(always)]
+    fn before(&self, other: &Key) -> bool {
         self.time < other.time || (self.time == other.time && self.seq < other.seq)
     }
 }
@@ -40,13 +45,21 @@ impl<E> Entry<E> {
 /// A priority queue of events by `(time, sequence)`, earliest first.
 #[derive(Debug)]
 pub(crate) struct EventQueue<E> {
-    heap: Vec<Entry<E>>,
+    heap: Vec<Key>,
+    /// The events, by slot; a slot is free once its event is popped.
+    events: Vec<E>,
+    /// Slots free for reuse.
+    free: Vec<u32>,
 }
 
 impl<E: Copy> EventQueue<E> {
     /// An empty queue.
     pub(crate) fn new() -> Self {
-        EventQueue { heap: Vec::new() }
+        EventQueue {
+            heap: Vec::new(),
+            events: Vec::new(),
+            free: Vec::new(),
+        }
     }
 
     /// Events waiting.
@@ -63,11 +76,23 @@ impl<E: Copy> EventQueue<E> {
     /// Queues `event` at `time` with sequence `seq` (unique, increasing).
     #[inline(always)]
     pub(crate) fn push(&mut self, time: u64, seq: u64, event: E) {
-        let entry = Entry { time, seq, event };
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.events[slot as usize] = event;
+                slot
+            }
+            None => {
+                // More than 2^32 events waiting at once cannot fit in memory.
+                let slot = u32::try_from(self.events.len()).expect("event slots exhausted");
+                self.events.push(event);
+                slot
+            }
+        };
+        let key = Key { time, seq, slot };
         let mut i = self.heap.len();
         // Most events land at the leaf they are appended to: written once.
-        if i == 0 || !entry.before(&self.heap[(i - 1) / ARITY]) {
-            self.heap.push(entry);
+        if i == 0 || !key.before(&self.heap[(i - 1) / ARITY]) {
+            self.heap.push(key);
             return;
         }
         // Otherwise the parent moves down into the new slot, opening a hole.
@@ -76,14 +101,14 @@ impl<E: Copy> EventQueue<E> {
         i = parent;
         while i > 0 {
             let parent = (i - 1) / ARITY;
-            if entry.before(&self.heap[parent]) {
+            if key.before(&self.heap[parent]) {
                 self.heap[i] = self.heap[parent];
                 i = parent;
             } else {
                 break;
             }
         }
-        self.heap[i] = entry;
+        self.heap[i] = key;
     }
 
     /// Takes the earliest event if it fires before `until`.
@@ -110,12 +135,13 @@ impl<E: Copy> EventQueue<E> {
                 top
             }
         };
-        Some((top.time, top.event))
+        self.free.push(top.slot);
+        Some((top.time, self.events[top.slot as usize]))
     }
 
-    /// Puts `entry` at the root's place, moving it down past earlier children.
+    /// Puts `key` at the root's place, moving it down past earlier children.
     #[inline]
-    fn sift_down_from_root(&mut self, entry: Entry<E>) {
+    fn sift_down_from_root(&mut self, key: Key) {
         let n = self.heap.len();
         let mut i = 0;
         loop {
@@ -130,14 +156,14 @@ impl<E: Copy> EventQueue<E> {
                     best = c;
                 }
             }
-            if self.heap[best].before(&entry) {
+            if self.heap[best].before(&key) {
                 self.heap[i] = self.heap[best];
                 i = best;
             } else {
                 break;
             }
         }
-        self.heap[i] = entry;
+        self.heap[i] = key;
     }
 }
 
