@@ -199,6 +199,58 @@ pub struct Bus {
     pub(super) lazy_retries: bool,
     /// Periods of retries [`Bus::catch_up`] skipped at once (for tests).
     pub(super) periods_skipped: u64,
+    /// The retry starts one replay of [`Bus::catch_up`] has seen, kept
+    /// between replays so that replaying allocates nothing.
+    seen: SeenStarts,
+}
+
+/// Retry starts seen in one replay, oldest first, at most [`SeenStarts::CAP`]:
+/// each start's state (the retried master, the round-robin pointer and each
+/// retried master's remaining wait, `width` numbers in `states`) and its
+/// time, bus time and retries.
+#[derive(Debug, Default)]
+struct SeenStarts {
+    width: usize,
+    states: Vec<u64>,
+    marks: Vec<(Picos, Picos, u64)>,
+    /// Room to build the state of the start at hand.
+    scratch: Vec<u64>,
+}
+
+impl SeenStarts {
+    /// Starts remembered at most.
+    const CAP: usize = 8;
+
+    /// Forgets every start.
+    fn clear(&mut self) {
+        self.states.clear();
+        self.marks.clear();
+    }
+
+    /// The marks of the oldest start whose state is `state`.
+    fn find(&self, state: &[u64]) -> Option<(Picos, Picos, u64)> {
+        if state.len() != self.width {
+            return None;
+        }
+        self.marks
+            .iter()
+            .enumerate()
+            .find(|(i, _)| &self.states[i * self.width..(i + 1) * self.width] == state)
+            .map(|(_, &mark)| mark)
+    }
+
+    /// Remembers a start, forgetting the oldest when full.
+    fn push(&mut self, state: &[u64], mark: (Picos, Picos, u64)) {
+        if self.marks.is_empty() {
+            self.width = state.len();
+        }
+        if self.marks.len() == Self::CAP {
+            self.marks.remove(0);
+            self.states.drain(..self.width);
+        }
+        self.states.extend_from_slice(state);
+        self.marks.push(mark);
+    }
 }
 
 impl Bus {
@@ -244,6 +296,7 @@ impl Bus {
             lazy_at: Picos(0),
             lazy_retries: true,
             periods_skipped: 0,
+            seen: SeenStarts::default(),
         }
     }
 
@@ -371,10 +424,8 @@ impl Bus {
             return;
         }
         let n = self.masters.len();
-        // Retry starts seen in this replay: (state, time, bus time, retries);
-        // recorded from the second start on, so that the common short replay
-        // (one retry) allocates nothing.
-        let mut seen: Vec<(Vec<u64>, Picos, Picos, u64)> = Vec::new();
+        // Retry starts seen in this replay, recorded from the second start on.
+        self.seen.clear();
         let mut starts = 0u32;
         loop {
             let was_idle = self.current.is_none();
@@ -424,20 +475,22 @@ impl Bus {
             self.meter.start(t);
             starts += 1;
             if starts >= 2 {
-                self.skip_periods(&mut seen, now);
+                self.skip_periods(now);
             }
         }
     }
 
     /// At the start of a retry in [`Bus::catch_up`]: if the state (the
     /// retried master, the round-robin pointer, each retried master's wait
-    /// left) was seen at an earlier start in `seen`, skips every whole
+    /// left) was seen at an earlier start of this replay, skips every whole
     /// period that ends by `now`; else remembers the state (the last eight).
-    fn skip_periods(&mut self, seen: &mut Vec<(Vec<u64>, Picos, Picos, u64)>, now: Picos) {
+    fn skip_periods(&mut self, now: Picos) {
         let (t, Some(Tx::Retry { m })) = (self.started, self.current) else {
             return;
         };
-        let mut state = vec![m as u64, self.rr as u64];
+        let mut state = std::mem::take(&mut self.seen.scratch);
+        state.clear();
+        state.extend([m as u64, self.rr as u64]);
         state.extend(
             self.masters
                 .iter()
@@ -445,8 +498,8 @@ impl Bus {
                 .map(|x| x.wait_until.0.saturating_sub(t.0)),
         );
         let busy = self.meter.total(t);
-        match seen.iter().find(|s| s.0 == state) {
-            Some(&(_, t0, busy0, retries0)) if t > t0 => {
+        match self.seen.find(&state) {
+            Some((t0, busy0, retries0)) if t > t0 => {
                 let period = t - t0;
                 let k = (now - t).0 / period.0;
                 if k > 0 {
@@ -464,15 +517,11 @@ impl Bus {
                     self.lazy_at = t + shift;
                     self.periods_skipped += k;
                 }
-                seen.clear();
+                self.seen.clear();
             }
-            _ => {
-                if seen.len() == 8 {
-                    seen.remove(0);
-                }
-                seen.push((state, t, busy, self.retries));
-            }
+            _ => self.seen.push(&state, (t, busy, self.retries)),
         }
+        self.seen.scratch = state;
     }
 }
 
