@@ -4,9 +4,10 @@
 //! levels of a binary heap; sifting moves entries by copy into a hole
 //! rather than by swaps. A small event (at most [`INLINE_BYTES`]) sits in
 //! its heap entry; a larger one stays in a slot beside the heap, and the
-//! heap sifts only its key (time, sequence, slot), 24 bytes. Measured:
-//! the slots take 16% off the CPU time of `validate` (48-byte events),
-//! and would add 11% to the bus-contention benchmark's (8-byte events).
+//! heap sifts only its key (time, sequence, slot), 24 bytes. Measured
+//! (BENCHMARKS.md, session 19): the slots take 10 to 16% off the CPU time
+//! of `validate` (48-byte events), and would add 11% to the bus-contention
+//! benchmark's (8-byte events).
 //!
 //! Keys are totally ordered by `(time, sequence)` and sequences are unique,
 //! so events come out exactly in the order of any correct priority queue on
@@ -28,53 +29,50 @@ const ARITY: usize = 4;
 /// Events of at most this many bytes sit in the heap's entries.
 const INLINE_BYTES: usize = 16;
 
-/// A heap entry, ordered by its time then its sequence (ties in time fire
-/// in the order they were scheduled).
+/// When an event fires: its time, then its sequence (ties in time fire in
+/// the order they were scheduled).
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    time: u64,
+    seq: u64,
+}
+
+/// A heap entry, ordered by its stamp.
 trait Node: Copy {
-    fn time(&self) -> u64;
-    fn seq(&self) -> u64;
+    fn stamp(&self) -> &Stamp;
     /// Whether `self` fires before `other`.
     #[inline(always)]
     fn before(&self, other: &Self) -> bool {
-        self.time() < other.time() || (self.time() == other.time() && self.seq() < other.seq())
+        let (a, b) = (self.stamp(), other.stamp());
+        a.time < b.time || (a.time == b.time && a.seq < b.seq)
     }
 }
 
 /// A small event in its heap entry.
 #[derive(Debug, Clone, Copy)]
 struct Inline<E> {
-    time: u64,
-    seq: u64,
+    stamp: Stamp,
     event: E,
 }
 
 impl<E: Copy> Node for Inline<E> {
     #[inline(always)]
-    fn time(&self) -> u64 {
-        self.time
-    }
-    #[inline(always)]
-    fn seq(&self) -> u64 {
-        self.seq
+    fn stamp(&self) -> &Stamp {
+        &self.stamp
     }
 }
 
-/// The key of a large event held in slot `slot`.
+/// The stamp of a large event held in slot `slot`.
 #[derive(Debug, Clone, Copy)]
 struct Keyed {
-    time: u64,
-    seq: u64,
+    stamp: Stamp,
     slot: u32,
 }
 
 impl Node for Keyed {
     #[inline(always)]
-    fn time(&self) -> u64 {
-        self.time
-    }
-    #[inline(always)]
-    fn seq(&self) -> u64 {
-        self.seq
+    fn stamp(&self) -> &Stamp {
+        &self.stamp
     }
 }
 
@@ -118,9 +116,9 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub(crate) fn peek_time(&self) -> Option<u64> {
         if Self::INLINE {
-            self.inline.first().map(|e| e.time)
+            self.inline.first().map(|e| e.stamp.time)
         } else {
-            self.keyed.first().map(|e| e.time)
+            self.keyed.first().map(|e| e.stamp.time)
         }
     }
 
@@ -128,7 +126,8 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     pub(crate) fn push(&mut self, time: u64, seq: u64, event: E) {
         if Self::INLINE {
-            return sift_up(&mut self.inline, Inline { time, seq, event });
+            let stamp = Stamp { time, seq };
+            return sift_up(&mut self.inline, Inline { stamp, event });
         }
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -142,7 +141,8 @@ impl<E: Copy> EventQueue<E> {
                 slot
             }
         };
-        sift_up(&mut self.keyed, Keyed { time, seq, slot });
+        let stamp = Stamp { time, seq };
+        sift_up(&mut self.keyed, Keyed { stamp, slot });
     }
 
     /// Takes the earliest event if it fires before `until`.
@@ -162,11 +162,11 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<(u64, E)> {
         if Self::INLINE {
-            return pop_root(&mut self.inline).map(|e| (e.time, e.event));
+            return pop_root(&mut self.inline).map(|e| (e.stamp.time, e.event));
         }
         let top = pop_root(&mut self.keyed)?;
         self.free.push(top.slot);
-        Some((top.time, self.events[top.slot as usize]))
+        Some((top.stamp.time, self.events[top.slot as usize]))
     }
 }
 
