@@ -241,7 +241,10 @@ impl SeenStarts {
 
     /// Remembers a start, forgetting the oldest when full.
     fn push(&mut self, state: &[u64], mark: (Picos, Picos, u64)) {
-        if self.marks.is_empty() {
+        if self.marks.is_empty() || state.len() != self.width {
+            // One replay's states all have one width (the queues do not
+            // change during it); never mix widths.
+            self.clear();
             self.width = state.len();
         }
         if self.marks.len() == Self::CAP {
@@ -984,6 +987,25 @@ fn next_after(m: usize, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replay_remembers_its_last_eight_retry_starts_and_finds_the_oldest_match() {
+        let mark = |t: u64| (Picos(t), Picos(2 * t), t);
+        let mut seen = SeenStarts::default();
+        for t in 0..9u64 {
+            seen.push(&[t % 5, 1, 2], mark(t));
+        }
+        // Starts 1 to 8 are kept (0 forgotten): [0, 1, 2] was seen at 5.
+        assert_eq!(seen.find(&[0, 1, 2]), Some(mark(5)));
+        assert_eq!(seen.find(&[1, 1, 2]), Some(mark(1)));
+        assert_eq!(seen.find(&[1, 1]), None);
+        // A state of another width starts over.
+        seen.push(&[7, 7], mark(20));
+        assert_eq!(seen.find(&[7, 7]), Some(mark(20)));
+        assert_eq!(seen.find(&[1, 1, 2]), None);
+        seen.clear();
+        assert_eq!(seen.find(&[7, 7]), None);
+    }
     use crate::engine::{run_until, Limits};
 
     /// The system of the first experiment of Figure 2 (GigE receive on PCI-X),
