@@ -683,7 +683,7 @@ mod tests {
 
     /// A search of `budget` evaluations, global or local, with pair moves
     /// and fine scans.
-    fn plan(budget: u32, global: bool) -> LmSettings {
+    fn search(budget: u32, global: bool) -> LmSettings {
         LmSettings {
             search_evaluations: budget,
             global,
@@ -752,7 +752,7 @@ mod tests {
         // A staircase: no useful gradient, a clear minimum near 0.6.
         let mut f =
             |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![((u[0] * 20.0).floor() / 20.0 - 0.6)]) };
-        let (u, r, _) = compass(&mut one_at_a_time(&mut f), &[0.1], &[], plan(400, true))
+        let (u, r, _) = compass(&mut one_at_a_time(&mut f), &[0.1], &[], search(400, true))
             .expect("no model error");
         assert!(r[0].abs() < 1e-9 && (u[0] - 0.6).abs() < 0.05, "{u:?}");
     }
@@ -767,10 +767,10 @@ mod tests {
             Ok(vec![((x - 0.2).abs() + 0.1).min((x - 0.8).abs())])
         };
         let (far, _, global_evals) =
-            compass(&mut one_at_a_time(&mut f), &[0.23], &[], plan(400, true))
+            compass(&mut one_at_a_time(&mut f), &[0.23], &[], search(400, true))
                 .expect("no model error");
         let (near, r, local_evals) =
-            compass(&mut one_at_a_time(&mut f), &[0.23], &[], plan(400, false))
+            compass(&mut one_at_a_time(&mut f), &[0.23], &[], search(400, false))
                 .expect("no model error");
         assert!((far[0] - 0.8).abs() < 0.01, "global: {far:?}");
         assert!(
@@ -787,8 +787,13 @@ mod tests {
     fn a_discrete_parameter_moves_a_whole_choice_at_a_time() {
         // Five choices (0, 0.25, ..., 1); the cost is lowest at the fourth.
         let mut f = |u: &[f64]| -> Result<Vec<f64>> { Ok(vec![u[0] - 0.75]) };
-        let (u, r, evals) = compass(&mut one_at_a_time(&mut f), &[0.0], &[0.25], plan(400, true))
-            .expect("no model error");
+        let (u, r, evals) = compass(
+            &mut one_at_a_time(&mut f),
+            &[0.0],
+            &[0.25],
+            search(400, true),
+        )
+        .expect("no model error");
         assert!(r[0].abs() < 1e-12 && (u[0] - 0.75).abs() < 1e-12, "{u:?}");
         assert!(evals.total() <= 5, "{evals:?}: points were evaluated twice");
     }
@@ -811,7 +816,7 @@ mod tests {
             &mut one_at_a_time(narrow_well),
             &[0.3],
             &[],
-            plan(400, true),
+            search(400, true),
         )
         .expect("no model error");
         assert!(
@@ -823,12 +828,12 @@ mod tests {
 
     #[test]
     fn without_fine_scans_the_search_stays_in_the_coarse_grid_s_valley() {
-        let plan = LmSettings {
+        let settings = LmSettings {
             fine_scans: false,
-            ..plan(400, true)
+            ..search(400, true)
         };
-        let (u, _, spent) =
-            compass(&mut one_at_a_time(narrow_well), &[0.3], &[], plan).expect("no model error");
+        let (u, _, spent) = compass(&mut one_at_a_time(narrow_well), &[0.3], &[], settings)
+            .expect("no model error");
         assert!((u[0] - 0.3).abs() < 1e-9, "{u:?}");
         assert_eq!(spent.of(Phase::FineScans), 0, "{spent:?}");
     }
@@ -843,7 +848,7 @@ mod tests {
                 1.0
             }])
         };
-        let (u, r, _) = compass(&mut one_at_a_time(&mut f), &[0.1], &[], plan(400, true))
+        let (u, r, _) = compass(&mut one_at_a_time(&mut f), &[0.1], &[], search(400, true))
             .expect("no model error");
         assert!(r[0].abs() < 1e-3 && (u[0] - 0.875).abs() < 1e-3, "{u:?}");
     }
@@ -859,7 +864,7 @@ mod tests {
             &mut one_at_a_time(diagonal_valley),
             &[0.3, 0.3],
             &[],
-            plan(2000, true),
+            search(2000, true),
         )
         .expect("no model error");
         assert!(
@@ -876,7 +881,7 @@ mod tests {
         let valley = diagonal_valley;
         let no_pairs = LmSettings {
             pair_moves: false,
-            ..plan(2000, true)
+            ..search(2000, true)
         };
         let (stalled, _, searched) =
             compass(&mut one_at_a_time(valley), &[0.3, 0.3], &[], no_pairs)
@@ -886,7 +891,7 @@ mod tests {
             &mut one_at_a_time(valley),
             &[0.3, 0.3],
             &[],
-            plan(2000, true),
+            search(2000, true),
         )
         .expect("no model error");
         assert!(

@@ -125,8 +125,8 @@ impl<E: Copy> EventQueue<E> {
     /// Queues `event` at `time` with sequence `seq` (unique, increasing).
     #[inline(always)]
     pub(crate) fn push(&mut self, time: u64, seq: u64, event: E) {
+        let stamp = Stamp { time, seq };
         if Self::INLINE {
-            let stamp = Stamp { time, seq };
             return sift_up(&mut self.inline, Inline { stamp, event });
         }
         let slot = match self.free.pop() {
@@ -141,7 +141,6 @@ impl<E: Copy> EventQueue<E> {
                 slot
             }
         };
-        let stamp = Stamp { time, seq };
         sift_up(&mut self.keyed, Keyed { stamp, slot });
     }
 

@@ -229,14 +229,13 @@ impl SeenStarts {
 
     /// The marks of the oldest start whose state is `state`.
     fn find(&self, state: &[u64]) -> Option<(Picos, Picos, u64)> {
-        if state.len() != self.width {
+        if self.marks.is_empty() || state.len() != self.width {
             return None;
         }
-        self.marks
-            .iter()
-            .enumerate()
-            .find(|(i, _)| &self.states[i * self.width..(i + 1) * self.width] == state)
-            .map(|(_, &mark)| mark)
+        self.states
+            .chunks_exact(self.width)
+            .position(|seen| seen == state)
+            .map(|i| self.marks[i])
     }
 
     /// Remembers a start, forgetting the oldest when full.
