@@ -316,6 +316,47 @@ pub fn run_experiments_in(
     pool: &Pool,
     precision_pct: Option<f64>,
 ) -> Result<(Vec<ExperimentResult>, usize)> {
+    let (results, simulated) = run_experiments_cut(jobs, seed, pool, precision_pct, &AllWanted)?;
+    let results = results
+        .into_iter()
+        .map(|r| r.ok_or_else(|| crate::Error::Internal("a simulation job gave no result".into())))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((results, simulated))
+}
+
+/// What the caller of [`run_experiments_cut`] still wants: it hears each
+/// result as it comes, and may give up jobs not yet started (a fit's search
+/// gives up a point once what it has heard shows the point is no better
+/// than the best so far).
+pub trait Wanted: Sync {
+    /// Whether job `i` is still wanted (asked just before it would start).
+    fn wanted(&self, i: usize) -> bool;
+    /// Job `i` has run and given `result`.
+    fn heard(&self, i: usize, result: &ExperimentResult);
+}
+
+/// Every job wanted.
+struct AllWanted;
+
+impl Wanted for AllWanted {
+    fn wanted(&self, _: usize) -> bool {
+        true
+    }
+    fn heard(&self, _: usize, _: &ExperimentResult) {}
+}
+
+/// [`run_experiments_in`], with the jobs `wanted` gives up before they start
+/// left out: None for them (a run shared by several jobs is left out only
+/// when all of them are given up). The runs simulated, and so the results
+/// given, depend on the order the jobs finish in when `wanted` gives any up;
+/// each result given is the same whatever the threads.
+pub fn run_experiments_cut(
+    jobs: &[Job],
+    seed: u64,
+    pool: &Pool,
+    precision_pct: Option<f64>,
+    wanted: &dyn Wanted,
+) -> Result<(Vec<Option<ExperimentResult>>, usize)> {
     let cfgs = jobs
         .iter()
         .map(|j| assemble(j.reg, j.experiment))
@@ -347,16 +388,22 @@ pub fn run_experiments_in(
         .collect();
     let mut order: Vec<usize> = (0..jobs.len()).filter(|&i| same_as[i] == i).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].cost));
+    let same_as = &same_as;
+    // The jobs that share job `i`'s run (`i` among them).
+    let sharing = |i: usize| (0..jobs.len()).filter(move |&k| same_as[k] == i);
     let done = run_parallel(order.len(), pool.threads, |k| {
         let i = order[k];
         let j = &jobs[i];
         let _place = pool.take();
+        if !sharing(i).any(|k| wanted.wanted(k)) {
+            return Ok(None);
+        }
         check_deadline()?;
         let mut out = simulate_assembled(cfgs[i].clone(), j.experiment, &runs[i], seeds[i]);
         // The run stands for every job that shares it: name them all.
         if let Err(crate::Error::EventLimit { shared, .. }) = &mut out {
-            let others: Vec<String> = (0..jobs.len())
-                .filter(|&k| k != i && same_as[k] == i)
+            let others: Vec<String> = sharing(i)
+                .filter(|&k| k != i)
                 .map(|k| format!("`{}`", jobs[k].experiment.id))
                 .collect();
             if !others.is_empty() {
@@ -366,24 +413,29 @@ pub fn run_experiments_in(
         if let Some(hook) = limits().on_done {
             hook();
         }
-        out
+        let out = out?;
+        for k in sharing(i) {
+            wanted.heard(k, &out);
+        }
+        Ok(Some(out))
     })?;
     let mut simulated: Vec<Option<ExperimentResult>> = (0..jobs.len()).map(|_| None).collect();
     for (&i, result) in order.iter().zip(done) {
-        simulated[i] = Some(result);
+        simulated[i] = result;
     }
+    let runs_simulated = simulated.iter().filter(|r| r.is_some()).count();
     let results = same_as
         .iter()
         .zip(jobs)
         .map(|(&i, j)| {
-            let mut r = simulated[i]
-                .clone()
-                .ok_or_else(|| crate::Error::Internal("a simulation job gave no result".into()))?;
-            r.id.clone_from(&j.experiment.id);
-            Ok(r)
+            simulated[i].as_ref().map(|r| {
+                let mut r = r.clone();
+                r.id.clone_from(&j.experiment.id);
+                r
+            })
         })
-        .collect::<Result<Vec<_>>>()?;
-    Ok((results, order.len()))
+        .collect();
+    Ok((results, runs_simulated))
 }
 
 /// Runs `job(0)` to `job(n - 1)` on up to `threads` scoped threads, each

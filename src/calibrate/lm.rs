@@ -250,6 +250,39 @@ fn key(v: &[f64]) -> Vec<u64> {
 pub trait Batch {
     /// The residuals at each of `points`.
     fn eval(&mut self, points: &[Vec<f64>]) -> Result<Vec<Vec<f64>>>;
+
+    /// The residuals at each of `points`, or None for a point found to have
+    /// a sum of squares of at least `limit` before all its residuals were
+    /// known (the search needs only the points better than where it
+    /// stands). By default every point is evaluated in full.
+    fn eval_below(&mut self, points: &[Vec<f64>], limit: f64) -> Result<Vec<Option<Vec<f64>>>> {
+        let _ = limit;
+        Ok(self.eval(points)?.into_iter().map(Some).collect())
+    }
+}
+
+/// A [`Batch`] from two functions: `all` gives every residual of each point,
+/// `below` may give up a point whose sum of squares reaches the limit (see
+/// [`Batch::eval_below`]).
+pub struct Bounded<A, B> {
+    /// The residuals at each point.
+    pub all: A,
+    /// The residuals at each point, or None for one given up.
+    pub below: B,
+}
+
+impl<A, B> Batch for Bounded<A, B>
+where
+    A: FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>>,
+    B: FnMut(&[Vec<f64>], f64) -> Result<Vec<Option<Vec<f64>>>>,
+{
+    fn eval(&mut self, points: &[Vec<f64>]) -> Result<Vec<Vec<f64>>> {
+        (self.all)(points)
+    }
+
+    fn eval_below(&mut self, points: &[Vec<f64>], limit: f64) -> Result<Vec<Option<Vec<f64>>>> {
+        (self.below)(points, limit)
+    }
 }
 
 impl<F> Batch for F
@@ -454,10 +487,14 @@ impl Search {
         if fresh.is_empty() {
             return Ok(false);
         }
-        let rs = f.eval(&fresh)?;
+        // A point costing at least where the search stands is never moved
+        // to (the search's cost only falls as it takes the points in
+        // order), so its evaluation may stop as soon as that is known.
+        let rs = f.eval_below(&fresh, self.c)?;
         self.spent.add(self.phase, fresh.len() as u32);
         let mut moved = false;
         for (v, rv) in fresh.into_iter().zip(rs) {
+            let Some(rv) = rv else { continue };
             let cv = cost(&rv);
             if cv < self.c {
                 self.u = v;
@@ -626,8 +663,14 @@ where
             if un.iter().zip(&u).all(|(a, b)| (a - b).abs() < 1e-9) {
                 break;
             }
-            let rn = eval_one(&mut f, &un)?;
+            // A try costing at least `c` is refused, so its evaluation may
+            // stop as soon as that is known.
+            let tried = f.eval_below(std::slice::from_ref(&un), c)?;
             evals += 1;
+            let Some(rn) = tried.into_iter().next().flatten() else {
+                lambda *= 4.0;
+                continue;
+            };
             let cn = cost(&rn);
             if cn < c {
                 let rel = (c - cn) / c.max(1e-300);
@@ -851,6 +894,46 @@ mod tests {
         let (u, r, _) = compass(&mut one_at_a_time(&mut f), &[0.1], &[], search(400, true))
             .expect("no model error");
         assert!(r[0].abs() < 1e-3 && (u[0] - 0.875).abs() < 1e-3, "{u:?}");
+    }
+
+    /// A batch that gives up (None) every point whose sum of squares
+    /// reaches the limit, as a calibration does once the experiments it has
+    /// heard add up to it: the search and the polish take the same path, for
+    /// the same evaluations, as with every point evaluated in full.
+    #[test]
+    fn giving_up_the_points_no_better_than_the_best_changes_no_step() {
+        let given_up = std::cell::Cell::new(0);
+        let below = |points: &[Vec<f64>], limit: f64| -> Result<Vec<Option<Vec<f64>>>> {
+            points
+                .iter()
+                .map(|u| {
+                    let r = diagonal_valley(u)?;
+                    if cost(&r) >= limit {
+                        given_up.set(given_up.get() + 1);
+                        return Ok(None);
+                    }
+                    Ok(Some(r))
+                })
+                .collect()
+        };
+        let settings = search(300, true);
+        let full = minimise(
+            one_at_a_time(diagonal_valley),
+            &[0.1, 0.9],
+            &[],
+            settings,
+            |_, _| {},
+        )
+        .expect("no model error");
+        let bounded = Bounded {
+            all: one_at_a_time(diagonal_valley),
+            below,
+        };
+        let cut = minimise(bounded, &[0.1, 0.9], &[], settings, |_, _| {}).expect("no model error");
+        assert_eq!(cut.u, full.u);
+        assert_eq!(cut.residuals, full.residuals);
+        assert_eq!(cut.spent, full.spent);
+        assert!(given_up.get() > 10, "{} points given up", given_up.get());
     }
 
     /// Steep across the diagonal u0 = u1, shallow along it to (0.6, 0.6).

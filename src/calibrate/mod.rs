@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use crate::error::Result;
 use crate::model::{FreeParam, Registry, Scenario};
-use crate::validate::{experiment_rows, run_experiments_in, FigureRow, Job, Pool};
+use crate::validate::{experiment_rows, run_experiments_cut, FigureRow, Job, Pool, Wanted};
 use lm::{minimise, LmSettings};
 
 pub use budget::check_budget;
@@ -253,6 +253,26 @@ impl Problem<'_> {
         precision_pct: Option<f64>,
         only: Option<&[bool]>,
     ) -> Result<Vec<Vec<Vec<FigureRow>>>> {
+        self.rows_by_experiment_below(xs, precision_pct, only, None)?
+            .into_iter()
+            .map(|p| p.ok_or_else(|| crate::Error::Internal("a point was given up".into())))
+            .collect()
+    }
+
+    /// [`Problem::rows_by_experiment`], giving up (None) each point whose
+    /// experiments known so far (from the memo, then as each run ends) add
+    /// up to `bound`'s limit: its experiments not yet started are not run.
+    /// Which runs a given-up point had depends on the order runs end in;
+    /// the points not given up, and which are, do not (a point is given up
+    /// only if all its experiments together cost at least the limit, and
+    /// one that does may or may not be).
+    fn rows_by_experiment_below(
+        &self,
+        xs: &[Vec<f64>],
+        precision_pct: Option<f64>,
+        only: Option<&[bool]>,
+        bound: Option<&Bound>,
+    ) -> Result<Vec<Option<Vec<Vec<FigureRow>>>>> {
         let exps: Vec<(&Scenario, &crate::model::Experiment)> = self
             .scenarios
             .iter()
@@ -270,15 +290,26 @@ impl Problem<'_> {
             .collect();
         let store = &self.memo.store;
         let lock = || store.rows.lock().unwrap_or_else(|e| e.into_inner());
+        let tally = bound.map(|b| Tally::new(b, keys.len(), exps.len()));
         loop {
             // Claim the (point, experiment) pairs nobody has run or is
             // running, each key once; note whether another problem is
-            // running one of ours.
+            // running one of ours. A point given up claims nothing more.
             let mut todo: Vec<(usize, usize)> = Vec::new();
             let mut others_running = false;
             {
                 let mut known = lock();
                 for (j, point) in keys.iter().enumerate() {
+                    if let Some(t) = &tally {
+                        for (i, k) in point.iter().enumerate() {
+                            if let Some(Some(Slot::Done(rows))) = k.as_ref().map(|k| known.get(k)) {
+                                t.count(j, i, rows);
+                            }
+                        }
+                        if t.given_up(j) {
+                            continue;
+                        }
+                    }
                     for (i, k) in point.iter().enumerate() {
                         let Some(k) = k else { continue };
                         match known.get(k) {
@@ -310,16 +341,22 @@ impl Problem<'_> {
                     .filter_map(|&(j, i)| keys[j][i].clone())
                     .collect(),
             };
-            let rows = self.simulate(&todo, xs, &exps, precision_pct)?;
+            let rows = self.simulate(&todo, xs, &exps, precision_pct, tally.as_ref())?;
             let mut known = lock();
             for (k, r) in claims.keys.iter().zip(rows) {
-                known.insert(k.clone(), Slot::Done(r));
+                if let Some(r) = r {
+                    known.insert(k.clone(), Slot::Done(r));
+                }
             }
             store.settled.notify_all();
         }
         let known = lock();
         keys.iter()
-            .map(|point| {
+            .enumerate()
+            .map(|(j, point)| {
+                if tally.as_ref().is_some_and(|t| t.given_up(j)) {
+                    return Ok(None);
+                }
                 point
                     .iter()
                     .map(|k| match k.as_ref().map(|k| known.get(k)) {
@@ -329,20 +366,23 @@ impl Problem<'_> {
                             "an experiment's rows went missing".into(),
                         )),
                     })
-                    .collect()
+                    .collect::<Result<Vec<_>>>()
+                    .map(Some)
             })
             .collect()
     }
 
     /// Simulates experiment `i` at point `xs[j]` for each `(j, i)` of
-    /// `todo` in one pool, and returns each one's figure rows.
+    /// `todo` in one pool, and returns each one's figure rows (None for
+    /// those of a point `tally` gives up before they start).
     fn simulate(
         &self,
         todo: &[(usize, usize)],
         xs: &[Vec<f64>],
         exps: &[(&Scenario, &crate::model::Experiment)],
         precision_pct: Option<f64>,
-    ) -> Result<Vec<Vec<FigureRow>>> {
+        tally: Option<&Tally>,
+    ) -> Result<Vec<Option<Vec<FigureRow>>>> {
         let mut regs: HashMap<usize, Registry> = HashMap::new();
         for &(j, _) in todo {
             regs.entry(j).or_insert_with(|| self.registry_at(&xs[j]));
@@ -361,11 +401,24 @@ impl Problem<'_> {
                 scenario: exps[i].0,
                 experiment: exps[i].1,
                 setup: exps[i].1,
-                cost: costs.get(&self.root_index(i)).copied().unwrap_or(0),
+                cost: {
+                    let events = costs.get(&self.root_index(i)).copied().unwrap_or(0);
+                    if tally.is_some() {
+                        u64::MAX - events
+                    } else {
+                        events
+                    }
+                },
             })
             .collect();
+        let wanted = TallyRuns {
+            tally,
+            todo,
+            regs: &regs,
+            exps,
+        };
         let (results, simulated) =
-            run_experiments_in(&jobs, self.seed, self.pool(), precision_pct)?;
+            run_experiments_cut(&jobs, self.seed, self.pool(), precision_pct, &wanted)?;
         self.memo
             .store
             .runs
@@ -380,9 +433,11 @@ impl Problem<'_> {
             .iter()
             .zip(&results)
             .map(|(&(j, i), r)| {
-                events.insert(self.root_index(i), r.events);
-                let (sc, e) = exps[i];
-                experiment_rows(&regs[&j], sc, e, r)
+                r.as_ref().map(|r| {
+                    events.insert(self.root_index(i), r.events);
+                    let (sc, e) = exps[i];
+                    experiment_rows(&regs[&j], sc, e, r)
+                })
             })
             .collect())
     }
@@ -614,6 +669,92 @@ impl Problem<'_> {
             }
         }
         relevant
+    }
+}
+
+/// A search's bound on the points of one batch (see
+/// [`Problem::rows_by_experiment_below`]): it needs only the points that
+/// cost less than `limit`, and a point's cost is `base` (per point: the
+/// prior's part) plus each experiment's part, which is never negative.
+pub(crate) struct Bound<'b> {
+    /// The cost at or above which a point is given up.
+    pub limit: f64,
+    /// Per point, its cost before any experiment's.
+    pub base: Vec<f64>,
+    /// An experiment's part of the cost, from its figure rows.
+    pub cost_of: &'b (dyn Fn(&[FigureRow]) -> f64 + Sync),
+}
+
+/// What one batch under a [`Bound`] knows: per point, the cost of the
+/// experiments heard so far, and whether the point is given up.
+struct Tally<'b> {
+    bound: &'b Bound<'b>,
+    state: std::sync::Mutex<TallyState>,
+}
+
+struct TallyState {
+    /// Per point, the cost known so far.
+    cost: Vec<f64>,
+    /// Per point and experiment, whether its part is in `cost`.
+    counted: Vec<Vec<bool>>,
+}
+
+impl<'b> Tally<'b> {
+    fn new(bound: &'b Bound<'b>, points: usize, experiments: usize) -> Tally<'b> {
+        Tally {
+            bound,
+            state: std::sync::Mutex::new(TallyState {
+                cost: (0..points)
+                    .map(|j| bound.base.get(j).copied().unwrap_or(0.0))
+                    .collect(),
+                counted: vec![vec![false; experiments]; points],
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TallyState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds experiment `i`'s part to point `j`'s cost, once.
+    fn count(&self, j: usize, i: usize, rows: &[FigureRow]) {
+        let part = (self.bound.cost_of)(rows);
+        let mut st = self.lock();
+        if !std::mem::replace(&mut st.counted[j][i], true) {
+            st.cost[j] += part;
+        }
+    }
+
+    /// Whether point `j` is known to cost at least the limit. A margin of
+    /// 10^-9 of it covers the rounding of a sum taken in another order
+    /// than the search's.
+    fn given_up(&self, j: usize) -> bool {
+        let limit = self.bound.limit;
+        self.lock().cost[j] > limit + limit.abs() * 1e-9
+    }
+}
+
+/// The jobs of one [`Problem::simulate`] as a [`Tally`] sees them.
+struct TallyRuns<'a, 'b> {
+    tally: Option<&'a Tally<'b>>,
+    todo: &'a [(usize, usize)],
+    regs: &'a HashMap<usize, Registry>,
+    exps: &'a [(&'a Scenario, &'a crate::model::Experiment)],
+}
+
+impl Wanted for TallyRuns<'_, '_> {
+    fn wanted(&self, t: usize) -> bool {
+        match (self.tally, self.todo.get(t)) {
+            (Some(tally), Some(&(j, _))) => !tally.given_up(j),
+            _ => true,
+        }
+    }
+
+    fn heard(&self, t: usize, result: &crate::sim::ExperimentResult) {
+        if let (Some(tally), Some(&(j, i))) = (self.tally, self.todo.get(t)) {
+            let (sc, e) = self.exps[i];
+            tally.count(j, i, &experiment_rows(&self.regs[&j], sc, e, result));
+        }
     }
 }
 
@@ -914,32 +1055,64 @@ where
     let u0 = pb.scale(start);
     // Residuals of the training figures at each point (scaled units), the
     // points simulated together.
+    let figure_residuals = |per_experiment: &[Vec<FigureRow>]| -> Vec<f64> {
+        let rows: Vec<&FigureRow> = per_experiment.iter().flatten().collect();
+        ids.iter()
+            .map(|id| {
+                rows.iter()
+                    .find(|r| &r.id == id)
+                    .map(|r| objective.residual(r.error_pct / 100.0))
+                    .unwrap_or(0.0)
+            })
+            .collect()
+    };
     let data_residuals = |us: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> {
         let xs: Vec<Vec<f64>> = us.iter().map(|u| pb.unscale(u)).collect();
         let all = pb.rows_by_experiment(&xs, precision.get(), Some(&trained))?;
-        Ok(all
-            .iter()
-            .map(|per_experiment| {
-                let rows: Vec<&FigureRow> = per_experiment.iter().flatten().collect();
-                ids.iter()
-                    .map(|id| {
-                        rows.iter()
-                            .find(|r| &r.id == id)
-                            .map(|r| objective.residual(r.error_pct / 100.0))
-                            .unwrap_or(0.0)
-                    })
-                    .collect()
-            })
-            .collect())
+        Ok(all.iter().map(|e| figure_residuals(e)).collect())
+    };
+    let with_prior = |mut r: Vec<f64>, u: &[f64]| -> Vec<f64> {
+        if objective.prior_weight > 0.0 {
+            r.extend(objective.prior_residuals(u, &u0));
+        }
+        r
     };
     let residuals = |us: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> {
-        let mut rs = data_residuals(us)?;
-        if objective.prior_weight > 0.0 {
-            for (r, u) in rs.iter_mut().zip(us) {
-                r.extend(objective.prior_residuals(u, &u0));
-            }
-        }
-        Ok(rs)
+        let rs = data_residuals(us)?;
+        Ok(rs
+            .into_iter()
+            .zip(us)
+            .map(|(r, u)| with_prior(r, u))
+            .collect())
+    };
+    // The search's evaluations give up a point once the training figures
+    // heard so far and the prior cost at least `limit` (see
+    // [`lm::Batch::eval_below`]). Figure ids are unique (the loader
+    // refuses one given twice), so each figure counts once.
+    let trained_ids: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let experiment_cost = |rows: &[FigureRow]| -> f64 {
+        rows.iter()
+            .filter(|r| trained_ids.contains(r.id.as_str()))
+            .map(|r| objective.residual(r.error_pct / 100.0).powi(2))
+            .sum()
+    };
+    let residuals_below = |us: &[Vec<f64>], limit: f64| -> Result<Vec<Option<Vec<f64>>>> {
+        let bound = Bound {
+            limit,
+            base: us
+                .iter()
+                .map(|u| with_prior(Vec::new(), u).iter().map(|r| r * r).sum())
+                .collect(),
+            cost_of: &experiment_cost,
+        };
+        let xs: Vec<Vec<f64>> = us.iter().map(|u| pb.unscale(u)).collect();
+        let all =
+            pb.rows_by_experiment_below(&xs, precision.get(), Some(&trained), Some(&bound))?;
+        Ok(all
+            .iter()
+            .zip(us)
+            .map(|(e, u)| e.as_ref().map(|e| with_prior(figure_residuals(e), u)))
+            .collect())
     };
     let steps = pb.discrete_steps();
     let settings = LmSettings {
@@ -950,7 +1123,10 @@ where
     let mut out = match settings.search_precision_pct {
         Some(coarse) if settings.search_evaluations > 0 => {
             precision.set(Some(coarse));
-            let mut f = &residuals;
+            let mut f = lm::Bounded {
+                all: &residuals,
+                below: &residuals_below,
+            };
             let (u1, _, searched) = lm::compass(&mut f, &u_from, &steps, settings)?;
             precision.set(None);
             // The polish starts from the search's end or, if the fine
@@ -962,14 +1138,24 @@ where
                 search_evaluations: 0,
                 ..settings
             };
-            let mut out = minimise(&residuals, &u1, &steps, polish, progress)?;
+            let bounded = lm::Bounded {
+                all: &residuals,
+                below: &residuals_below,
+            };
+            let mut out = minimise(bounded, &u1, &steps, polish, progress)?;
             // The search's, and the point of the two `better_of` judged
             // that the polish does not start from.
             out.spent += searched;
             out.spent.add(lm::Phase::Polish, 1);
             out
         }
-        _ => minimise(&residuals, &u_from, &steps, settings, progress)?,
+        _ => {
+            let bounded = lm::Bounded {
+                all: &residuals,
+                below: &residuals_below,
+            };
+            minimise(bounded, &u_from, &steps, settings, progress)?
+        }
     };
     out.residuals.truncate(ids.len());
     out.jacobian.truncate(ids.len());
@@ -1342,7 +1528,102 @@ fn at_once<I: Sync, R: Send>(
 }
 #[cfg(test)]
 mod tests {
-    use super::{Claims, ExperimentKey, Objective, Slot, Store};
+    use super::{Bound, Claims, ExperimentKey, FigureRow, Objective, Problem, Slot, Store};
+    use crate::loader::{load_registry, parse_calibration, parse_scenario};
+
+    /// Three short GigE experiments on an rp8400, one figure each.
+    const THREE: &str = r#"[scenario]
+name = "three"
+source = "test"
+[run]
+warmup_ms = 1
+duration_ms = 3
+"#;
+
+    fn experiment(id: &str, direction: &str) -> String {
+        format!(
+            r#"[[experiment]]
+id = "{id}"
+server = "rp8400-seu"
+testbed = "hp-2004-lab"
+cells = 1
+[[experiment.card]]
+adapter = "a9782a"
+slot = "seu-1"
+[[experiment.workload]]
+card = "a9782a"
+function = "gige"
+kind = "netperf-tcp-stream"
+direction = "{direction}"
+[[experiment.figure]]
+id = "t.{id}"
+card = "a9782a"
+function = "gige"
+published = 500
+unit = "Mbit/s"
+source = "test"
+"#
+        )
+    }
+
+    /// A batch under a bound gives a point up once the experiments heard
+    /// (each figure costs 1 here) pass the limit, and runs none of its
+    /// experiments after that; a point the limit does not reach keeps
+    /// every row, as a plain evaluation gives them.
+    #[test]
+    fn a_point_is_given_up_once_the_experiments_heard_pass_the_limit() {
+        let mut reg = load_registry(&[]).expect("bundled models");
+        let spec = parse_calibration(
+            std::path::Path::new("c.toml"),
+            "kind = \"calibration\"\n[[free]]\nparam = \"server.rp8400-seu.cpu_per_packet\"\nunit = \"us\"\nmin = 1\nmax = 20\ninitial = 8\nmeaning = \"CPU per packet\"\n",
+            &mut reg,
+        )
+        .expect("valid calibration");
+        let text = [
+            ("tx", "transmit"),
+            ("rx", "receive"),
+            ("bd", "bidirectional"),
+        ]
+        .iter()
+        .fold(THREE.to_string(), |t, (id, d)| t + &experiment(id, d));
+        let scenarios = [parse_scenario("three.toml".into(), &text, &reg).expect("valid scenario")];
+        let pb = Problem {
+            reg: &reg,
+            scenarios: &scenarios,
+            free: &spec.free,
+            seed: 5,
+            threads: 1,
+            memo: Default::default(),
+        };
+        let x = [8e3];
+        let per_figure = |rows: &[FigureRow]| rows.len() as f64;
+        let below = |limit: f64, base: f64| {
+            let bound = Bound {
+                limit,
+                base: vec![base],
+                cost_of: &per_figure,
+            };
+            pb.rows_by_experiment_below(&[x.to_vec()], None, None, Some(&bound))
+                .expect("runs")
+                .pop()
+                .expect("one point")
+        };
+        // The base alone passes the limit: nothing is run.
+        assert_eq!(below(1.5, 2.0), None);
+        assert_eq!(pb.memo.runs(), 0);
+        // Two figures pass 1.5: the third experiment is not run.
+        assert_eq!(below(1.5, 0.0), None);
+        assert_eq!(pb.memo.runs(), 2);
+        // Three figures do not reach 3.5: the point is kept, its first two
+        // experiments from the memo.
+        let kept = below(3.5, 0.0).expect("kept");
+        assert_eq!(pb.memo.runs(), 3);
+        let plain = pb
+            .rows_by_experiment(&[x.to_vec()], None, None)
+            .expect("runs");
+        assert_eq!(Some(&kept), plain.first());
+        assert_eq!(kept.iter().map(Vec::len).sum::<usize>(), 3);
+    }
 
     /// A problem that claimed experiments and stopped before settling them
     /// (an error, a panic) gives them up, so another waiting for them runs
