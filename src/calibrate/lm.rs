@@ -252,11 +252,17 @@ pub trait Batch {
     fn eval(&mut self, points: &[Vec<f64>]) -> Result<Vec<Vec<f64>>>;
 
     /// The residuals at each of `points`, or None for a point found to have
-    /// a sum of squares of at least `limit` before all its residuals were
-    /// known (the search needs only the points better than where it
-    /// stands). By default every point is evaluated in full.
-    fn eval_below(&mut self, points: &[Vec<f64>], limit: f64) -> Result<Vec<Option<Vec<f64>>>> {
-        let _ = limit;
+    /// a sum of squares of at least `limit`, that of `best` (where the
+    /// search stands, evaluated before), before all its residuals were
+    /// known: the search needs only the points better than `best`. By
+    /// default every point is evaluated in full.
+    fn eval_below(
+        &mut self,
+        points: &[Vec<f64>],
+        best: &[f64],
+        limit: f64,
+    ) -> Result<Vec<Option<Vec<f64>>>> {
+        let _ = (best, limit);
         Ok(self.eval(points)?.into_iter().map(Some).collect())
     }
 }
@@ -274,14 +280,19 @@ pub struct Bounded<A, B> {
 impl<A, B> Batch for Bounded<A, B>
 where
     A: FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>>,
-    B: FnMut(&[Vec<f64>], f64) -> Result<Vec<Option<Vec<f64>>>>,
+    B: FnMut(&[Vec<f64>], &[f64], f64) -> Result<Vec<Option<Vec<f64>>>>,
 {
     fn eval(&mut self, points: &[Vec<f64>]) -> Result<Vec<Vec<f64>>> {
         (self.all)(points)
     }
 
-    fn eval_below(&mut self, points: &[Vec<f64>], limit: f64) -> Result<Vec<Option<Vec<f64>>>> {
-        (self.below)(points, limit)
+    fn eval_below(
+        &mut self,
+        points: &[Vec<f64>],
+        best: &[f64],
+        limit: f64,
+    ) -> Result<Vec<Option<Vec<f64>>>> {
+        (self.below)(points, best, limit)
     }
 }
 
@@ -490,7 +501,7 @@ impl Search {
         // A point costing at least where the search stands is never moved
         // to (the search's cost only falls as it takes the points in
         // order), so its evaluation may stop as soon as that is known.
-        let rs = f.eval_below(&fresh, self.c)?;
+        let rs = f.eval_below(&fresh, &self.u, self.c)?;
         self.spent.add(self.phase, fresh.len() as u32);
         let mut moved = false;
         for (v, rv) in fresh.into_iter().zip(rs) {
@@ -665,7 +676,7 @@ where
             }
             // A try costing at least `c` is refused, so its evaluation may
             // stop as soon as that is known.
-            let tried = f.eval_below(std::slice::from_ref(&un), c)?;
+            let tried = f.eval_below(std::slice::from_ref(&un), &u, c)?;
             evals += 1;
             let Some(rn) = tried.into_iter().next().flatten() else {
                 lambda *= 4.0;
@@ -903,7 +914,7 @@ mod tests {
     #[test]
     fn giving_up_the_points_no_better_than_the_best_changes_no_step() {
         let given_up = std::cell::Cell::new(0);
-        let below = |points: &[Vec<f64>], limit: f64| -> Result<Vec<Option<Vec<f64>>>> {
+        let below = |points: &[Vec<f64>], _: &[f64], limit: f64| -> Result<Vec<Option<Vec<f64>>>> {
             points
                 .iter()
                 .map(|u| {

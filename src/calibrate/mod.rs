@@ -403,10 +403,13 @@ impl Problem<'_> {
                 setup: exps[i].1,
                 cost: {
                     let events = costs.get(&self.root_index(i)).copied().unwrap_or(0);
-                    if tally.is_some() {
-                        u64::MAX - events
-                    } else {
-                        events
+                    match tally {
+                        // Non-negative, so the bits order as the values.
+                        Some(t) => {
+                            let part = t.bound.expected.get(i).copied().unwrap_or(0.0);
+                            (part.max(0.0) / events.max(1) as f64).to_bits()
+                        }
+                        None => events,
                     }
                 },
             })
@@ -683,6 +686,11 @@ pub(crate) struct Bound<'b> {
     pub base: Vec<f64>,
     /// An experiment's part of the cost, from its figure rows.
     pub cost_of: &'b (dyn Fn(&[FigureRow]) -> f64 + Sync),
+    /// Per experiment (this problem's), its part of the cost where the
+    /// search stands: the runs go in the order of this part per event of
+    /// their last run, largest first, so that a point no better is seen to
+    /// be so after few (it changes which runs are made, never a result).
+    pub expected: Vec<f64>,
 }
 
 /// What one batch under a [`Bound`] knows: per point, the cost of the
@@ -1096,24 +1104,33 @@ where
             .map(|r| objective.residual(r.error_pct / 100.0).powi(2))
             .sum()
     };
-    let residuals_below = |us: &[Vec<f64>], limit: f64| -> Result<Vec<Option<Vec<f64>>>> {
-        let bound = Bound {
-            limit,
-            base: us
+    let residuals_below =
+        |us: &[Vec<f64>], best: &[f64], limit: f64| -> Result<Vec<Option<Vec<f64>>>> {
+            // Where the search stands was evaluated before: its rows come from
+            // the memo.
+            let at_best =
+                pb.rows_by_experiment(&[pb.unscale(best)], precision.get(), Some(&trained))?;
+            let bound = Bound {
+                expected: at_best
+                    .first()
+                    .map(|e| e.iter().map(|rows| experiment_cost(rows)).collect())
+                    .unwrap_or_default(),
+                limit,
+                base: us
+                    .iter()
+                    .map(|u| with_prior(Vec::new(), u).iter().map(|r| r * r).sum())
+                    .collect(),
+                cost_of: &experiment_cost,
+            };
+            let xs: Vec<Vec<f64>> = us.iter().map(|u| pb.unscale(u)).collect();
+            let all =
+                pb.rows_by_experiment_below(&xs, precision.get(), Some(&trained), Some(&bound))?;
+            Ok(all
                 .iter()
-                .map(|u| with_prior(Vec::new(), u).iter().map(|r| r * r).sum())
-                .collect(),
-            cost_of: &experiment_cost,
+                .zip(us)
+                .map(|(e, u)| e.as_ref().map(|e| with_prior(figure_residuals(e), u)))
+                .collect())
         };
-        let xs: Vec<Vec<f64>> = us.iter().map(|u| pb.unscale(u)).collect();
-        let all =
-            pb.rows_by_experiment_below(&xs, precision.get(), Some(&trained), Some(&bound))?;
-        Ok(all
-            .iter()
-            .zip(us)
-            .map(|(e, u)| e.as_ref().map(|e| with_prior(figure_residuals(e), u)))
-            .collect())
-    };
     let steps = pb.discrete_steps();
     let settings = LmSettings {
         global: settings.global && from.is_none(),
@@ -1602,6 +1619,7 @@ source = "test"
                 limit,
                 base: vec![base],
                 cost_of: &per_figure,
+                expected: Vec::new(),
             };
             pb.rows_by_experiment_below(&[x.to_vec()], None, None, Some(&bound))
                 .expect("runs")
