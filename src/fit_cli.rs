@@ -89,6 +89,7 @@ fn settings_of(spec: &CalibrationSpec) -> LmSettings {
         step: spec.difference_step,
         search_evaluations: spec.search_evaluations,
         search_precision_pct: spec.search_precision_pct,
+        tolerance: spec.polish_tolerance_pct / 100.0,
         pair_moves: spec.pair_moves,
         fine_scans: spec.fine_scans,
         ..LmSettings::default()

@@ -376,6 +376,16 @@ fn a_search_precision_outside_its_range_is_located() {
 }
 
 #[test]
+fn a_polish_tolerance_outside_its_range_is_located() {
+    expect_calibration_error_at(
+        "[[free]]",
+        "[calibration]\npolish_tolerance_pct = 80\n\n[[free]]",
+        "calibration.polish_tolerance_pct",
+        "polish_tolerance_pct",
+    );
+}
+
+#[test]
 fn a_search_switch_that_is_not_a_boolean_is_located() {
     for key in ["pair_moves", "fine_scans"] {
         expect_calibration_error_at(

@@ -31,6 +31,7 @@ struct RawSettings {
     difference_step: Option<Spanned<f64>>,
     search_evaluations: Option<Spanned<f64>>,
     search_precision_pct: Option<Spanned<f64>>,
+    polish_tolerance_pct: Option<Spanned<f64>>,
     prior_weight: Option<Spanned<f64>>,
     robust_above_pct: Option<Spanned<f64>>,
     pair_moves: Option<bool>,
@@ -65,6 +66,7 @@ const CALIBRATION: Shape = Table(&[
             ("difference_step", Any),
             ("search_evaluations", Any),
             ("search_precision_pct", Any),
+            ("polish_tolerance_pct", Any),
             ("prior_weight", Any),
             ("robust_above_pct", Any),
             ("pair_moves", Any),
@@ -237,6 +239,7 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         .search_precision_pct
         .as_ref()
         .map(|p| setting(Some(p), &SEARCH_PRECISION_PCT));
+    let polish_tolerance_pct = setting(c.polish_tolerance_pct.as_ref(), &POLISH_TOLERANCE_PCT);
     let prior_weight = setting(c.prior_weight.as_ref(), &PRIOR_WEIGHT);
     let robust_above_pct = setting(c.robust_above_pct.as_ref(), &ROBUST_ABOVE_PCT);
     if raw.free.get_ref().is_empty() {
@@ -259,6 +262,7 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         difference_step,
         search_evaluations,
         search_precision_pct,
+        polish_tolerance_pct,
         prior_weight,
         robust_above_pct,
         pair_moves: c.pair_moves.unwrap_or(true),
@@ -556,6 +560,13 @@ const SEARCH_PRECISION_PCT: SettingRule = rule(
     50.0,
     0.0,
     " (percent: the 95% interval of every throughput during the search)",
+);
+const POLISH_TOLERANCE_PCT: SettingRule = rule(
+    "calibration.polish_tolerance_pct",
+    0.0,
+    50.0,
+    0.01,
+    " (percent: the polish stops once a step lowers the objective by less)",
 );
 const PRIOR_WEIGHT: SettingRule = rule(
     "calibration.prior_weight",

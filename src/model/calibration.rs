@@ -50,6 +50,9 @@ pub struct CalibrationSpec {
     /// Precision (percent) of every run during the search (None: the
     /// scenarios' own); the polish and the report use the scenarios' own.
     pub search_precision_pct: Option<f64>,
+    /// The Levenberg-Marquardt polish stops once a step lowers the
+    /// objective by less than this percent of it (0.01 when absent).
+    pub polish_tolerance_pct: f64,
     /// Weight of the pull towards the initial values: moving a parameter across
     /// its whole range costs as much as this relative error on one figure.
     pub prior_weight: f64,
