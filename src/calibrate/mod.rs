@@ -262,10 +262,10 @@ impl Problem<'_> {
     /// [`Problem::rows_by_experiment`], giving up (None) each point whose
     /// experiments known so far (from the memo, then as each run ends) add
     /// up to `bound`'s limit: its experiments not yet started are not run.
-    /// Which runs a given-up point had depends on the order runs end in;
-    /// the points not given up, and which are, do not (a point is given up
-    /// only if all its experiments together cost at least the limit, and
-    /// one that does may or may not be).
+    /// A point is given up only if it costs at least the limit; one that
+    /// does may be given up or not, and which runs a given-up point had,
+    /// depending on the order runs end in. So which of the points cost less
+    /// than the limit, and their rows, do not depend on it.
     fn rows_by_experiment_below(
         &self,
         xs: &[Vec<f64>],
@@ -1546,42 +1546,7 @@ fn at_once<I: Sync, R: Send>(
 #[cfg(test)]
 mod tests {
     use super::{Bound, Claims, ExperimentKey, FigureRow, Objective, Problem, Slot, Store};
-    use crate::loader::{load_registry, parse_calibration, parse_scenario};
-
-    /// Three short GigE experiments on an rp8400, one figure each.
-    const THREE: &str = r#"[scenario]
-name = "three"
-source = "test"
-[run]
-warmup_ms = 1
-duration_ms = 3
-"#;
-
-    fn experiment(id: &str, direction: &str) -> String {
-        format!(
-            r#"[[experiment]]
-id = "{id}"
-server = "rp8400-seu"
-testbed = "hp-2004-lab"
-cells = 1
-[[experiment.card]]
-adapter = "a9782a"
-slot = "seu-1"
-[[experiment.workload]]
-card = "a9782a"
-function = "gige"
-kind = "netperf-tcp-stream"
-direction = "{direction}"
-[[experiment.figure]]
-id = "t.{id}"
-card = "a9782a"
-function = "gige"
-published = 500
-unit = "Mbit/s"
-source = "test"
-"#
-        )
-    }
+    use crate::loader::{load_bundled_calibration, load_bundled_scenarios, load_registry};
 
     /// A batch under a bound gives a point up once the experiments heard
     /// (each figure costs 1 here) pass the limit, and runs none of its
@@ -1590,20 +1555,18 @@ source = "test"
     #[test]
     fn a_point_is_given_up_once_the_experiments_heard_pass_the_limit() {
         let mut reg = load_registry(&[]).expect("bundled models");
-        let spec = parse_calibration(
-            std::path::Path::new("c.toml"),
-            "kind = \"calibration\"\n[[free]]\nparam = \"server.rp8400-seu.cpu_per_packet\"\nunit = \"us\"\nmin = 1\nmax = 20\ninitial = 8\nmeaning = \"CPU per packet\"\n",
-            &mut reg,
-        )
-        .expect("valid calibration");
-        let text = [
-            ("tx", "transmit"),
-            ("rx", "receive"),
-            ("bd", "bidirectional"),
-        ]
-        .iter()
-        .fold(THREE.to_string(), |t, (id, d)| t + &experiment(id, d));
-        let scenarios = [parse_scenario("three.toml".into(), &text, &reg).expect("valid scenario")];
+        let spec = load_bundled_calibration(&mut reg).expect("bundled calibration");
+        let scenarios: Vec<_> = load_bundled_scenarios(&reg)
+            .expect("bundled scenarios")
+            .into_iter()
+            .filter(|sc| sc.name == "hp2g-fig2-gige-receive")
+            .collect();
+        let figures: Vec<f64> = scenarios[0]
+            .experiments
+            .iter()
+            .map(|e| e.figures.len() as f64)
+            .collect();
+        assert!(figures.len() > 2 && figures.iter().all(|&n| n >= 1.0));
         let pb = Problem {
             reg: &reg,
             scenarios: &scenarios,
@@ -1612,7 +1575,9 @@ source = "test"
             threads: 1,
             memo: Default::default(),
         };
-        let x = [8e3];
+        let x: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
+        // Runs to 50%: each stops at its floor.
+        let coarse = Some(50.0);
         let per_figure = |rows: &[FigureRow]| rows.len() as f64;
         let below = |limit: f64, base: f64| {
             let bound = Bound {
@@ -1621,26 +1586,28 @@ source = "test"
                 cost_of: &per_figure,
                 expected: Vec::new(),
             };
-            pb.rows_by_experiment_below(&[x.to_vec()], None, None, Some(&bound))
+            pb.rows_by_experiment_below(std::slice::from_ref(&x), coarse, None, Some(&bound))
                 .expect("runs")
                 .pop()
                 .expect("one point")
         };
         // The base alone passes the limit: nothing is run.
-        assert_eq!(below(1.5, 2.0), None);
+        assert_eq!(below(0.5, 1.0), None);
         assert_eq!(pb.memo.runs(), 0);
-        // Two figures pass 1.5: the third experiment is not run.
-        assert_eq!(below(1.5, 0.0), None);
+        // The first two experiments pass it: the others are not run (one
+        // thread, the experiments in file order).
+        assert_eq!(below(figures[0] + 0.5, 0.0), None);
         assert_eq!(pb.memo.runs(), 2);
-        // Three figures do not reach 3.5: the point is kept, its first two
-        // experiments from the memo.
-        let kept = below(3.5, 0.0).expect("kept");
-        assert_eq!(pb.memo.runs(), 3);
+        // Every figure does not reach the limit: the point is kept, its
+        // first two experiments from the memo.
+        let all: f64 = figures.iter().sum();
+        let kept = below(all + 0.5, 0.0).expect("kept");
+        assert_eq!(pb.memo.runs(), figures.len());
         let plain = pb
-            .rows_by_experiment(&[x.to_vec()], None, None)
+            .rows_by_experiment(std::slice::from_ref(&x), coarse, None)
             .expect("runs");
         assert_eq!(Some(&kept), plain.first());
-        assert_eq!(kept.iter().map(Vec::len).sum::<usize>(), 3);
+        assert_eq!(kept.iter().map(Vec::len).sum::<usize>() as f64, all);
     }
 
     /// A problem that claimed experiments and stopped before settling them
