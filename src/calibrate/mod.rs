@@ -419,6 +419,7 @@ impl Problem<'_> {
             todo,
             regs: &regs,
             exps,
+            rows: std::sync::Mutex::new(vec![None; todo.len()]),
         };
         let (results, simulated) =
             run_experiments_cut(&jobs, self.seed, self.pool(), precision_pct, &wanted)?;
@@ -432,17 +433,12 @@ impl Problem<'_> {
             .events
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        Ok(todo
-            .iter()
-            .zip(&results)
-            .map(|(&(j, i), r)| {
-                r.as_ref().map(|r| {
-                    events.insert(self.root_index(i), r.events);
-                    let (sc, e) = exps[i];
-                    experiment_rows(&regs[&j], sc, e, r)
-                })
-            })
-            .collect())
+        for (&(_, i), r) in todo.iter().zip(&results) {
+            if let Some(r) = r {
+                events.insert(self.root_index(i), r.events);
+            }
+        }
+        Ok(wanted.rows.into_inner().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The pool every problem sharing this one's memo simulates in: the
@@ -742,12 +738,15 @@ impl<'b> Tally<'b> {
     }
 }
 
-/// The jobs of one [`Problem::simulate`] as a [`Tally`] sees them.
+/// The jobs of one [`Problem::simulate`]: each one's figure rows as its run
+/// ends, told to the [`Tally`] if there is one.
 struct TallyRuns<'a, 'b> {
     tally: Option<&'a Tally<'b>>,
     todo: &'a [(usize, usize)],
     regs: &'a HashMap<usize, Registry>,
     exps: &'a [(&'a Scenario, &'a crate::model::Experiment)],
+    /// Per job, its figure rows once run.
+    rows: std::sync::Mutex<Vec<Option<Vec<FigureRow>>>>,
 }
 
 impl Wanted for TallyRuns<'_, '_> {
@@ -759,9 +758,21 @@ impl Wanted for TallyRuns<'_, '_> {
     }
 
     fn heard(&self, t: usize, result: &crate::sim::ExperimentResult) {
-        if let (Some(tally), Some(&(j, i))) = (self.tally, self.todo.get(t)) {
-            let (sc, e) = self.exps[i];
-            tally.count(j, i, &experiment_rows(&self.regs[&j], sc, e, result));
+        let Some(&(j, i)) = self.todo.get(t) else {
+            return;
+        };
+        let (sc, e) = self.exps[i];
+        let rows = experiment_rows(&self.regs[&j], sc, e, result);
+        if let Some(tally) = self.tally {
+            tally.count(j, i, &rows);
+        }
+        if let Some(slot) = self
+            .rows
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(t)
+        {
+            *slot = Some(rows);
         }
     }
 }
