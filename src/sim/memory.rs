@@ -9,12 +9,12 @@
 //! A server without `memory_bandwidth` has no such node: DMA sees latency
 //! only and no memory utilisation is reported.
 
-use crate::units::{BytesPerSec, Picos};
+use crate::units::{BytesPerSec, MoveRate, Picos};
 
 /// The memory's bandwidth, served first come, first served.
 #[derive(Debug, Clone)]
 pub struct MemoryNode {
-    rate: Option<BytesPerSec>,
+    rate: Option<MoveRate>,
     /// When the memory has served everything booked so far.
     free_at: Picos,
     /// Service booked since the last reset.
@@ -25,7 +25,7 @@ impl MemoryNode {
     /// A node of `rate` (none: not modelled).
     pub fn new(rate: Option<BytesPerSec>) -> MemoryNode {
         MemoryNode {
-            rate,
+            rate: rate.map(MoveRate::new),
             free_at: Picos(0),
             busy: Picos(0),
         }
@@ -37,7 +37,7 @@ impl MemoryNode {
         let Some(rate) = self.rate else {
             return now;
         };
-        let t = Picos::to_move(bytes, rate);
+        let t = rate.time(bytes);
         self.free_at = self.free_at.max(now) + t;
         self.busy += t;
         self.free_at

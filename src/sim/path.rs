@@ -59,7 +59,7 @@ use super::meter::BusyMeter;
 use super::platform::Platform;
 use super::Ev;
 use crate::engine::{RngStream, Scheduler};
-use crate::units::{BytesPerSec, Picos};
+use crate::units::{MoveRate, Picos};
 
 /// Bytes of one register read (a 64-bit register).
 pub const PIO_BYTES: u64 = 8;
@@ -151,6 +151,8 @@ pub struct RopeDir {
 pub struct Rope {
     /// Rate and latency.
     pub cfg: PathCfg,
+    /// `cfg.rope_rate`, worked out for the hot path.
+    moves: MoveRate,
     /// Up (0) and down (1).
     pub dirs: [RopeDir; 2],
     /// Payload bytes carried up since the last reset.
@@ -163,6 +165,7 @@ impl Rope {
     /// Idle ropes.
     pub fn new(cfg: PathCfg) -> Rope {
         Rope {
+            moves: MoveRate::new(cfg.rope_rate),
             cfg,
             dirs: [RopeDir::default(), RopeDir::default()],
             up_bytes: 0,
@@ -178,6 +181,9 @@ impl Rope {
 pub struct Controller {
     /// Rate and header.
     pub cfg: super::config::ControllerCfg,
+    /// `cfg.rate` and `cfg.rate_both_ways`, worked out for the hot path.
+    moves: MoveRate,
+    moves_both_ways: Option<MoveRate>,
     /// Per direction: waiting packets, the one crossing, busy time.
     pub dirs: [CtrlDir; 2],
     /// Where the link's capacity both ways together (if it has one) is
@@ -202,6 +208,8 @@ impl Controller {
     /// An idle link.
     pub fn new(cfg: super::config::ControllerCfg) -> Controller {
         Controller {
+            moves: MoveRate::new(cfg.rate),
+            moves_both_ways: cfg.rate_both_ways.map(MoveRate::new),
             cfg,
             dirs: [CtrlDir::default(), CtrlDir::default()],
             both_ways_free: Picos(0),
@@ -233,7 +241,7 @@ impl RopeItem {
 #[derive(Debug, Clone, Copy)]
 pub struct Stage {
     /// Bytes per second.
-    pub rate: BytesPerSec,
+    pub rate: MoveRate,
     /// Header bytes per packet.
     pub overhead: u64,
 }
@@ -241,7 +249,7 @@ pub struct Stage {
 impl Stage {
     /// Time to move `bytes` of payload and the header.
     fn time(&self, bytes: u64) -> Picos {
-        Picos::to_move(bytes + self.overhead, self.rate)
+        self.rate.time(bytes + self.overhead)
     }
 }
 
@@ -307,7 +315,7 @@ impl Platform {
         }
         let now = s.now();
         let r = &mut self.ropes[b];
-        let rate = r.cfg.rope_rate;
+        let rate = r.moves;
         let overhead = r.cfg.rope_overhead;
         let dir = &mut r.dirs[d];
         if dir.current.is_some() {
@@ -318,7 +326,7 @@ impl Platform {
             return;
         };
         let payload = item.payload();
-        let whole = Picos::to_move(payload + overhead, rate);
+        let whole = rate.time(payload + overhead);
         // Behind a cut-through bridge a posted write streams from the bus:
         // the ropes, idle since `idle_since`, may have started on it once
         // its first line was in the bridge, and finish it no earlier than
@@ -329,7 +337,7 @@ impl Platform {
                 if self.buses[b].bridge.posted_writes_cut_through =>
             {
                 let start = head.max(idle).min(now);
-                let tail = Picos::to_move(bytes.min(self.cfg.memory.line) + overhead, rate);
+                let tail = rate.time(bytes.min(self.cfg.memory.line) + overhead);
                 (start, (start + whole).max(now + tail))
             }
             _ => (now, now + whole),
@@ -340,11 +348,11 @@ impl Platform {
         s.schedule_at(end, Ev::RopeDone(b, d));
         // Going up into a controller: cut-through (see the module doc).
         if let (0, Some(c)) = (d, self.cfg.buses[b].controller) {
-            let ctrl = &self.ctrls[c].cfg;
+            let ctrl = &self.ctrls[c];
             let first = Stage { rate, overhead };
             let second = Stage {
-                rate: ctrl.rate,
-                overhead: ctrl.overhead,
+                rate: ctrl.moves,
+                overhead: ctrl.cfg.overhead,
             };
             let line = self.cfg.memory.line;
             let at = handoff_time(start, end, payload, line, first, second).max(now);
@@ -471,7 +479,7 @@ impl Platform {
 
     fn ctrl_start(&mut self, c: usize, d: usize, s: &mut Scheduler<Ev>) {
         let ctrl = &mut self.ctrls[c];
-        let (rate, overhead) = (ctrl.cfg.rate, ctrl.cfg.overhead);
+        let (rate, overhead) = (ctrl.moves, ctrl.cfg.overhead);
         let dir = &mut ctrl.dirs[d];
         if dir.current.is_some() {
             return;
@@ -484,13 +492,13 @@ impl Platform {
         let now = s.now();
         dir.meter.start(now);
         let bytes = item.payload() + overhead;
-        let mut end = now + Picos::to_move(bytes, rate);
+        let mut end = now + rate.time(bytes);
         // A link whose two directions share one capacity: the packet also
         // books its bytes' time at that rate, after what either direction
         // booked before it.
-        if let Some(both) = ctrl.cfg.rate_both_ways {
+        if let Some(both) = ctrl.moves_both_ways {
             let from = ctrl.both_ways_free.max(now);
-            ctrl.both_ways_free = from + Picos::to_move(bytes, both);
+            ctrl.both_ways_free = from + both.time(bytes);
             end = end.max(ctrl.both_ways_free);
         }
         s.schedule_at(end, Ev::CtrlDone(c, d));
@@ -501,12 +509,12 @@ impl Platform {
         }
         // Going down onto the ropes: cut-through (see the module doc).
         if d == 1 {
-            let rope = &self.ropes[b].cfg;
+            let rope = &self.ropes[b];
             let (now, end) = (s.now(), s.now() + t);
             let first = Stage { rate, overhead };
             let second = Stage {
-                rate: rope.rope_rate,
-                overhead: rope.rope_overhead,
+                rate: rope.moves,
+                overhead: rope.cfg.rope_overhead,
             };
             let line = self.cfg.memory.line;
             let at = handoff_time(now, end, item.payload(), line, first, second);
@@ -587,7 +595,7 @@ mod tests {
     #[test]
     fn a_packet_is_handed_on_to_finish_one_line_after_the_first_stage() {
         let stage = |mb_s: f64| Stage {
-            rate: BytesPerSec(mb_s * 1e6),
+            rate: MoveRate::new(crate::units::BytesPerSec(mb_s * 1e6)),
             overhead: 8,
         };
         let (rope, link) = (stage(500.0), stage(1000.0));

@@ -7,7 +7,7 @@ use super::meter::BusyMeter;
 use super::platform::Ctx;
 use super::{Ev, System};
 use crate::engine::Scheduler;
-use crate::units::{BytesPerSec, Picos};
+use crate::units::{BytesPerSec, MoveRate, Picos};
 
 /// What a frame carries (the upper layer's unit: a TCP segment or ACK, an
 /// FCP information unit).
@@ -60,6 +60,8 @@ pub enum Way {
 pub struct Wire {
     /// Wire bytes per second.
     pub rate: BytesPerSec,
+    /// `rate`, worked out for the hot path.
+    moves: MoveRate,
     current: Option<Frame>,
     /// Busy time.
     pub meter: BusyMeter,
@@ -70,6 +72,7 @@ impl Wire {
     pub fn new(rate: BytesPerSec) -> Wire {
         Wire {
             rate,
+            moves: MoveRate::new(rate),
             current: None,
             meter: BusyMeter::default(),
         }
@@ -84,7 +87,7 @@ impl Wire {
     pub fn start(&mut self, frame: Frame, now: Picos) -> Picos {
         self.current = Some(frame);
         self.meter.start(now);
-        Picos::to_move(frame.wire_bytes, self.rate)
+        self.moves.time(frame.wire_bytes)
     }
 }
 
