@@ -58,9 +58,7 @@ pub enum Way {
 /// One direction of a link.
 #[derive(Debug)]
 pub struct Wire {
-    /// Wire bytes per second.
-    pub rate: BytesPerSec,
-    /// `rate`, worked out for the hot path.
+    /// Wire bytes per second, worked out for the hot path.
     moves: MoveRate,
     current: Option<Frame>,
     /// Busy time.
@@ -71,7 +69,6 @@ impl Wire {
     /// An idle wire.
     pub fn new(rate: BytesPerSec) -> Wire {
         Wire {
-            rate,
             moves: MoveRate::new(rate),
             current: None,
             meter: BusyMeter::default(),
