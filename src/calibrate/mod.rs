@@ -1148,42 +1148,31 @@ where
         ..settings
     };
     let u_from = from.map_or_else(|| u0.clone(), |f| pb.scale(f));
+    let mut f = lm::Bounded {
+        all: &residuals,
+        below: &residuals_below,
+    };
     let mut out = match settings.search_precision_pct {
         Some(coarse) if settings.search_evaluations > 0 => {
             precision.set(Some(coarse));
-            let mut f = lm::Bounded {
-                all: &residuals,
-                below: &residuals_below,
-            };
             let (u1, _, searched) = lm::compass(&mut f, &u_from, &steps, settings)?;
             precision.set(None);
             // The polish starts from the search's end or, if the fine
             // precision finds it worse, from the search's start (one
             // evaluation at the fine precision more).
-            let mut f = &residuals;
             let u1 = lm::better_of(&mut f, u1, &u_from)?;
             let polish = LmSettings {
                 search_evaluations: 0,
                 ..settings
             };
-            let bounded = lm::Bounded {
-                all: &residuals,
-                below: &residuals_below,
-            };
-            let mut out = minimise(bounded, &u1, &steps, polish, progress)?;
+            let mut out = minimise(f, &u1, &steps, polish, progress)?;
             // The search's, and the point of the two `better_of` judged
             // that the polish does not start from.
             out.spent += searched;
             out.spent.add(lm::Phase::Polish, 1);
             out
         }
-        _ => {
-            let bounded = lm::Bounded {
-                all: &residuals,
-                below: &residuals_below,
-            };
-            minimise(bounded, &u_from, &steps, settings, progress)?
-        }
+        _ => minimise(f, &u_from, &steps, settings, progress)?,
     };
     out.residuals.truncate(ids.len());
     out.jacobian.truncate(ids.len());
