@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::model::{Registry, RunSpec, Scenario};
 use crate::sim::config::{assemble, SystemCfg};
-use crate::sim::{simulate_assembled, ExperimentResult};
+use crate::sim::{simulate_assembled, ExperimentResult, Watch};
 
 /// One published figure beside its prediction.
 #[derive(Debug, Clone, PartialEq)]
@@ -372,6 +372,11 @@ pub fn run_experiments_cut(
         .iter()
         .map(|j| experiment_seed(seed, j.setup))
         .collect();
+    let watches: Vec<Watch> = jobs
+        .iter()
+        .zip(&cfgs)
+        .map(|(j, cfg)| figure_watch(j.reg, j.experiment, cfg))
+        .collect();
     // Per job, the first job with its seed, system and run settings: the one
     // simulated. The whole system, not `SystemCfg::fingerprint` (what the
     // calibration compares): two systems with one fingerprint simulate the
@@ -383,8 +388,13 @@ pub fn run_experiments_cut(
         .iter()
         .zip(&runs)
         .zip(&seeds)
+        .zip(&watches)
         .enumerate()
-        .map(|(i, ((cfg, run), &s))| *first.entry((s, format!("{cfg:?}\n{run:?}"))).or_insert(i))
+        .map(|(i, (((cfg, run), &s), watch))| {
+            *first
+                .entry((s, format!("{cfg:?}\n{run:?}\n{watch:?}")))
+                .or_insert(i)
+        })
         .collect();
     let mut order: Vec<usize> = (0..jobs.len()).filter(|&i| same_as[i] == i).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].cost));
@@ -399,7 +409,13 @@ pub fn run_experiments_cut(
             return Ok(None);
         }
         check_deadline()?;
-        let mut out = simulate_assembled(cfgs[i].clone(), j.experiment, &runs[i], seeds[i]);
+        let mut out = simulate_assembled(
+            cfgs[i].clone(),
+            j.experiment,
+            &runs[i],
+            &watches[i],
+            seeds[i],
+        );
         // The run stands for every job that shares it: name them all.
         if let Err(crate::Error::EventLimit { shared, .. }) = &mut out {
             let others: Vec<String> = sharing(i)
@@ -524,6 +540,40 @@ fn in_unit(t: crate::units::BytesPerSec, result: &ExperimentResult, unit: &str) 
     }
 }
 
+/// The functions (indices among `labels`, the system's functions in order)
+/// whose throughput, both ways added, is figure `fig`'s quantity; None for a
+/// figure of the CPUs (scope `Cpu`, or unit `%`). `fn_label` is the
+/// `card.function` label of the figure's card and function, `fname` the
+/// function's name.
+fn figure_functions(
+    labels: &[&str],
+    fig: &crate::model::FigureSpec,
+    fn_label: &str,
+    fname: &str,
+) -> Option<Vec<usize>> {
+    use crate::model::FigureScope;
+    let which = |keep: &dyn Fn(&str) -> bool| -> Vec<usize> {
+        (0..labels.len()).filter(|&i| keep(labels[i])).collect()
+    };
+    match fig.scope {
+        FigureScope::Cpu => None,
+        _ if fig.unit == "%" => None,
+        // The first function of that label, as `predicted` reads it.
+        FigureScope::Function => Some(
+            labels
+                .iter()
+                .position(|l| *l == fn_label)
+                .into_iter()
+                .collect(),
+        ),
+        FigureScope::AllCards => {
+            let suffix = format!(".{fname}");
+            Some(which(&|l: &str| l.ends_with(&suffix)))
+        }
+        FigureScope::AllFunctions => Some(which(&|_: &str| true)),
+    }
+}
+
 /// The model's value of a figure of any scope: its function's throughput,
 /// the sum of that function over every card, the sum of every function,
 /// or the whole machine's CPU utilisation in percent.
@@ -533,25 +583,50 @@ pub fn predicted_figure(
     fn_label: &str,
     fname: &str,
 ) -> f64 {
-    use crate::model::FigureScope;
-    let sum = |keep: &dyn Fn(&str) -> bool| {
-        let t: f64 = result
-            .functions
-            .iter()
-            .filter(|f| keep(&f.label))
-            .map(|f| f.total().0)
-            .sum();
-        in_unit(crate::units::BytesPerSec(t), result, &fig.unit)
-    };
-    match fig.scope {
-        FigureScope::Function => predicted(result, fn_label, &fig.unit),
-        FigureScope::AllCards => {
-            let suffix = format!(".{fname}");
-            sum(&|l: &str| l.ends_with(&suffix))
+    let labels: Vec<&str> = result.functions.iter().map(|f| f.label.as_str()).collect();
+    match figure_functions(&labels, fig, fn_label, fname) {
+        None => result.cpu_util * 100.0,
+        Some(fs) if fs.is_empty() && fig.scope == crate::model::FigureScope::Function => f64::NAN,
+        Some(fs) => {
+            let t: f64 = fs.iter().map(|&i| result.functions[i].total().0).sum();
+            in_unit(crate::units::BytesPerSec(t), result, &fig.unit)
         }
-        FigureScope::AllFunctions => sum(&|_: &str| true),
-        FigureScope::Cpu => result.cpu_util * 100.0,
     }
+}
+
+/// What a run of experiment `e` (assembled into `cfg`) must know to its
+/// precision: the throughputs its published figures read (each figure's
+/// functions, both ways added), or, for an experiment with no figure of a
+/// throughput, every function's throughput each way (what `iosim run`
+/// reports of it). A figure of the CPUs is not watched, as no throughput's
+/// interval ever watched one.
+pub fn figure_watch(reg: &Registry, e: &crate::model::Experiment, cfg: &SystemCfg) -> Watch {
+    let labels: Vec<&str> = cfg.functions.iter().map(|f| f.label.as_str()).collect();
+    let mut sums: Vec<Vec<usize>> = Vec::new();
+    for fig in &e.figures {
+        let (card_label, adapter, _) = &e.cards[fig.card];
+        let fname = function_name(reg, adapter, fig.function);
+        let fn_label = format!("{card_label}.{fname}");
+        if let Some(fs) = figure_functions(&labels, fig, &fn_label, &fname) {
+            if !fs.is_empty() && !sums.contains(&fs) {
+                sums.push(fs);
+            }
+        }
+    }
+    if sums.is_empty() {
+        Watch::EachWay
+    } else {
+        Watch::Only(sums)
+    }
+}
+
+/// The name of function `index` of adapter `adapter` (empty if unknown).
+fn function_name(reg: &Registry, adapter: &str, index: usize) -> String {
+    reg.adapters
+        .get(adapter)
+        .and_then(|a| a.functions.get(index))
+        .map(|f| f.name.clone())
+        .unwrap_or_default()
 }
 
 /// Figure rows of one scenario given its results (in experiment order).
@@ -574,12 +649,7 @@ pub fn experiment_rows(
         .iter()
         .map(|fig| {
             let (card_label, adapter, _) = &e.cards[fig.card];
-            let fname = reg
-                .adapters
-                .get(adapter)
-                .and_then(|a| a.functions.get(fig.function))
-                .map(|f| f.name.clone())
-                .unwrap_or_default();
+            let fname = function_name(reg, adapter, fig.function);
             let p = predicted_figure(r, fig, &format!("{card_label}.{fname}"), &fname);
             FigureRow {
                 id: fig.id.clone(),
@@ -712,6 +782,33 @@ mod tests {
             setup: e,
             cost: 0,
         }
+    }
+
+    #[test]
+    fn a_run_watches_the_throughputs_its_figures_read() {
+        let reg = crate::loader::load_registry(&[]).unwrap();
+        let all = crate::loader::load_bundled_scenarios(&reg).unwrap();
+        let watch = |scenario: &str, id: &str| {
+            let sc = all.iter().find(|s| s.name == scenario).unwrap();
+            let e = experiment(sc, id);
+            let cfg = assemble(&reg, &e).unwrap();
+            let labels: Vec<String> = cfg.functions.iter().map(|f| f.label.clone()).collect();
+            (figure_watch(&reg, &e, &cfg), labels)
+        };
+        // One function's figure: that function, both ways added (the FC
+        // port beside it is not watched).
+        let (w, labels) = watch("hp2g-fig4-gige-bidirectional", "gige-bd+fc-bd.pcix.c1");
+        let gige = labels.iter().position(|l| l.ends_with(".gige")).unwrap();
+        assert_eq!(labels.len(), 2);
+        assert_eq!(w, Watch::Only(vec![vec![gige]]));
+        // The four cards' aggregate, once, whatever the CPU figure beside it
+        // (a CPU figure is not watched).
+        let (w, labels) = watch("atm-atm155-n4000", "atm155.out.mtu9218");
+        assert_eq!(labels.len(), 4);
+        assert_eq!(w, Watch::Only(vec![vec![0, 1, 2, 3]]));
+        // No figure: every function each way, as `iosim run` reports it.
+        let (w, _) = watch("smoke-n4000", "dma-read.twin-turbo+turbo");
+        assert_eq!(w, Watch::EachWay);
     }
 
     #[test]

@@ -335,11 +335,26 @@ const CHECK_GROWTH: (u64, u64) = (5, 4);
 /// Per function, (out, in) payload bytes since the last reset.
 type Delivered = Vec<(u64, u64)>;
 
+/// What a precision-driven run must know to its precision: the throughputs
+/// whose 95% intervals decide when it stops (see [`RunSpec`]), and whose
+/// widest interval its result reports.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Watch {
+    /// Every function's throughput each way (what `iosim run` reports of an
+    /// experiment without published figures).
+    #[default]
+    EachWay,
+    /// These throughputs alone: what the experiment's published figures
+    /// read (see `validate::figure_watch`). Each is the throughput of some
+    /// functions (indices among the system's functions), both ways, added.
+    Only(Vec<Vec<usize>>),
+}
+
 /// The series of every function's throughput in each direction, in
-/// sub-batches of `batch_ms`, and the widest relative 95% interval of their
-/// batch means, over [`BATCHES`] batches of equal length (sub-batches
-/// merged), so that a batch spans many cycles of any periodic pattern as the
-/// window grows.
+/// sub-batches of `batch_ms`, and the widest relative 95% interval of the
+/// batch means of the watched throughputs, over [`BATCHES`] batches of equal
+/// length (sub-batches merged), so that a batch spans many cycles of any
+/// periodic pattern as the window grows.
 #[derive(Debug, Default)]
 struct Batches {
     /// Per metric (function and direction): bytes moved in each batch.
@@ -360,31 +375,55 @@ impl Batches {
         self.last = now;
     }
 
-    /// The worst relative half-width in percent (0 with no moving metric;
-    /// infinite with fewer than two batches).
-    fn worst_ci95_pct(&self) -> f64 {
-        self.series
-            .iter()
-            .map(|xs| {
-                let per = (xs.len() / BATCHES).max(1);
-                let means: Vec<f64> = xs.chunks(per).map(|c| c.iter().sum::<f64>()).collect();
-                // A short last batch would weigh as much as a whole one.
-                let whole = if means.len() > 1 && xs.len() % per != 0 {
-                    &means[..means.len() - 1]
-                } else {
-                    &means[..]
-                };
-                crate::stats::mean_ci95(whole)
-            })
-            .filter(|(mean, _)| *mean > 0.0)
-            .map(|(mean, half)| {
-                if half.is_nan() {
-                    f64::INFINITY
-                } else {
-                    100.0 * half / mean
-                }
-            })
-            .fold(0.0, f64::max)
+    /// The worst relative half-width in percent of the throughputs `watch`
+    /// names (0 with no moving one; infinite with fewer than two batches).
+    fn worst_ci95_pct(&self, watch: &Watch) -> f64 {
+        match watch {
+            Watch::EachWay => self
+                .series
+                .iter()
+                .map(|xs| relative_ci95_pct(xs))
+                .fold(0.0, f64::max),
+            Watch::Only(sums) => sums
+                .iter()
+                .map(|fs| {
+                    let batches = self.series.first().map_or(0, Vec::len);
+                    let mut xs = vec![0.0; batches];
+                    for way in fs.iter().flat_map(|f| [2 * f, 2 * f + 1]) {
+                        for (x, y) in xs
+                            .iter_mut()
+                            .zip(self.series.get(way).into_iter().flatten())
+                        {
+                            *x += y;
+                        }
+                    }
+                    relative_ci95_pct(&xs)
+                })
+                .fold(0.0, f64::max),
+        }
+    }
+}
+
+/// The relative half-width in percent of the 95% interval of the batch means
+/// of the sub-batch series `xs` (merged into [`BATCHES`] batches of equal
+/// length, a short last one left out): 0 when its mean is not positive (a
+/// throughput that does not move), infinite with fewer than two batches.
+fn relative_ci95_pct(xs: &[f64]) -> f64 {
+    let per = (xs.len() / BATCHES).max(1);
+    let means: Vec<f64> = xs.chunks(per).map(|c| c.iter().sum::<f64>()).collect();
+    // A short last batch would weigh as much as a whole one.
+    let whole = if means.len() > 1 && !xs.len().is_multiple_of(per) {
+        &means[..means.len() - 1]
+    } else {
+        &means[..]
+    };
+    let (mean, half) = crate::stats::mean_ci95(whole);
+    if mean <= 0.0 {
+        0.0
+    } else if half.is_nan() {
+        f64::INFINITY
+    } else {
+        100.0 * half / mean
     }
 }
 
@@ -397,15 +436,17 @@ pub fn simulate(
     run: &RunSpec,
     seed: u64,
 ) -> Result<ExperimentResult> {
-    simulate_assembled(config::assemble(reg, exp)?, exp, run, seed)
+    simulate_assembled(config::assemble(reg, exp)?, exp, run, &Watch::EachWay, seed)
 }
 
 /// [`simulate`] of an experiment already assembled into `cfg` (see
-/// [`config::assemble`]: a caller running many checks them all first).
+/// [`config::assemble`]: a caller running many checks them all first),
+/// its precision judged on `watch`.
 pub fn simulate_assembled(
     cfg: SystemCfg,
     exp: &Experiment,
     run: &RunSpec,
+    watch: &Watch,
     seed: u64,
 ) -> Result<ExperimentResult> {
     let mut sys = System::new(cfg, seed);
@@ -445,7 +486,7 @@ pub fn simulate_assembled(
         batches.record(sys.engines.iter().map(Engine::delivered).collect());
         if let Some(p) = run.precision_pct {
             if end >= check {
-                if batches.worst_ci95_pct() <= p {
+                if batches.worst_ci95_pct(watch) <= p {
                     break;
                 }
                 check = warm + Picos((end - warm).0 / CHECK_GROWTH.1 * CHECK_GROWTH.0);
@@ -462,7 +503,7 @@ pub fn simulate_assembled(
         s.events_processed(),
         sys.totals(),
     )
-    .measured(end - warm, batches.worst_ci95_pct()))
+    .measured(end - warm, batches.worst_ci95_pct(watch)))
 }
 
 #[cfg(test)]
@@ -571,6 +612,57 @@ mod tests {
                 "{id}: {n_lazy} events without retry events, {n_events} with"
             );
         }
+    }
+
+    #[test]
+    fn a_run_watching_both_ways_added_stops_no_later_and_knows_them_to_the_precision() {
+        // GigE both ways beside FC both ways: each way of the GigE port
+        // swings more than the two ways added.
+        let (reg, exp) =
+            bundled_experiment("hp2g-fig4-gige-bidirectional", "gige-bd+fc-bd.pcix.c1");
+        let run = RunSpec {
+            warmup_ms: 2.0,
+            duration_ms: 60.0,
+            min_ms: 10.0,
+            batch_ms: 1.0,
+            precision_pct: Some(1.0),
+            ..RunSpec::default()
+        };
+        let at = |watch: &Watch| {
+            let cfg = config::assemble(&reg, &exp).expect("assembles");
+            simulate_assembled(cfg, &exp, &run, watch, 1).expect("runs")
+        };
+        let each = at(&Watch::EachWay);
+        let gige: Vec<usize> = each
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.label.ends_with(".gige"))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(gige.len(), 1);
+        let added = at(&Watch::Only(vec![gige]));
+        assert!(added.measured <= each.measured);
+        assert!(
+            added.measured < each.measured,
+            "the ways added are known sooner here"
+        );
+        assert!(added.ci95_pct <= 1.0, "{}", added.ci95_pct);
+        assert!(each.ci95_pct > added.ci95_pct);
+        // Watching changes when the run stops, nothing it simulates: the
+        // window of the longer run, watched either way, gives one answer.
+        let fixed = RunSpec {
+            duration_ms: added.measured.0 as f64 / 1e9,
+            precision_pct: None,
+            ..run
+        };
+        let cfg = config::assemble(&reg, &exp).expect("assembles");
+        let plain = simulate_assembled(cfg, &exp, &fixed, &Watch::EachWay, 1).expect("runs");
+        assert_eq!(plain.functions, added.functions);
+        // A sum of no throughput moves nothing: the run stops at its floor.
+        let none = at(&Watch::Only(vec![vec![]]));
+        assert_eq!(none.measured, Picos::from_ns(10e6));
+        assert_eq!(none.ci95_pct, 0.0);
     }
 
     #[test]
