@@ -236,12 +236,14 @@ pub struct Experiment {
 
 /// Run-length settings.
 ///
-/// The measured window is cut into batches of `batch_ms`; each function's
-/// throughput in each direction is a batch-means series. With
-/// `precision_pct` set, measuring stops at the first batch boundary, at least
-/// `min_ms` in, where every such series' 95% interval is within that percent
-/// of its mean, and at `duration_ms` at the latest; without it, the window is
-/// `duration_ms`.
+/// The measured window is cut into batches of `batch_ms`; each throughput
+/// the run watches is a batch-means series (`sim::Watch`: those the
+/// experiment's figures read, a function's both ways added or a sum of
+/// functions, or, for an experiment without such figures, each function's
+/// each way). With `precision_pct` set, measuring stops at the first batch
+/// boundary, at least `min_ms` in, where every such series' 95% interval is
+/// within that percent of its mean, and at `duration_ms` at the latest;
+/// without it, the window is `duration_ms`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunSpec {
     /// Simulated time measured, after warm-up, in ms (the ceiling when
@@ -251,8 +253,8 @@ pub struct RunSpec {
     pub warmup_ms: f64,
     /// Hard bound on events per experiment.
     pub max_events: u64,
-    /// Stop measuring once every throughput's 95% interval is within this
-    /// percent of its mean (None: measure `duration_ms`).
+    /// Stop measuring once every watched throughput's 95% interval is within
+    /// this percent of its mean (None: measure `duration_ms`).
     pub precision_pct: Option<f64>,
     /// Shortest measured window when `precision_pct` is set, in ms.
     pub min_ms: f64,

@@ -123,9 +123,9 @@ pub struct ExperimentResult {
     pub events: u64,
     /// Simulated time measured (after the warm-up).
     pub measured: Picos,
-    /// The widest 95% interval of a function's throughput (batch means), in
-    /// percent of its mean: infinite with fewer than two batches, 0 when
-    /// nothing moved.
+    /// The widest 95% interval of a throughput the run watched (batch means,
+    /// see `sim::Watch`), in percent of its mean: infinite with fewer than
+    /// two batches, 0 when nothing moved.
     pub ci95_pct: f64,
     /// Lifetime counters.
     pub totals: Totals,
@@ -191,8 +191,8 @@ impl ExperimentResult {
         }
     }
 
-    /// The result with its measured window and the widest interval of its
-    /// throughputs.
+    /// The result with its measured window and the widest interval of the
+    /// throughputs it watched.
     pub fn measured(mut self, window: Picos, ci95_pct: f64) -> Self {
         self.measured = window;
         self.ci95_pct = ci95_pct;
