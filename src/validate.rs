@@ -233,8 +233,9 @@ pub struct Job<'a> {
 /// each experiment assembled (and so checked) before any is simulated: one
 /// that cannot run is refused at once, in the given order. Jobs with one
 /// seed ([`experiment_seed`]), one assembled system (compared in full, in
-/// its `Debug` form: every value the simulation reads) and one run setting
-/// (e.g. one test reported by two tables) are simulated once and share the result, under
+/// its `Debug` form: every value the simulation reads), one run setting and
+/// one watch ([`figure_watch`]: what decides when the run stops) (e.g. one
+/// test reported by two tables) are simulated once and share the result, under
 /// each one's own id. Results in the given order; they do not depend on the
 /// order or the threads.
 pub fn run_experiments(
@@ -377,7 +378,7 @@ pub fn run_experiments_cut(
         .zip(&cfgs)
         .map(|(j, cfg)| figure_watch(j.reg, j.experiment, cfg))
         .collect();
-    // Per job, the first job with its seed, system and run settings: the one
+    // Per job, the first job with its seed, system, run settings and watch: the one
     // simulated. The whole system, not `SystemCfg::fingerprint` (what the
     // calibration compares): two systems with one fingerprint simulate the
     // same, but their results also report what the fingerprint leaves out
