@@ -32,6 +32,11 @@ timed() {
   awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$TMP/$name.raw" > "$TMP/$name.time"
 }
 field() { cut -d' ' -f"$2" "$TMP/$1.time"; }
+# median COLUMN: the median of column COLUMN over the validate runs.
+median() {
+  for i in $(seq 1 "$RUNS"); do field "validate$i" "$1"; done \
+    | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
 
 model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 echo "machine: ${model:-unknown CPU}, $(nproc) cores; $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
@@ -39,8 +44,8 @@ echo "machine: ${model:-unknown CPU}, $(nproc) cores; $(git rev-parse --short HE
 for i in $(seq 1 "$RUNS"); do
   timed "validate$i" "$BIN" validate --format json
 done
-validate_wall="$(for i in $(seq 1 "$RUNS"); do field "validate$i" 1; done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
-validate_cpu="$(for i in $(seq 1 "$RUNS"); do field "validate$i" 2; done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+validate_wall="$(median 1)"
+validate_cpu="$(median 2)"
 
 timed cold "$BIN" calibrate --format json --output "$TMP/cold.toml"
 timed refit "$BIN" calibrate --refit --format json --output "$TMP/refit.toml"

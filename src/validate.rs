@@ -521,14 +521,6 @@ where
         .collect()
 }
 
-/// The model's value of a figure from its experiment's result.
-pub fn predicted(result: &ExperimentResult, card_fn_label: &str, unit: &str) -> f64 {
-    let Some(f) = result.functions.iter().find(|f| f.label == card_fn_label) else {
-        return f64::NAN;
-    };
-    in_unit(f.total(), result, unit)
-}
-
 /// A throughput `t` (or, for `%`, the server's CPU utilisation in `result`)
 /// in the figure unit `unit`.
 fn in_unit(t: crate::units::BytesPerSec, result: &ExperimentResult, unit: &str) -> f64 {
@@ -559,7 +551,7 @@ fn figure_functions(
     match fig.scope {
         FigureScope::Cpu => None,
         _ if fig.unit == "%" => None,
-        // The first function of that label, as `predicted` reads it.
+        // The first function of that label.
         FigureScope::Function => Some(
             labels
                 .iter()
@@ -605,9 +597,7 @@ pub fn figure_watch(reg: &Registry, e: &crate::model::Experiment, cfg: &SystemCf
     let labels: Vec<&str> = cfg.functions.iter().map(|f| f.label.as_str()).collect();
     let mut sums: Vec<Vec<usize>> = Vec::new();
     for fig in &e.figures {
-        let (card_label, adapter, _) = &e.cards[fig.card];
-        let fname = function_name(reg, adapter, fig.function);
-        let fn_label = format!("{card_label}.{fname}");
+        let (fn_label, fname) = figure_function(reg, e, fig);
         if let Some(fs) = figure_functions(&labels, fig, &fn_label, &fname) {
             if !fs.is_empty() && !sums.contains(&fs) {
                 sums.push(fs);
@@ -621,13 +611,21 @@ pub fn figure_watch(reg: &Registry, e: &crate::model::Experiment, cfg: &SystemCf
     }
 }
 
-/// The name of function `index` of adapter `adapter` (empty if unknown).
-fn function_name(reg: &Registry, adapter: &str, index: usize) -> String {
-    reg.adapters
+/// The function figure `fig` of experiment `e` names: its `card.function`
+/// label and the function's name (empty if the adapter has no such function).
+fn figure_function(
+    reg: &Registry,
+    e: &crate::model::Experiment,
+    fig: &crate::model::FigureSpec,
+) -> (String, String) {
+    let (card_label, adapter, _) = &e.cards[fig.card];
+    let fname = reg
+        .adapters
         .get(adapter)
-        .and_then(|a| a.functions.get(index))
+        .and_then(|a| a.functions.get(fig.function))
         .map(|f| f.name.clone())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    (format!("{card_label}.{fname}"), fname)
 }
 
 /// Figure rows of one scenario given its results (in experiment order).
@@ -649,9 +647,8 @@ pub fn experiment_rows(
     e.figures
         .iter()
         .map(|fig| {
-            let (card_label, adapter, _) = &e.cards[fig.card];
-            let fname = function_name(reg, adapter, fig.function);
-            let p = predicted_figure(r, fig, &format!("{card_label}.{fname}"), &fname);
+            let (fn_label, fname) = figure_function(reg, e, fig);
+            let p = predicted_figure(r, fig, &fn_label, &fname);
             FigureRow {
                 id: fig.id.clone(),
                 paper: sc.source.clone(),
