@@ -667,9 +667,13 @@ fn a_cross_validation_refit_near_a_fit_holds_out_as_a_cold_one() {
 }
 
 /// The whole fit, its parts and every cross-validation fold share one memo:
-/// a cross-validation after a fit of the same problem simulates exactly
-/// what a cross-validation alone simulates beyond that fit (its own whole
-/// fit comes from the memo), and a second one simulates nothing.
+/// a cross-validation after a fit of the same problem simulates what a
+/// cross-validation alone simulates beyond that fit (its own whole fit comes
+/// from the memo), and a second one simulates nothing. "What it simulates"
+/// is exact but for the points given up: which runs a point had before its
+/// figures showed it could not be taken depends on the order runs end in
+/// (`lm::Batch::eval_below`), so the count may differ by a few runs, far
+/// fewer than the fit's.
 #[test]
 fn folds_parts_and_the_whole_fit_share_their_runs() {
     let (reg, spec, scenarios) = synthetic();
@@ -701,13 +705,16 @@ fn folds_parts_and_the_whole_fit_share_their_runs() {
     let by_fit = after_fit.memo.runs();
     assert!(by_fit > 0);
     let held = cv(&after_fit).held;
-    assert_eq!(after_fit.memo.runs(), alone.memo.runs());
-    let again = cv(&after_fit).held;
-    assert_eq!(
-        after_fit.memo.runs(),
-        alone.memo.runs(),
-        "all from the memo"
+    let (after, on_its_own) = (after_fit.memo.runs(), alone.memo.runs());
+    // Without the shared memo it would be about `on_its_own + by_fit`.
+    let slack = (on_its_own / 50).max(2);
+    assert!(slack < by_fit, "{slack} against {by_fit}");
+    assert!(
+        after.abs_diff(on_its_own) <= slack,
+        "{after} runs after the fit, {on_its_own} alone ({by_fit} by the fit)"
     );
+    let again = cv(&after_fit).held;
+    assert_eq!(after_fit.memo.runs(), after, "all from the memo");
     let predicted = |h: &[iosim::calibrate::HeldOut]| -> Vec<f64> {
         h.iter().map(|h| h.row.predicted).collect()
     };
