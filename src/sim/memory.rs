@@ -8,6 +8,15 @@
 //! cost is time in the CPU model, so the utilisation reported is DMA's.
 //! A server without `memory_bandwidth` has no such node: DMA sees latency
 //! only and no memory utilisation is reported.
+//!
+//! A posted write may be booked before it arrives (the I/O controller's
+//! link knows when it will be through, see `path`): it waits among the
+//! pending writes, in order of arrival, and takes its turn at the memory
+//! once the simulation reaches its arrival, before anything that arrives
+//! later. So first come, first served holds in order of arrival whatever
+//! order the bookings are made in.
+
+use std::collections::VecDeque;
 
 use crate::units::{BytesPerSec, MoveRate, Picos};
 
@@ -19,6 +28,8 @@ pub struct MemoryNode {
     free_at: Picos,
     /// Service booked since the last reset.
     busy: Picos,
+    /// Writes booked ahead: (arrival, bytes), in order of arrival.
+    pending: VecDeque<(Picos, u64)>,
 }
 
 impl MemoryNode {
@@ -28,17 +39,55 @@ impl MemoryNode {
             rate: rate.map(MoveRate::new),
             free_at: Picos(0),
             busy: Picos(0),
+            pending: VecDeque::new(),
         }
     }
 
     /// Books `bytes` arriving at `now`: when they are through (`now` when
-    /// bandwidth is not modelled).
+    /// bandwidth is not modelled). The writes booked ahead that arrive by
+    /// `now` take their turns first.
     pub fn serve(&mut self, now: Picos, bytes: u64) -> Picos {
-        let Some(rate) = self.rate else {
+        if self.rate.is_none() {
             return now;
+        }
+        self.settle(now);
+        self.take_turn(now, bytes)
+    }
+
+    /// Books a posted write of `bytes` that arrives at `at`, now or later:
+    /// it takes its turn when the simulation reaches `at` (see the module
+    /// doc).
+    pub fn book_write(&mut self, at: Picos, bytes: u64) {
+        if self.rate.is_none() {
+            return;
+        }
+        // In order of arrival; a booking out of order (from another path)
+        // goes before the later ones.
+        let i = self.pending.partition_point(|&(t, _)| t <= at);
+        if i == self.pending.len() {
+            self.pending.push_back((at, bytes));
+        } else {
+            self.pending.insert(i, (at, bytes));
+        }
+    }
+
+    /// Gives their turns to the writes booked ahead that arrive by `now`.
+    pub fn settle(&mut self, now: Picos) {
+        while let Some(&(at, bytes)) = self.pending.front() {
+            if at > now {
+                break;
+            }
+            self.pending.pop_front();
+            self.take_turn(at, bytes);
+        }
+    }
+
+    fn take_turn(&mut self, at: Picos, bytes: u64) -> Picos {
+        let Some(rate) = self.rate else {
+            return at;
         };
         let t = rate.time(bytes);
-        self.free_at = self.free_at.max(now) + t;
+        self.free_at = self.free_at.max(at) + t;
         self.busy += t;
         self.free_at
     }
@@ -46,11 +95,13 @@ impl MemoryNode {
     /// Starts a new measurement at `now`: what is still booked beyond it
     /// counts in the new window.
     pub fn reset(&mut self, now: Picos) {
+        self.settle(now);
         self.busy = Picos(self.free_at.0.saturating_sub(now.0));
     }
 
     /// Fraction of `window` busy (service booked in it, so at most one
-    /// queue's worth beyond its end); `None` when not modelled.
+    /// queue's worth beyond its end); `None` when not modelled. Call
+    /// [`MemoryNode::settle`] at the window's end first.
     pub fn util(&self, window: Picos) -> Option<f64> {
         self.rate
             .map(|_| self.busy.0 as f64 / (window.0.max(1)) as f64)
@@ -74,6 +125,35 @@ mod tests {
         assert_eq!(m.util(us(20)), Some(2.5 / 20.0));
         m.reset(us(10));
         assert_eq!(m.util(us(10)), Some(0.05));
+    }
+
+    #[test]
+    fn a_write_booked_ahead_takes_its_turn_in_order_of_arrival() {
+        // 1000 MB/s: 1000 bytes take 1 us.
+        let us = |v: u64| Picos(v * 1_000_000);
+        let mut ahead = MemoryNode::new(Some(BytesPerSec(1e9)));
+        let mut on_time = ahead.clone();
+        // Booked ahead out of order: writes arriving at 5 us and 2 us, then
+        // one at 3 us; a read arrives at 4 us.
+        ahead.book_write(us(5), 1000);
+        ahead.book_write(us(2), 1000);
+        ahead.book_write(us(3), 1000);
+        on_time.serve(us(2), 1000);
+        on_time.serve(us(3), 1000);
+        // The writes of 2 and 3 us are served before the read of 4 us, the
+        // one of 5 us after it.
+        assert_eq!(ahead.serve(us(4), 1000), on_time.serve(us(4), 1000));
+        assert_eq!(ahead.serve(us(4), 1000), Picos(6_000_000));
+        on_time.serve(us(4), 1000);
+        on_time.serve(us(5), 1000);
+        ahead.settle(us(5));
+        assert_eq!(ahead.free_at, on_time.free_at);
+        assert_eq!(ahead.util(us(10)), on_time.util(us(10)));
+        // Not yet arrived at a reset: counted in the new window once it is.
+        ahead.book_write(us(20), 500);
+        ahead.reset(us(10));
+        ahead.settle(us(30));
+        assert_eq!(ahead.util(us(20)), Some(0.5 / 20.0));
     }
 
     #[test]

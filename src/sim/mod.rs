@@ -37,12 +37,14 @@ pub enum Ev {
     BusWake(usize),
     /// The packet on direction (0 up, 1 down) of the ropes above bus `b` has crossed.
     RopeDone(usize, usize),
-    /// The packet on direction (0 up, 1 down) of I/O controller `c` has crossed.
-    CtrlDone(usize, usize),
+    /// The ropes above bus `b`, held back by flow control, may send up again.
+    RopeWake(usize),
     /// The first packet of bus `b` waiting to be handed on in direction `d`
     /// (up: into its I/O controller; down: onto its ropes) may enter that
     /// stage (cut-through).
     Handoff(usize, usize),
+    /// A read request has crossed its I/O controller's link to memory.
+    MemAsk(path::Fetch),
     /// Memory has answered a fetch.
     MemDone(path::Fetch),
     /// CPU `c` finished its work.
@@ -71,8 +73,9 @@ impl Model for System {
             Ev::BusDone(b, g) => self.bus_done(b, g, s),
             Ev::BusWake(b) => self.p.bus_wake(b, s),
             Ev::RopeDone(b, d) => self.p.rope_done(b, d, s),
-            Ev::CtrlDone(c, d) => self.p.ctrl_done(c, d, s),
+            Ev::RopeWake(b) => self.p.rope_wake(b, s),
             Ev::Handoff(b, d) => self.p.handoff(b, d, s),
+            Ev::MemAsk(f) => self.p.mem_ask(f, s),
             Ev::MemDone(f) => self.p.mem_done(f, s),
             Ev::CpuDone(c) => self.cpu_done(c, s),
             Ev::PioDone(c) => self.cpu_pio_done(c, s),
@@ -138,7 +141,19 @@ impl System {
         let ctrls = cfg
             .controllers
             .iter()
-            .map(|c| path::Controller::new(c.clone()))
+            .enumerate()
+            .map(|(i, c)| {
+                let mut ctrl = path::Controller::new(c.clone());
+                // Only one bus's ropes end here (a card's own bus sends up
+                // through its slot's bus, not on ropes of its own).
+                ctrl.one_bus = cfg
+                    .buses
+                    .iter()
+                    .filter(|pb| pb.upstream.is_none() && pb.controller == Some(i))
+                    .count()
+                    == 1;
+                ctrl
+            })
             .collect();
         let placement = cfg.placement.clone();
         // The partition's CPUs, then each function's on-card processor.
@@ -219,7 +234,8 @@ impl System {
     }
 
     /// Measurements over the `window` that ends at `now` (lazy buses first
-    /// replay their retries up to `now`).
+    /// replay their retries up to `now`, and the memory serves the writes
+    /// booked ahead that arrive by then).
     pub fn results(
         &mut self,
         now: Picos,
@@ -228,8 +244,10 @@ impl System {
         for b in &mut self.p.buses {
             b.catch_up(now);
         }
+        self.p.memory.settle(now);
         let secs = window.secs().max(1e-12);
         let util = |m: &meter::BusyMeter| m.total(now).secs() / secs;
+        let booked = |m: &meter::BookedMeter| m.total(now).secs() / secs;
         let p = &self.p;
         let cpu_util = |role, f| util(&p.cpus[p.placement.cpu(role, f)].meter);
         let app_cpu_util = |f: usize| {
@@ -285,7 +303,7 @@ impl System {
                     let ctrl = &p.ctrls[c];
                     (
                         ctrl.cfg.label.clone(),
-                        util(&ctrl.dirs[0].meter).max(util(&ctrl.dirs[1].meter)),
+                        booked(&ctrl.dirs[0].meter).max(booked(&ctrl.dirs[1].meter)),
                     )
                 }),
                 rope_up: BytesPerSec(p.ropes[i].up_bytes as f64 / secs),

@@ -35,16 +35,31 @@
 //! the buffer frees about a line after the burst when the ropes keep up.
 //!
 //! An I/O controller whose link has a `bandwidth_both_ways` also books
-//! every packet's bytes at that rate, in the order packets start in either
+//! every packet's bytes at that rate, in the order packets join it in either
 //! direction: one way gets the link's rate each way, a mix of both at most
 //! the shared one.
+//!
+//! The controller's link is booked, not stepped: a packet joins its FIFO at
+//! a known time, so when it starts (when the link is free of the packets
+//! that joined before it) and when it is through are worked out at once,
+//! with no event for its crossing. Packets join in order of time: going
+//! down, when memory answers; going up, at their hand-off, an event when
+//! several buses' ropes end at the controller, and at once, when the
+//! packet starts across the ropes, when only one bus's do (nothing else
+//! can join between). What its end brings is booked with it: a posted
+//! write's turn at the memory (`memory`), a register's value's return, a
+//! packet's hand-off to its ropes going down; a read request arrives in an
+//! event, which draws its memory time. The link's busy time is the booked
+//! intervals up to the time asked about.
 //!
 //! Rope flow control: going up, a bus's ropes start their next packet only
 //! while no packet of theirs waits in the controller's queue (the
 //! controller holds one waiting packet per rope port, an assumption; the
-//! real SBA's buffers were not found). So a controller whose link is full
-//! holds back the ropes, and through their bridge's posted-write buffer the
-//! bus: what the slots under it write is bounded by its rate.
+//! real SBA's buffers were not found): that is, once the last one handed
+//! on has started across the link (an event wakes the ropes then, if they
+//! were held). So a controller whose link is full holds back the ropes,
+//! and through their bridge's posted-write buffer the bus: what the slots
+//! under it write is bounded by its rate.
 //!
 //! A DMA read crosses the ropes as a request packet, waits `io_read_latency`
 //! plus the memory time of its lines, and returns across the ropes with its
@@ -55,7 +70,7 @@ use std::collections::VecDeque;
 
 use super::config::{MemoryCfg, PathCfg};
 use super::dma::DmaDone;
-use super::meter::BusyMeter;
+use super::meter::{BookedMeter, BusyMeter};
 use super::platform::Platform;
 use super::Ev;
 use crate::engine::{RngStream, Scheduler};
@@ -141,6 +156,11 @@ pub struct RopeDir {
     /// Since when the ropes have been idle with nothing to send and free to
     /// send it (not held back by flow control), if they are.
     idle_since: Option<Picos>,
+    /// Going up into a controller: when the last packet handed to it starts
+    /// across its link (flow control holds the next one back till then).
+    ctrl_start: Picos,
+    /// The time of the last wake booked for the end of that hold.
+    wake_at: Picos,
     /// Busy time.
     pub meter: BusyMeter,
 }
@@ -175,8 +195,8 @@ impl Rope {
 }
 
 /// An I/O controller's link to memory: a FIFO byte server per direction
-/// (0 up, 1 down), shared by the buses under it; each packet remembers its
-/// bus.
+/// (0 up, 1 down), shared by the buses under it. A packet is booked across
+/// it when it joins (see the module doc): no event marks its crossing.
 #[derive(Debug)]
 pub struct Controller {
     /// Rate and header.
@@ -184,24 +204,25 @@ pub struct Controller {
     /// `cfg.rate` and `cfg.rate_both_ways`, worked out for the hot path.
     moves: MoveRate,
     moves_both_ways: Option<MoveRate>,
-    /// Per direction: waiting packets, the one crossing, busy time.
+    /// Per direction: when the link is free, busy time.
     pub dirs: [CtrlDir; 2],
     /// Where the link's capacity both ways together (if it has one) is
     /// booked up to: packets of either direction take it in the order they
-    /// start.
+    /// join.
     both_ways_free: Picos,
+    /// The ropes of one bus only end here: a packet joins the link's FIFO
+    /// at its hand-off time when it starts across the ropes (no other
+    /// bus's packet can come between).
+    pub(super) one_bus: bool,
 }
 
 /// One direction of an I/O controller's link.
 #[derive(Debug, Default)]
 pub struct CtrlDir {
-    queue: VecDeque<(usize, RopeItem)>,
-    current: Option<(usize, RopeItem)>,
-    /// The packet crossing has already been handed on to its ropes (going
-    /// down, cut-through).
-    current_handed: bool,
-    /// Busy time.
-    pub meter: BusyMeter,
+    /// When it has carried every packet booked so far.
+    free_at: Picos,
+    /// Busy time, booked ahead.
+    pub meter: BookedMeter,
 }
 
 impl Controller {
@@ -213,6 +234,7 @@ impl Controller {
             cfg,
             dirs: [CtrlDir::default(), CtrlDir::default()],
             both_ways_free: Picos(0),
+            one_bus: false,
         }
     }
 }
@@ -304,21 +326,29 @@ impl Platform {
         self.rope_start(b, d, s);
     }
 
+    /// The ropes above bus `b` going up, held back by flow control, may send
+    /// again.
+    pub(super) fn rope_wake(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        self.rope_start(b, 0, s);
+    }
+
     fn rope_start(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
-        // Rope flow control: the controller takes the ropes' next packet up
-        // only once the one before has started across its link.
-        if let (0, Some(c)) = (d, self.cfg.buses[b].controller) {
-            if self.ctrls[c].dirs[0].queue.iter().any(|&(qb, _)| qb == b) {
-                self.ropes[b].dirs[0].idle_since = None;
-                return;
-            }
-        }
         let now = s.now();
         let r = &mut self.ropes[b];
         let rate = r.moves;
         let overhead = r.cfg.rope_overhead;
         let dir = &mut r.dirs[d];
         if dir.current.is_some() {
+            return;
+        }
+        // Rope flow control: the controller takes the ropes' next packet up
+        // only once the one before has started across its link.
+        if d == 0 && dir.ctrl_start > now {
+            dir.idle_since = None;
+            if dir.wake_at != dir.ctrl_start {
+                dir.wake_at = dir.ctrl_start;
+                s.schedule_at(dir.ctrl_start, Ev::RopeWake(b));
+            }
             return;
         }
         let Some(item) = dir.queue.pop_front() else {
@@ -356,9 +386,14 @@ impl Platform {
             };
             let line = self.cfg.memory.line;
             let at = handoff_time(start, end, payload, line, first, second).max(now);
+            let one_bus = ctrl.one_bus;
             if at < end {
                 self.ropes[b].dirs[0].current_handed = true;
-                self.hand_on(b, 0, item, at, s);
+                if one_bus {
+                    self.ctrl_push(c, b, item, at, s);
+                } else {
+                    self.hand_on(b, 0, item, at, s);
+                }
             }
         }
     }
@@ -386,7 +421,7 @@ impl Platform {
 
     fn handoff_enter(&mut self, b: usize, d: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
         match self.cfg.buses[b].controller {
-            Some(c) if d == 0 => self.ctrl_push(c, b, item, s),
+            Some(c) if d == 0 => self.ctrl_push(c, b, item, s.now(), s),
             _ => self.rope_push(b, item, s),
         }
     }
@@ -411,7 +446,7 @@ impl Platform {
         match self.cfg.buses[b].controller {
             // Already in the controller (cut-through).
             Some(_) if d == 0 && handed => {}
-            Some(c) if d == 0 => self.ctrl_push(c, b, item, s),
+            Some(c) if d == 0 => self.ctrl_push(c, b, item, s.now(), s),
             _ => self.path_arrived(b, item, s),
         }
         self.rope_start(b, d, s);
@@ -440,7 +475,7 @@ impl Platform {
             return self.down_push(parent, item, s);
         }
         match self.cfg.buses[b].controller {
-            Some(c) => self.ctrl_push(c, b, item, s),
+            Some(c) => self.ctrl_push(c, b, item, s.now(), s),
             None => self.rope_push(b, item, s),
         }
     }
@@ -471,74 +506,60 @@ impl Platform {
         }
     }
 
-    fn ctrl_push(&mut self, c: usize, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+    /// Packet `item` of bus `b` joins direction `item.dir()` of I/O
+    /// controller `c` at `at` (now, or later for a hand-off from its only
+    /// ropes): books its crossing, first come, first served, and what its
+    /// end brings (see the module doc). Going up, flow control holds the
+    /// bus's ropes back until it starts across.
+    fn ctrl_push(&mut self, c: usize, b: usize, item: RopeItem, at: Picos, s: &mut Scheduler<Ev>) {
         let d = item.dir();
-        self.ctrls[c].dirs[d].queue.push_back((b, item));
-        self.ctrl_start(c, d, s);
-    }
-
-    fn ctrl_start(&mut self, c: usize, d: usize, s: &mut Scheduler<Ev>) {
         let ctrl = &mut self.ctrls[c];
         let (rate, overhead) = (ctrl.moves, ctrl.cfg.overhead);
-        let dir = &mut ctrl.dirs[d];
-        if dir.current.is_some() {
-            return;
-        }
-        let Some((b, item)) = dir.queue.pop_front() else {
-            return;
-        };
-        dir.current = Some((b, item));
-        dir.current_handed = false;
-        let now = s.now();
-        dir.meter.start(now);
         let bytes = item.payload() + overhead;
-        let mut end = now + rate.time(bytes);
+        let start = at.max(ctrl.dirs[d].free_at);
+        let mut end = start + rate.time(bytes);
         // A link whose two directions share one capacity: the packet also
         // books its bytes' time at that rate, after what either direction
         // booked before it.
         if let Some(both) = ctrl.moves_both_ways {
-            let from = ctrl.both_ways_free.max(now);
+            let from = ctrl.both_ways_free.max(start);
             ctrl.both_ways_free = from + both.time(bytes);
             end = end.max(ctrl.both_ways_free);
         }
-        s.schedule_at(end, Ev::CtrlDone(c, d));
-        let t = end - now;
+        ctrl.dirs[d].free_at = end;
+        ctrl.dirs[d].meter.book(s.now(), start, end);
         if d == 0 {
-            // Its ropes may send the next packet (flow control).
-            self.rope_start(b, 0, s);
-        }
-        // Going down onto the ropes: cut-through (see the module doc).
-        if d == 1 {
+            self.ropes[b].dirs[0].ctrl_start = start;
+            match item {
+                RopeItem::Write { bytes, .. } => self.memory.book_write(end, bytes),
+                RopeItem::PioData { cpu } => {
+                    // The fixed part of the round trip, as in `path_arrived`.
+                    let back = end + self.ropes[b].cfg.io_read_latency;
+                    s.schedule_at(back, Ev::PioDone(cpu));
+                }
+                // Memory's turn and latency are drawn when it arrives.
+                RopeItem::ReadReq(f) => s.schedule_at(end, Ev::MemAsk(f)),
+                // Going down: never sent up (`RopeItem::dir`).
+                RopeItem::ReadData(_) | RopeItem::PioReq { .. } => {}
+            }
+        } else {
+            // Onto the ropes: cut-through (see the module doc).
             let rope = &self.ropes[b];
-            let (now, end) = (s.now(), s.now() + t);
             let first = Stage { rate, overhead };
             let second = Stage {
                 rate: rope.moves,
                 overhead: rope.cfg.rope_overhead,
             };
             let line = self.cfg.memory.line;
-            let at = handoff_time(now, end, item.payload(), line, first, second);
-            if at < end {
-                self.ctrls[c].dirs[1].current_handed = true;
-                self.hand_on(b, 1, item, at, s);
-            }
+            let on = handoff_time(start, end, item.payload(), line, first, second);
+            self.hand_on(b, 1, item, on, s);
         }
     }
 
-    /// The packet on direction `d` of I/O controller `c` has crossed: going
-    /// up it has arrived, going down it goes on to its bus's ropes.
-    pub(super) fn ctrl_done(&mut self, c: usize, d: usize, s: &mut Scheduler<Ev>) {
-        let Some((b, item)) = self.ctrls[c].dirs[d].current.take() else {
-            return;
-        };
-        let handed = std::mem::take(&mut self.ctrls[c].dirs[d].current_handed);
-        self.ctrls[c].dirs[d].meter.stop(s.now());
-        if d == 0 {
-            self.path_arrived(b, item, s);
-        } else if !handed {
-            self.rope_push(b, item, s);
-        }
-        self.ctrl_start(c, d, s);
+    /// A read request of bus `f.bus` has crossed its I/O controller's link
+    /// to memory.
+    pub(super) fn mem_ask(&mut self, f: Fetch, s: &mut Scheduler<Ev>) {
+        self.path_arrived(f.bus, RopeItem::ReadReq(f), s);
     }
 
     /// A packet of bus `b` has crossed the whole path: a posted write is in
