@@ -16,7 +16,9 @@
 //! Transactions:
 //! - posted write: `write_overhead + ceil(bytes / bytes_per_clock)` clocks; the
 //!   bridge must have posted-buffer room, else the master waits (the bridge
-//!   would Retry it at once; that cost is not charged);
+//!   would Retry it at once; that cost is not charged); room frees when the
+//!   write leaves the ropes, booked ahead where they are (`leaving`, see
+//!   `path`), and a master waiting for it is woken then;
 //! - PCI-X read: a request answered with Split Response (`read_request`
 //!   clocks), later a split completion mastered by the bridge
 //!   (`completion_overhead + data` clocks);
@@ -184,6 +186,15 @@ pub struct Bus {
     pub meter: BusyMeter,
     /// Posted-write bytes held by the bridge.
     pub posted_used: u64,
+    /// Posted writes booked across the ropes (see `path`): when each
+    /// leaves them, freeing its bytes in the bridge, in order. Applied to
+    /// `posted_used` by [`Platform::bus_settle_posted`].
+    pub(super) leaving: VecDeque<(Picos, u64)>,
+    /// The time of the last wake booked for a master waiting for room.
+    posted_wake_at: Picos,
+    /// The most room a write asks for: its masters' largest burst, within
+    /// the bus's and the buffer's.
+    largest_write: u64,
     /// Delayed-read slots.
     pub delayed: Vec<Option<DelayedRead>>,
     /// Data bytes moved (writes + read data) since the last reset.
@@ -199,6 +210,8 @@ pub struct Bus {
     pub(super) lazy_retries: bool,
     /// Periods of retries [`Bus::catch_up`] skipped at once (for tests).
     pub(super) periods_skipped: u64,
+    /// Wakes for a master waiting for room in the buffer (for tests).
+    pub(super) posted_wakes: u64,
     /// The retry starts one replay of [`Bus::catch_up`] has seen, kept
     /// between replays so that replaying allocates nothing.
     seen: SeenStarts,
@@ -281,6 +294,14 @@ impl Bus {
             });
         }
         let slots = bridge.delayed_read_slots;
+        // Only the functions' write channels post writes.
+        let largest_write = funcs
+            .iter()
+            .map(|&(_, burst)| burst)
+            .max()
+            .unwrap_or(0)
+            .min(cfg.max_burst)
+            .min(bridge.posted_write_buffer);
         Bus {
             cfg,
             bridge,
@@ -291,6 +312,9 @@ impl Bus {
             generation: 0,
             meter: BusyMeter::default(),
             posted_used: 0,
+            leaving: VecDeque::new(),
+            posted_wake_at: Picos(0),
+            largest_write,
             delayed: vec![None; slots],
             data_bytes: 0,
             retries: 0,
@@ -298,6 +322,7 @@ impl Bus {
             lazy_at: Picos(0),
             lazy_retries: true,
             periods_skipped: 0,
+            posted_wakes: 0,
             seen: SeenStarts::default(),
         }
     }
@@ -367,6 +392,18 @@ impl Bus {
             }
             Some(_) => true,
         }
+    }
+
+    /// Whether a master that could ask has a posted write waiting for room
+    /// in the bridge's buffer.
+    fn waits_for_room(&self, now: Picos) -> bool {
+        self.posted_used > 0
+            && self.masters.iter().any(|m| {
+                m.wait_until <= now
+                    && matches!(m.queue.front(), Some(BusItem::Write { left, .. })
+                        if self.posted_used + (*left).min(self.cfg.max_burst).min(m.burst).min(self.bridge.posted_write_buffer)
+                            > self.bridge.posted_write_buffer)
+            })
     }
 
     /// Whether the delayed read `op` of master `m` would be answered Retry
@@ -593,9 +630,78 @@ impl Tx {
 }
 
 impl Platform {
-    /// Grants the bus of `b` to the next waiting master, if it is idle.
+    /// Grants the bus of `b` to the next waiting master, if it is idle
+    /// (after the posted writes that have left the ropes free their room),
+    /// and books a wake for a master still waiting for room.
     pub(super) fn bus_arbitrate(&mut self, b: usize, s: &mut Scheduler<Ev>) {
         self.bus_sync(b, s);
+        self.bus_settle_posted(b, s.now(), false);
+        self.bus_grant(b, s);
+        self.bus_watch_posted(b, s);
+    }
+
+    /// Applies to the bridge's buffer of bus `b` the posted writes that have
+    /// left the ropes by `now` (before `now` if `strict`: what events would
+    /// have brought when the simulation stops at `now`), and counts their
+    /// bytes as carried up.
+    #[inline(always)]
+    pub(super) fn bus_settle_posted(&mut self, b: usize, now: Picos, strict: bool) {
+        // Checked here, inline: most calls find nothing due.
+        if let Some(&(t, _)) = self.buses[b].leaving.front() {
+            if t < now || (!strict && t == now) {
+                self.bus_settle_posted_due(b, now, strict);
+            }
+        }
+    }
+
+    /// [`Platform::bus_settle_posted`] once a write is due.
+    fn bus_settle_posted_due(&mut self, b: usize, now: Picos, strict: bool) {
+        while let Some(&(t, bytes)) = self.buses[b].leaving.front() {
+            if t > now || (strict && t == now) {
+                break;
+            }
+            self.buses[b].leaving.pop_front();
+            let bus = &mut self.buses[b];
+            bus.posted_used = bus.posted_used.saturating_sub(bytes);
+            self.ropes[b].up_bytes += bytes;
+            self.totals.rope_write_bytes += bytes;
+        }
+    }
+
+    /// If a master of bus `b` waits for room in the bridge's buffer, wakes
+    /// the bus when the next booked posted write leaves the ropes (the
+    /// bus then arbitrates, as an event at its leaving would make it).
+    #[inline(always)]
+    pub(super) fn bus_watch_posted(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        // No write asks for more than the largest burst: with that much
+        // room, none waits (the common case, checked here, inline).
+        let bus = &self.buses[b];
+        if bus.posted_used + bus.largest_write > bus.bridge.posted_write_buffer {
+            self.bus_watch_posted_full(b, s);
+        }
+    }
+
+    /// [`Platform::bus_watch_posted`] once the buffer may be too full.
+    fn bus_watch_posted_full(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        let bus = &mut self.buses[b];
+        let Some(&(t, _)) = bus.leaving.front() else {
+            return;
+        };
+        if bus.posted_wake_at != t && bus.waits_for_room(s.now()) {
+            bus.posted_wake_at = t;
+            s.schedule_at(t, Ev::PostedFree(b));
+        }
+    }
+
+    /// A booked posted write of bus `b` leaves the ropes while a master
+    /// waits for room: the bus catches up and arbitrates.
+    pub(super) fn bus_posted_free(&mut self, b: usize, s: &mut Scheduler<Ev>) {
+        self.buses[b].posted_wakes += 1;
+        self.bus_arbitrate(b, s);
+    }
+
+    /// [`Platform::bus_arbitrate`] once the buffer is settled.
+    fn bus_grant(&mut self, b: usize, s: &mut Scheduler<Ev>) {
         let now = s.now();
         let bus = &self.buses[b];
         if bus.current.is_some() {
@@ -894,6 +1000,7 @@ impl System {
             // The transaction was cut short and ends at another event.
             return;
         }
+        self.p.bus_settle_posted(b, now, false);
         let Some(tx) = self.p.buses[b].current.take() else {
             return;
         };
@@ -939,6 +1046,8 @@ impl System {
                     bus.lazy = true;
                     bus.lazy_at = now;
                     bus.catch_up(now);
+                    // A writer waiting for room wakes it when room frees.
+                    self.p.bus_watch_posted(b, s);
                     return;
                 }
                 if wake > now {

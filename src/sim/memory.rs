@@ -63,10 +63,10 @@ impl MemoryNode {
         }
         // In order of arrival; a booking out of order (from another path)
         // goes before the later ones.
-        let i = self.pending.partition_point(|&(t, _)| t <= at);
-        if i == self.pending.len() {
+        if self.pending.back().is_none_or(|&(t, _)| t <= at) {
             self.pending.push_back((at, bytes));
         } else {
+            let i = self.pending.partition_point(|&(t, _)| t <= at);
             self.pending.insert(i, (at, bytes));
         }
     }
@@ -92,16 +92,24 @@ impl MemoryNode {
         self.free_at
     }
 
+    /// Gives their turns to the writes booked ahead that arrive before
+    /// `now`: those an event would have brought by the time the simulation
+    /// stops at `now` (it stops before the events of `now`).
+    pub fn settle_before(&mut self, now: Picos) {
+        self.settle(Picos(now.0.saturating_sub(1)));
+    }
+
     /// Starts a new measurement at `now`: what is still booked beyond it
-    /// counts in the new window.
+    /// counts in the new window (what arrives at `now` too, as the events
+    /// of `now` come after the reset).
     pub fn reset(&mut self, now: Picos) {
-        self.settle(now);
+        self.settle_before(now);
         self.busy = Picos(self.free_at.0.saturating_sub(now.0));
     }
 
     /// Fraction of `window` busy (service booked in it, so at most one
     /// queue's worth beyond its end); `None` when not modelled. Call
-    /// [`MemoryNode::settle`] at the window's end first.
+    /// [`MemoryNode::settle_before`] the window's end first.
     pub fn util(&self, window: Picos) -> Option<f64> {
         self.rate
             .map(|_| self.busy.0 as f64 / (window.0.max(1)) as f64)
@@ -151,9 +159,11 @@ mod tests {
         assert_eq!(ahead.util(us(10)), on_time.util(us(10)));
         // Not yet arrived at a reset: counted in the new window once it is.
         ahead.book_write(us(20), 500);
+        ahead.book_write(us(10), 500);
         ahead.reset(us(10));
         ahead.settle(us(30));
-        assert_eq!(ahead.util(us(20)), Some(0.5 / 20.0));
+        // Both count in the new window: the one arriving at the reset too.
+        assert_eq!(ahead.util(us(20)), Some(1.0 / 20.0));
     }
 
     #[test]

@@ -36,8 +36,8 @@
 //!
 //! An I/O controller whose link has a `bandwidth_both_ways` also books
 //! every packet's bytes at that rate, in the order packets join it in either
-//! direction: one way gets the link's rate each way, a mix of both at most
-//! the shared one.
+//! direction and from when they join: one way gets the link's rate each way,
+//! a mix of both at most the shared one.
 //!
 //! The controller's link is booked, not stepped: a packet joins its FIFO at
 //! a known time, so when it starts (when the link is free of the packets
@@ -51,6 +51,18 @@
 //! packet's hand-off to its ropes going down; a read request arrives in an
 //! event, which draws its memory time. The link's busy time is the booked
 //! intervals up to the time asked about.
+//!
+//! The ropes going up are booked too, where nothing can come between their
+//! packets (`Rope::booked_up`: they end at memory or at a controller only
+//! they feed, and their bridge does not stream posted writes cut-through):
+//! a packet pushed now starts when the ones before it are through and, under
+//! a controller, once the last of them has started across its link; it then
+//! joins the controller at its hand-off time, or arrives. A posted write's
+//! leaving is booked on its bus (`Bus::leaving`): the bus applies it to its
+//! bridge's buffer when it next arbitrates, and a master waiting for room is
+//! woken by an event at the leaving that gives it room, as the rope's event
+//! would have. Else (ropes under a controller several buses' ropes share)
+//! each packet's crossing is an event.
 //!
 //! Rope flow control: going up, a bus's ropes start their next packet only
 //! while no packet of theirs waits in the controller's queue (the
@@ -70,7 +82,7 @@ use std::collections::VecDeque;
 
 use super::config::{MemoryCfg, PathCfg};
 use super::dma::DmaDone;
-use super::meter::{BookedMeter, BusyMeter};
+use super::meter::BookedMeter;
 use super::platform::Platform;
 use super::Ev;
 use crate::engine::{RngStream, Scheduler};
@@ -161,8 +173,11 @@ pub struct RopeDir {
     ctrl_start: Picos,
     /// The time of the last wake booked for the end of that hold.
     wake_at: Picos,
+    /// Booked ahead (going up, see [`Rope::booked_up`]): when the ropes have
+    /// carried every packet booked so far.
+    free_at: Picos,
     /// Busy time.
-    pub meter: BusyMeter,
+    pub meter: BookedMeter,
 }
 
 /// The ropes of one slot: a link up (writes, read requests) and a link down
@@ -175,6 +190,11 @@ pub struct Rope {
     moves: MoveRate,
     /// Up (0) and down (1).
     pub dirs: [RopeDir; 2],
+    /// Packets going up are booked across when they are pushed, with no
+    /// event (see the module doc): the ropes end at memory or at a
+    /// controller only they feed, and their bridge does not stream posted
+    /// writes cut-through.
+    pub(super) booked_up: bool,
     /// Payload bytes carried up since the last reset.
     pub up_bytes: u64,
     /// Payload bytes carried down since the last reset.
@@ -188,6 +208,7 @@ impl Rope {
             moves: MoveRate::new(cfg.rope_rate),
             cfg,
             dirs: [RopeDir::default(), RopeDir::default()],
+            booked_up: false,
             up_bytes: 0,
             down_bytes: 0,
         }
@@ -322,6 +343,9 @@ impl Platform {
     /// Queues a packet on the ropes above bus `b`.
     pub(super) fn rope_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
         let d = item.dir();
+        if d == 0 && self.ropes[b].booked_up {
+            return self.rope_book_up(b, item, s);
+        }
         self.ropes[b].dirs[d].queue.push_back(item);
         self.rope_start(b, d, s);
     }
@@ -330,6 +354,42 @@ impl Platform {
     /// again.
     pub(super) fn rope_wake(&mut self, b: usize, s: &mut Scheduler<Ev>) {
         self.rope_start(b, 0, s);
+    }
+
+    /// Books packet `item` across the ropes above bus `b` going up (see
+    /// [`Rope::booked_up`]): it starts when they have carried the packets
+    /// before it and, under a controller, when the last of those has
+    /// started across the controller's link (flow control); a posted write
+    /// frees its bridge's buffer when it is through (the bus settles it,
+    /// and a master waiting for room is woken then); it joins the
+    /// controller at its hand-off time, or arrives.
+    fn rope_book_up(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
+        let now = s.now();
+        let r = &mut self.ropes[b];
+        let (rate, overhead) = (r.moves, r.cfg.rope_overhead);
+        let dir = &mut r.dirs[0];
+        let start = now.max(dir.free_at).max(dir.ctrl_start);
+        let end = start + rate.time(item.payload() + overhead);
+        dir.free_at = end;
+        dir.meter.book(now, start, end);
+        if let RopeItem::Write { bytes, .. } = item {
+            self.buses[b].leaving.push_back((end, bytes));
+            self.bus_watch_posted(b, s);
+        }
+        match self.cfg.buses[b].controller {
+            Some(c) => {
+                let ctrl = &self.ctrls[c];
+                let first = Stage { rate, overhead };
+                let second = Stage {
+                    rate: ctrl.moves,
+                    overhead: ctrl.cfg.overhead,
+                };
+                let line = self.cfg.memory.line;
+                let at = handoff_time(start, end, item.payload(), line, first, second);
+                self.ctrl_push(c, b, item, at, s);
+            }
+            None => self.arrive_up(b, item, end, s),
+        }
     }
 
     fn rope_start(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
@@ -374,7 +434,7 @@ impl Platform {
         };
         dir.current = Some(item);
         dir.current_handed = false;
-        dir.meter.start_back(start);
+        dir.meter.book(now, start, end);
         s.schedule_at(end, Ev::RopeDone(b, d));
         // Going up into a controller: cut-through (see the module doc).
         if let (0, Some(c)) = (d, self.cfg.buses[b].controller) {
@@ -434,7 +494,6 @@ impl Platform {
             return;
         };
         let handed = std::mem::take(&mut self.ropes[b].dirs[d].current_handed);
-        self.ropes[b].dirs[d].meter.stop(s.now());
         match item {
             RopeItem::Write { bytes, .. } => {
                 self.ropes[b].up_bytes += bytes;
@@ -519,10 +578,12 @@ impl Platform {
         let start = at.max(ctrl.dirs[d].free_at);
         let mut end = start + rate.time(bytes);
         // A link whose two directions share one capacity: the packet also
-        // books its bytes' time at that rate, after what either direction
-        // booked before it.
+        // books its bytes' time at that rate, from when it joins, after what
+        // either direction booked before it (from its start instead, a
+        // packet queued behind its own direction would leave the shared
+        // capacity idle until then, and the other direction with it).
         if let Some(both) = ctrl.moves_both_ways {
-            let from = ctrl.both_ways_free.max(start);
+            let from = ctrl.both_ways_free.max(at);
             ctrl.both_ways_free = from + both.time(bytes);
             end = end.max(ctrl.both_ways_free);
         }
@@ -530,18 +591,7 @@ impl Platform {
         ctrl.dirs[d].meter.book(s.now(), start, end);
         if d == 0 {
             self.ropes[b].dirs[0].ctrl_start = start;
-            match item {
-                RopeItem::Write { bytes, .. } => self.memory.book_write(end, bytes),
-                RopeItem::PioData { cpu } => {
-                    // The fixed part of the round trip, as in `path_arrived`.
-                    let back = end + self.ropes[b].cfg.io_read_latency;
-                    s.schedule_at(back, Ev::PioDone(cpu));
-                }
-                // Memory's turn and latency are drawn when it arrives.
-                RopeItem::ReadReq(f) => s.schedule_at(end, Ev::MemAsk(f)),
-                // Going down: never sent up (`RopeItem::dir`).
-                RopeItem::ReadData(_) | RopeItem::PioReq { .. } => {}
-            }
+            self.arrive_up(b, item, end, s);
         } else {
             // Onto the ropes: cut-through (see the module doc).
             let rope = &self.ropes[b];
@@ -556,8 +606,25 @@ impl Platform {
         }
     }
 
-    /// A read request of bus `f.bus` has crossed its I/O controller's link
-    /// to memory.
+    /// Books what packet `item` of bus `b`, going up, brings when it has
+    /// crossed the whole path at `at` (now or later): a posted write's turn
+    /// at the memory, a register value's return to its CPU; a read request
+    /// arrives in an event, which draws its memory time then.
+    fn arrive_up(&mut self, b: usize, item: RopeItem, at: Picos, s: &mut Scheduler<Ev>) {
+        match item {
+            RopeItem::Write { bytes, .. } => self.memory.book_write(at, bytes),
+            RopeItem::PioData { cpu } => {
+                // The fixed part of the round trip, as in `path_arrived`.
+                let back = at + self.ropes[b].cfg.io_read_latency;
+                s.schedule_at(back, Ev::PioDone(cpu));
+            }
+            RopeItem::ReadReq(f) => s.schedule_at(at, Ev::MemAsk(f)),
+            // Going down: never sent up (`RopeItem::dir`).
+            RopeItem::ReadData(_) | RopeItem::PioReq { .. } => {}
+        }
+    }
+
+    /// A read request of bus `f.bus` has crossed the path up to memory.
     pub(super) fn mem_ask(&mut self, f: Fetch, s: &mut Scheduler<Ev>) {
         self.path_arrived(f.bus, RopeItem::ReadReq(f), s);
     }
