@@ -673,10 +673,13 @@ impl Platform {
     /// bus then arbitrates, as an event at its leaving would make it).
     #[inline(always)]
     pub(super) fn bus_watch_posted(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        // No write asks for more than the largest burst: with that much
-        // room, none waits (the common case, checked here, inline).
+        // Nothing booked to leave (a bus without ropes of its own, or none
+        // under way), or no write asks for more than the room left: none
+        // waits (the common cases, checked here, inline).
         let bus = &self.buses[b];
-        if bus.posted_used + bus.largest_write > bus.bridge.posted_write_buffer {
+        if !bus.leaving.is_empty()
+            && bus.posted_used + bus.largest_write > bus.bridge.posted_write_buffer
+        {
             self.bus_watch_posted_full(b, s);
         }
     }
