@@ -11,7 +11,9 @@
 //! master waits, whether it waited at the grant or began to wait during the
 //! burst (the arbiter then takes the grant away and the master stops when its
 //! timer expires, PCI 2.2 3.5.4); the rest of the burst goes back to the front
-//! of its master's queue.
+//! of its master's queue. A register read waiting for the bridge's delayed-read
+//! slot asks as soon as a read's data taken from that slot frees it, at that
+//! read's grant, so that burst ends at the timer.
 //!
 //! Transactions:
 //! - posted write: `write_overhead + ceil(bytes / bytes_per_clock)` clocks; the
@@ -761,8 +763,18 @@ impl Platform {
                     Some(slot) => {
                         let d = bus.delayed[slot].expect("slot found above");
                         if d.ready {
-                            let bytes = left.min(d.bytes).min(cap);
+                            // Taking the data frees the slot: a register read
+                            // waiting for one asks for the bus at once, so the
+                            // arbiter ends this burst at the latency timer
+                            // (as for a master that asked at the grant).
                             bus.delayed[slot] = None;
+                            let cap = if others {
+                                cap
+                            } else {
+                                let now_asking = (0..n).any(|o| o != m && bus.wants(o, now));
+                                bus.chunk_cap(m, now_asking)
+                            };
+                            let bytes = left.min(d.bytes).min(cap);
                             let last = bytes == left;
                             if last {
                                 bus.masters[m].queue.pop_front();
@@ -1209,6 +1221,55 @@ mod tests {
         assert_eq!(
             sys.p.buses[0].data_bytes, cfg.max_burst,
             "the rest of the burst follows the read"
+        );
+    }
+
+    #[test]
+    fn a_register_read_waiting_for_the_slot_ends_the_burst_that_frees_it_at_the_latency_timer() {
+        let mut sys = idle_system_of("gige-rx.pci66.c1");
+        let mut s = Scheduler::new();
+        let cfg = sys.p.buses[0].cfg;
+        let bus = &mut sys.p.buses[0];
+        assert_eq!(bus.cfg.protocol, Protocol::Pci);
+        assert_eq!(bus.delayed.len(), 1);
+        bus.bridge.register_reads_use_delayed_slots = true;
+        // The bridge's only slot holds a whole burst's data, ready for the
+        // delayed read of master 1; a register read waits for the slot.
+        let bytes = cfg.max_burst.min(bus.bridge.delayed_read_prefetch);
+        assert!(bytes > cfg.latency_timer_bytes);
+        bus.delayed[0] = Some(DelayedRead {
+            master: 1,
+            op: 99,
+            bytes,
+            ready: true,
+        });
+        bus.masters[1].queue.push_back(BusItem::PciRead {
+            op: 99,
+            left: bytes,
+        });
+        sys.p.bus_push_pio(0, 0, 0, &mut s);
+        // The read's data has the bus; taking it frees the slot, so the
+        // register read asks at once and has the bus when the timer expires,
+        // with no other event to make the arbiter look.
+        assert!(matches!(sys.p.buses[0].current, Some(Tx::PciData { .. })));
+        let limits = Limits {
+            max_time: Picos::from_ns(50_000.0),
+            max_events: 10_000,
+        };
+        let read_at = (1..20_000u64)
+            .find(|&step| {
+                run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
+                on_bus(&sys) == "register read"
+            })
+            .expect("the register read gets the bus") as f64;
+        let timer_ns = cfg.clocks(cfg.completion_overhead + cfg.latency_timer).0 as f64 / 1e3;
+        let whole_ns = cfg
+            .clocks(cfg.completion_overhead + cfg.data_clocks(bytes))
+            .0 as f64
+            / 1e3;
+        assert!(
+            read_at >= timer_ns && read_at <= timer_ns + 20.0,
+            "the read gets the bus at {read_at} ns: the timer expires at {timer_ns} ns, the whole burst ends at {whole_ns} ns"
         );
     }
 

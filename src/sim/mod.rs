@@ -656,6 +656,8 @@ mod tests {
             ("hp2g-fig6-fc-write", "fc-wr+gige-bd.pci66.c1"),
             ("matrox-table10-twocards", "twocards.100full"),
             ("matrox-table10-twocards", "twocards.100half"),
+            ("hp2g-fig2-gige-receive", "gige-rx+fc-bd.pci66.c1"),
+            ("hp2g-fig4-gige-bidirectional", "gige-bd.pci66.c4"),
         ] {
             let run = |booked: bool| {
                 let mut sys = System::new(config_of(scenario, id), 1);
