@@ -202,6 +202,14 @@ pub struct Rope {
 }
 
 impl Rope {
+    /// The ropes as a stage of the path, for [`handoff_time`].
+    fn stage(&self) -> Stage {
+        Stage {
+            rate: self.moves,
+            overhead: self.cfg.rope_overhead,
+        }
+    }
+
     /// Idle ropes.
     pub fn new(cfg: PathCfg) -> Rope {
         Rope {
@@ -247,6 +255,14 @@ pub struct CtrlDir {
 }
 
 impl Controller {
+    /// The controller's link as a stage of the path, for [`handoff_time`].
+    fn stage(&self) -> Stage {
+        Stage {
+            rate: self.moves,
+            overhead: self.cfg.overhead,
+        }
+    }
+
     /// An idle link.
     pub fn new(cfg: super::config::ControllerCfg) -> Controller {
         Controller {
@@ -378,12 +394,7 @@ impl Platform {
         }
         match self.cfg.buses[b].controller {
             Some(c) => {
-                let ctrl = &self.ctrls[c];
-                let first = Stage { rate, overhead };
-                let second = Stage {
-                    rate: ctrl.moves,
-                    overhead: ctrl.cfg.overhead,
-                };
+                let (first, second) = (self.ropes[b].stage(), self.ctrls[c].stage());
                 let line = self.cfg.memory.line;
                 let at = handoff_time(start, end, item.payload(), line, first, second);
                 self.ctrl_push(c, b, item, at, s);
@@ -438,15 +449,10 @@ impl Platform {
         s.schedule_at(end, Ev::RopeDone(b, d));
         // Going up into a controller: cut-through (see the module doc).
         if let (0, Some(c)) = (d, self.cfg.buses[b].controller) {
-            let ctrl = &self.ctrls[c];
-            let first = Stage { rate, overhead };
-            let second = Stage {
-                rate: ctrl.moves,
-                overhead: ctrl.cfg.overhead,
-            };
+            let (first, second) = (self.ropes[b].stage(), self.ctrls[c].stage());
             let line = self.cfg.memory.line;
             let at = handoff_time(start, end, payload, line, first, second).max(now);
-            let one_bus = ctrl.one_bus;
+            let one_bus = self.ctrls[c].one_bus;
             if at < end {
                 self.ropes[b].dirs[0].current_handed = true;
                 if one_bus {
@@ -594,12 +600,7 @@ impl Platform {
             self.arrive_up(b, item, end, s);
         } else {
             // Onto the ropes: cut-through (see the module doc).
-            let rope = &self.ropes[b];
-            let first = Stage { rate, overhead };
-            let second = Stage {
-                rate: rope.moves,
-                overhead: rope.cfg.rope_overhead,
-            };
+            let (first, second) = (self.ctrls[c].stage(), self.ropes[b].stage());
             let line = self.cfg.memory.line;
             let on = handoff_time(start, end, item.payload(), line, first, second);
             self.hand_on(b, 1, item, on, s);
