@@ -397,14 +397,15 @@ impl Bus {
     }
 
     /// Whether a master that could ask has a posted write waiting for room
-    /// in the bridge's buffer.
+    /// in the bridge's buffer (a write at the front of its queue that does
+    /// not ask only for want of room).
     fn waits_for_room(&self, now: Picos) -> bool {
         self.posted_used > 0
-            && self.masters.iter().any(|m| {
-                m.wait_until <= now
-                    && matches!(m.queue.front(), Some(BusItem::Write { left, .. })
-                        if self.posted_used + (*left).min(self.cfg.max_burst).min(m.burst).min(self.bridge.posted_write_buffer)
-                            > self.bridge.posted_write_buffer)
+            && (0..self.masters.len()).any(|m| {
+                let master = &self.masters[m];
+                master.wait_until <= now
+                    && matches!(master.queue.front(), Some(BusItem::Write { .. }))
+                    && !self.wants(m, now)
             })
     }
 
