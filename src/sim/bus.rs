@@ -362,6 +362,11 @@ impl Bus {
         None
     }
 
+    /// Whether a master other than `m` asks for the bus at `now`.
+    fn another_wants(&self, m: usize, now: Picos) -> bool {
+        (0..self.masters.len()).any(|o| o != m && self.wants(o, now))
+    }
+
     /// Largest data chunk the master may move now.
     fn chunk_cap(&self, m: usize, others_waiting: bool) -> u64 {
         let mut cap = self.cfg.max_burst.min(self.masters[m].burst);
@@ -649,18 +654,26 @@ impl Platform {
     /// bytes as carried up.
     #[inline(always)]
     pub(super) fn bus_settle_posted(&mut self, b: usize, now: Picos, strict: bool) {
+        let last = if strict {
+            Picos(now.0.saturating_sub(1))
+        } else {
+            now
+        };
         // Checked here, inline: most calls find nothing due.
-        if let Some(&(t, _)) = self.buses[b].leaving.front() {
-            if t < now || (!strict && t == now) {
-                self.bus_settle_posted_due(b, now, strict);
-            }
+        if self.buses[b]
+            .leaving
+            .front()
+            .is_some_and(|&(t, _)| t <= last)
+        {
+            self.bus_settle_posted_due(b, last);
         }
     }
 
-    /// [`Platform::bus_settle_posted`] once a write is due.
-    fn bus_settle_posted_due(&mut self, b: usize, now: Picos, strict: bool) {
+    /// [`Platform::bus_settle_posted`] once a write is due: those that have
+    /// left by `last`.
+    fn bus_settle_posted_due(&mut self, b: usize, last: Picos) {
         while let Some(&(t, bytes)) = self.buses[b].leaving.front() {
-            if t > now || (strict && t == now) {
+            if t > last {
                 break;
             }
             self.buses[b].leaving.pop_front();
@@ -772,8 +785,7 @@ impl Platform {
                             let cap = if others {
                                 cap
                             } else {
-                                let now_asking = (0..n).any(|o| o != m && bus.wants(o, now));
-                                bus.chunk_cap(m, now_asking)
+                                bus.chunk_cap(m, bus.another_wants(m, now))
                             };
                             let bytes = left.min(d.bytes).min(cap);
                             let last = bytes == left;
@@ -879,7 +891,7 @@ impl Platform {
         };
         let bpc = bus.cfg.bytes_per_clock;
         let lt_bytes = bus.cfg.latency_timer_bytes;
-        if bytes <= lt_bytes || !(0..bus.masters.len()).any(|o| o != m && bus.wants(o, now)) {
+        if bytes <= lt_bytes || !bus.another_wants(m, now) {
             return;
         }
         let clock = bus.cfg.clock.0.max(1);

@@ -615,7 +615,8 @@ impl Platform {
         match item {
             RopeItem::Write { bytes, .. } => self.memory.book_write(at, bytes),
             RopeItem::PioData { cpu } => {
-                // The fixed part of the round trip, as in `path_arrived`.
+                // The fixed part of the round trip (bus adapters and cell
+                // controller), as for a DMA read.
                 let back = at + self.ropes[b].cfg.io_read_latency;
                 s.schedule_at(back, Ev::PioDone(cpu));
             }
@@ -636,9 +637,9 @@ impl Platform {
     pub(super) fn path_arrived(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
         match item {
             // Its bridge's buffer was freed when it left the ropes; it
-            // occupies the memory.
-            RopeItem::Write { bytes, .. } => {
-                self.memory.serve(s.now(), bytes);
+            // occupies the memory. A register's value heads for its CPU.
+            RopeItem::Write { .. } | RopeItem::PioData { .. } => {
+                self.arrive_up(b, item, s.now(), s)
             }
             RopeItem::ReadReq(f) => {
                 let t = self.ropes[b].cfg.io_read_latency
@@ -652,11 +653,6 @@ impl Platform {
                 FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op, s),
             },
             RopeItem::PioReq { cpu, target } => self.bus_push_pio(b, cpu, target, s),
-            RopeItem::PioData { cpu } => {
-                // The fixed part of the round trip (bus adapters and cell
-                // controller), as for a DMA read.
-                s.schedule_in(self.ropes[b].cfg.io_read_latency, Ev::PioDone(cpu));
-            }
         }
     }
 
