@@ -64,6 +64,15 @@
 //! would have. Else (ropes under a controller several buses' ropes share)
 //! each packet's crossing is an event.
 //!
+//! The ropes going down are booked as a packet joins them (when memory
+//! answers, or at its hand-off from the controller: one bus's hand-off
+//! times rise with its packets, so they join in order of time): it starts
+//! when the ones before it are through, and its end, where it reaches the
+//! bus, is an event. That event is scheduled when the packet joins, not
+//! when it starts across, so where it falls on the very picosecond of
+//! another event the two are taken in the other order than when each
+//! packet's start was stepped (a tie that either order breaks rightly).
+//!
 //! Rope flow control: going up, a bus's ropes start their next packet only
 //! while no packet of theirs waits in the controller's queue (the
 //! controller holds one waiting packet per rope port, an assumption; the
@@ -195,6 +204,9 @@ pub struct Rope {
     /// controller only they feed, and their bridge does not stream posted
     /// writes cut-through.
     pub(super) booked_up: bool,
+    /// Packets going down are booked across when they join the ropes, their
+    /// arrival at the bus an event (see the module doc).
+    pub(super) booked_down: bool,
     /// Payload bytes carried up since the last reset.
     pub up_bytes: u64,
     /// Payload bytes carried down since the last reset.
@@ -217,6 +229,7 @@ impl Rope {
             cfg,
             dirs: [RopeDir::default(), RopeDir::default()],
             booked_up: false,
+            booked_down: true,
             up_bytes: 0,
             down_bytes: 0,
         }
@@ -362,6 +375,9 @@ impl Platform {
         if d == 0 && self.ropes[b].booked_up {
             return self.rope_book_up(b, item, s);
         }
+        if d == 1 && self.ropes[b].booked_down {
+            return self.rope_book_down(b, item, s.now(), s);
+        }
         self.ropes[b].dirs[d].queue.push_back(item);
         self.rope_start(b, d, s);
     }
@@ -401,6 +417,25 @@ impl Platform {
             }
             None => self.arrive_up(b, item, end, s),
         }
+    }
+
+    /// Books packet `item` across the ropes above bus `b` going down,
+    /// joining them at `at` (now, or its hand-off from the controller): it
+    /// starts when they have carried the packets before it, and reaches the
+    /// bus in an event at its end. Packets join in order of time (one
+    /// bus's hand-off times rise with its packets), so booking them as they
+    /// come serves them first come, first served.
+    fn rope_book_down(&mut self, b: usize, item: RopeItem, at: Picos, s: &mut Scheduler<Ev>) {
+        let now = s.now();
+        let r = &mut self.ropes[b];
+        let (rate, overhead) = (r.moves, r.cfg.rope_overhead);
+        let dir = &mut r.dirs[1];
+        let start = at.max(dir.free_at);
+        let end = start + rate.time(item.payload() + overhead);
+        dir.free_at = end;
+        dir.meter.book(now, start, end);
+        dir.queue.push_back(item);
+        s.schedule_at(end, Ev::RopeDone(b, 1));
     }
 
     fn rope_start(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
@@ -496,7 +531,13 @@ impl Platform {
     /// going up, on to the I/O controller if the bus has one, else it has
     /// arrived; going down, it reaches the bus.
     pub(super) fn rope_done(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
-        let Some(item) = self.ropes[b].dirs[d].current.take() else {
+        let booked = d == 1 && self.ropes[b].booked_down;
+        let dir = &mut self.ropes[b].dirs[d];
+        let Some(item) = (if booked {
+            dir.queue.pop_front()
+        } else {
+            dir.current.take()
+        }) else {
             return;
         };
         let handed = std::mem::take(&mut self.ropes[b].dirs[d].current_handed);
@@ -514,7 +555,9 @@ impl Platform {
             Some(c) if d == 0 => self.ctrl_push(c, b, item, s.now(), s),
             _ => self.path_arrived(b, item, s),
         }
-        self.rope_start(b, d, s);
+        if !booked {
+            self.rope_start(b, d, s);
+        }
     }
 
     /// A posted write of bus `b` has crossed its ropes: the bus adapter's
@@ -603,7 +646,11 @@ impl Platform {
             let (first, second) = (self.ctrls[c].stage(), self.ropes[b].stage());
             let line = self.cfg.memory.line;
             let on = handoff_time(start, end, item.payload(), line, first, second);
-            self.hand_on(b, 1, item, on, s);
+            if self.ropes[b].booked_down {
+                self.rope_book_down(b, item, on, s);
+            } else {
+                self.hand_on(b, 1, item, on, s);
+            }
         }
     }
 
