@@ -217,6 +217,10 @@ pub struct Bus {
     /// The retry starts one replay of [`Bus::catch_up`] has seen, kept
     /// between replays so that replaying allocates nothing.
     seen: SeenStarts,
+    /// The masters a replay of [`Bus::catch_up`] retries (those with a
+    /// delayed read at the front of their work), in order, kept between
+    /// replays so that replaying allocates nothing.
+    retried: Vec<usize>,
 }
 
 /// Retry starts seen in one replay, oldest first, at most [`SeenStarts::CAP`]:
@@ -326,6 +330,7 @@ impl Bus {
             periods_skipped: 0,
             posted_wakes: 0,
             seen: SeenStarts::default(),
+            retried: Vec::new(),
         }
     }
 
@@ -471,6 +476,17 @@ impl Bus {
             return;
         }
         let n = self.masters.len();
+        // Only the masters with a delayed read at the front of their work
+        // ask for the bus while it is lazy (the others cannot, and nothing
+        // in the replay changes what they wait for: room in the buffer, a
+        // free slot), so the replay looks at those alone.
+        let mut retried = std::mem::take(&mut self.retried);
+        retried.clear();
+        retried.extend(
+            (0..n).filter(|&m| {
+                matches!(self.masters[m].queue.front(), Some(BusItem::PciRead { .. }))
+            }),
+        );
         // Retry starts seen in this replay, recorded from the second start on.
         self.seen.clear();
         let mut starts = 0u32;
@@ -481,7 +497,7 @@ impl Bus {
                     let end = self.retry_end();
                     if end > now {
                         self.lazy_at = now;
-                        return;
+                        break;
                     }
                     self.meter.stop(end);
                     self.retries += 1;
@@ -492,27 +508,34 @@ impl Bus {
                 _ => {
                     // Idle: the next master whose wait ends (or has ended
                     // while the bus was busy).
-                    let next = (0..n)
-                        .filter(|&m| {
-                            matches!(self.masters[m].queue.front(), Some(BusItem::PciRead { .. }))
-                        })
-                        .map(|m| self.masters[m].wait_until.max(self.lazy_at))
+                    let next = retried
+                        .iter()
+                        .map(|&m| self.masters[m].wait_until.max(self.lazy_at))
                         .min();
                     match next {
                         Some(t) if t <= now => t,
                         _ => {
                             self.lazy_at = now;
-                            return;
+                            break;
                         }
                     }
                 }
             };
             self.lazy_at = t;
-            let Some(m) = self.first_wanting(self.rr, n, t) else {
+            // The first of them in round-robin order from the pointer that
+            // asks (what `first_wanting` over every master gives).
+            let first = |from_pointer: bool| {
+                retried
+                    .iter()
+                    .copied()
+                    .filter(|&m| (m >= self.rr) == from_pointer)
+                    .find(|&m| self.wants(m, t))
+            };
+            let Some(m) = first(true).or_else(|| first(false)) else {
                 if was_idle {
                     // Cannot happen (a master whose wait is over wants
                     // the bus); never loop on it.
-                    return;
+                    break;
                 }
                 continue;
             };
@@ -522,16 +545,17 @@ impl Bus {
             self.meter.start(t);
             starts += 1;
             if starts >= 2 {
-                self.skip_periods(now);
+                self.skip_periods(now, &retried);
             }
         }
+        self.retried = retried;
     }
 
     /// At the start of a retry in [`Bus::catch_up`]: if the state (the
     /// retried master, the round-robin pointer, each retried master's wait
     /// left) was seen at an earlier start of this replay, skips every whole
     /// period that ends by `now`; else remembers the state (the last eight).
-    fn skip_periods(&mut self, now: Picos) {
+    fn skip_periods(&mut self, now: Picos, retried: &[usize]) {
         let (t, Some(Tx::Retry { m })) = (self.started, self.current) else {
             return;
         };
@@ -539,10 +563,9 @@ impl Bus {
         state.clear();
         state.extend([m as u64, self.rr as u64]);
         state.extend(
-            self.masters
+            retried
                 .iter()
-                .filter(|x| matches!(x.queue.front(), Some(BusItem::PciRead { .. })))
-                .map(|x| x.wait_until.0.saturating_sub(t.0)),
+                .map(|&r| self.masters[r].wait_until.0.saturating_sub(t.0)),
         );
         let busy = self.meter.total(t);
         match self.seen.find(&state) {
@@ -551,10 +574,9 @@ impl Bus {
                 let k = (now - t).0 / period.0;
                 if k > 0 {
                     let shift = Picos(period.0 * k);
-                    for x in &mut self.masters {
-                        if matches!(x.queue.front(), Some(BusItem::PciRead { .. }))
-                            && x.wait_until > t
-                        {
+                    for &r in retried {
+                        let x = &mut self.masters[r];
+                        if x.wait_until > t {
                             x.wait_until += shift;
                         }
                     }
