@@ -384,25 +384,28 @@ impl Bus {
     /// Whether master `m` asks for the bus at `now`.
     fn wants(&self, m: usize, now: Picos) -> bool {
         let master = &self.masters[m];
+        // Most masters have no work: looked at first.
+        let Some(front) = master.queue.front() else {
+            return false;
+        };
         if master.wait_until > now {
             return false;
         }
-        match master.queue.front() {
-            None => false,
-            Some(BusItem::Write { left, .. }) => {
+        match front {
+            BusItem::Write { left, .. } => {
                 let need = (*left)
                     .min(self.cfg.max_burst)
                     .min(master.burst)
                     .min(self.bridge.posted_write_buffer);
                 self.posted_used + need <= self.bridge.posted_write_buffer
             }
-            Some(BusItem::Pio { .. })
+            BusItem::Pio { .. }
                 if self.cfg.protocol == Protocol::Pci
                     && self.bridge.register_reads_use_delayed_slots =>
             {
                 self.delayed.iter().any(|d| d.is_none())
             }
-            Some(_) => true,
+            _ => true,
         }
     }
 
