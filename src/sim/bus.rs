@@ -47,8 +47,10 @@
 //! them, grant by grant with the same round-robin and timing, when anyone
 //! next looks at the bus, and charges their bus time to the busy meter and
 //! their count to `retries`, exactly as events would; no event is scheduled
-//! for them. Every entry point that changes the bus first catches up and
-//! turns the bus back to events ([`Platform::bus_sync`]).
+//! for them. The replay looks only at the masters it retries: the others
+//! cannot ask until something outside the bus changes. Every entry point
+//! that changes the bus first catches up and turns the bus back to events
+//! ([`Platform::bus_sync`]).
 
 use std::collections::VecDeque;
 
