@@ -383,6 +383,18 @@ impl Bus {
         cap.max(1)
     }
 
+    /// Largest chunk of a transfer of `want` bytes master `m` may move now:
+    /// [`Bus::chunk_cap`], asking `others` (whether another master waits)
+    /// only when the latency timer's cap could cut it.
+    fn chunk_for(&self, m: usize, want: u64, others: impl FnOnce(&Bus) -> bool) -> u64 {
+        let free = self.chunk_cap(m, false);
+        if want.min(free) <= self.cfg.latency_timer_bytes {
+            free
+        } else {
+            self.chunk_cap(m, others(self))
+        }
+    }
+
     /// Whether master `m` asks for the bus at `now`.
     fn wants(&self, m: usize, now: Picos) -> bool {
         let master = &self.masters[m];
@@ -759,23 +771,25 @@ impl Platform {
             return;
         };
         // The masters before `m` in round-robin order do not want the bus: only
-        // those after it, up to the round-robin start, may be waiting too.
+        // those after it, up to the round-robin start, may be waiting too
+        // (looked at only where the latency timer could cut the transfer).
         let position = if m >= bus.rr {
             m - bus.rr
         } else {
             m + n - bus.rr
         };
-        let others = bus
-            .first_wanting(next_after(m, n), n - 1 - position, now)
-            .is_some();
-        let cap = bus.chunk_cap(m, others);
+        let others = |bus: &Bus| {
+            bus.first_wanting(next_after(m, n), n - 1 - position, now)
+                .is_some()
+        };
         let cfg = bus.cfg;
         let item = self.buses[b].masters[m].queue.front().copied();
         let func = self.buses[b].masters[m].func;
         let (tx, clocks) = match (item, func) {
             (Some(BusItem::Write { op, left }), Some(_)) => {
-                let bytes = left.min(cap).min(self.buses[b].bridge.posted_write_buffer);
                 let bus = &mut self.buses[b];
+                let cap = bus.chunk_for(m, left, others);
+                let bytes = left.min(cap).min(bus.bridge.posted_write_buffer);
                 bus.posted_used += bytes;
                 let last = bytes == left;
                 if last {
@@ -808,13 +822,12 @@ impl Platform {
                             // waiting for one asks for the bus at once, so the
                             // arbiter ends this burst at the latency timer
                             // (as for a master that asked at the grant).
+                            // (Freeing a slot only lets masters ask, so one
+                            // waiting before still waits.)
                             bus.delayed[slot] = None;
-                            let cap = if others {
-                                cap
-                            } else {
-                                bus.chunk_cap(m, bus.another_wants(m, now))
-                            };
-                            let bytes = left.min(d.bytes).min(cap);
+                            let want = left.min(d.bytes);
+                            let cap = bus.chunk_for(m, want, |bus| bus.another_wants(m, now));
+                            let bytes = want.min(cap);
                             let last = bytes == left;
                             if last {
                                 bus.masters[m].queue.pop_front();
@@ -866,7 +879,7 @@ impl Platform {
             }
             (Some(BusItem::Completion { func, op, bytes }), None) => {
                 let bus = &mut self.buses[b];
-                let chunk = bytes.min(cap);
+                let chunk = bytes.min(bus.chunk_for(m, bytes, others));
                 if chunk == bytes {
                     bus.masters[m].queue.pop_front();
                 } else if let Some(BusItem::Completion { bytes: l, .. }) =
