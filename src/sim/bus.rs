@@ -219,9 +219,10 @@ pub struct Bus {
     /// The retry starts one replay of [`Bus::catch_up`] has seen, kept
     /// between replays so that replaying allocates nothing.
     seen: SeenStarts,
-    /// The masters a replay of [`Bus::catch_up`] retries (those with a
-    /// delayed read at the front of their work), in order, kept between
-    /// replays so that replaying allocates nothing.
+    /// The masters a lazy bus retries (those with a delayed read at the
+    /// front of their work), in order: set when it turns lazy (no master's
+    /// work changes while it is), kept between replays so that replaying
+    /// allocates nothing.
     retried: Vec<usize>,
 }
 
@@ -497,13 +498,7 @@ impl Bus {
         // ask for the bus while it is lazy (the others cannot, and nothing
         // in the replay changes what they wait for: room in the buffer, a
         // free slot), so the replay looks at those alone.
-        let mut retried = std::mem::take(&mut self.retried);
-        retried.clear();
-        retried.extend(
-            (0..n).filter(|&m| {
-                matches!(self.masters[m].queue.front(), Some(BusItem::PciRead { .. }))
-            }),
-        );
+        let retried = std::mem::take(&mut self.retried);
         // Retry starts seen in this replay, recorded from the second start on.
         self.seen.clear();
         let mut starts = 0u32;
@@ -566,6 +561,22 @@ impl Bus {
             }
         }
         self.retried = retried;
+    }
+
+    /// Turns the bus lazy at `now` (see the module doc): notes the masters
+    /// it retries, and replays what is due.
+    fn go_lazy(&mut self, now: Picos) {
+        self.lazy = true;
+        self.lazy_at = now;
+        let mut retried = std::mem::take(&mut self.retried);
+        retried.clear();
+        retried.extend(
+            (0..self.masters.len()).filter(|&m| {
+                matches!(self.masters[m].queue.front(), Some(BusItem::PciRead { .. }))
+            }),
+        );
+        self.retried = retried;
+        self.catch_up(now);
     }
 
     /// At the start of a retry in [`Bus::catch_up`]: if the state (the
@@ -1111,9 +1122,7 @@ impl System {
                 bus.masters[m].wait_until = wake;
                 if bus.retries_only(now) {
                     // Nothing but retries until something else changes.
-                    bus.lazy = true;
-                    bus.lazy_at = now;
-                    bus.catch_up(now);
+                    bus.go_lazy(now);
                     // A writer waiting for room wakes it when room frees.
                     self.p.bus_watch_posted(b, s);
                     return;
