@@ -1089,17 +1089,17 @@ impl System {
                 self.p.buses[b].data_bytes += bytes;
                 self.p.totals.bus_write_bytes += bytes;
                 // Its first cache line reached the bridge one line's data
-                // phases after the write's own clocks began.
+                // phases after the write's own clocks began (read only
+                // behind a bridge that streams posted writes cut-through).
                 let bus = &self.p.buses[b];
-                let unit = bytes.min(self.p.cfg.memory.line);
-                let head = bus.started
-                    + bus
-                        .cfg
-                        .clocks(bus.cfg.write_overhead + bus.cfg.data_clocks(unit));
-                let item = super::path::RopeItem::Write {
-                    bytes,
-                    head: head.min(now),
+                let head = if bus.bridge.posted_writes_cut_through {
+                    let unit = bytes.min(self.p.cfg.memory.line);
+                    let clocks = bus.cfg.write_overhead + bus.cfg.data_clocks(unit);
+                    (bus.started + bus.cfg.clocks(clocks)).min(now)
+                } else {
+                    now
                 };
+                let item = super::path::RopeItem::Write { bytes, head };
                 self.p.up_push(b, item, s);
                 if last {
                     if let Some(f) = self.p.buses[b].masters[m].func {
