@@ -431,8 +431,8 @@ impl Bus {
         self.posted_used > 0
             && (0..self.masters.len()).any(|m| {
                 let master = &self.masters[m];
-                master.wait_until <= now
-                    && matches!(master.queue.front(), Some(BusItem::Write { .. }))
+                matches!(master.queue.front(), Some(BusItem::Write { .. }))
+                    && master.wait_until <= now
                     && !self.wants(m, now)
             })
     }
