@@ -70,8 +70,8 @@
 //! when the ones before it are through, and its end, where it reaches the
 //! bus, is an event. That event is scheduled when the packet joins, not
 //! when it starts across, so where it falls on the very picosecond of
-//! another event the two are taken in the other order than when each
-//! packet's start was stepped (a tie that either order breaks rightly).
+//! another event the two may be taken in the opposite order from when each
+//! packet's start was an event (a tie that either order breaks rightly).
 //!
 //! Rope flow control: going up, a bus's ropes start their next packet only
 //! while no packet of theirs waits in the controller's queue (the
@@ -139,7 +139,9 @@ pub enum RopeItem {
         bytes: u64,
         /// When its first unit (a cache line) had reached the bus adapter:
         /// the ropes may have started on it then (cut-through from the bus,
-        /// see the module doc).
+        /// see the module doc). Worked out only behind a bridge that
+        /// streams posted writes cut-through, the only reader; elsewhere
+        /// the write's end.
         head: Picos,
     },
     /// A read request going up.
@@ -165,6 +167,9 @@ pub enum RopeItem {
 /// One direction of the ropes of a slot: a FIFO byte server.
 #[derive(Debug, Default)]
 pub struct RopeDir {
+    /// Packets waiting to cross; going down, booked ahead (see
+    /// [`Rope::booked_down`]), the packets booked that have not yet
+    /// arrived, in order.
     queue: VecDeque<RopeItem>,
     current: Option<RopeItem>,
     /// The packet crossing has already been handed on to the controller
