@@ -727,11 +727,18 @@ impl Platform {
                 break;
             }
             self.buses[b].leaving.pop_front();
-            let bus = &mut self.buses[b];
-            bus.posted_used = bus.posted_used.saturating_sub(bytes);
             self.ropes[b].up_bytes += bytes;
-            self.totals.rope_write_bytes += bytes;
+            self.free_posted(b, bytes);
         }
+    }
+
+    /// A posted write of `bytes` has left the bridge of bus `b` (crossed its
+    /// ropes, or the slot's bus for an on-card bridge): its room is free,
+    /// and its bytes count as carried up.
+    pub(super) fn free_posted(&mut self, b: usize, bytes: u64) {
+        let bus = &mut self.buses[b];
+        bus.posted_used = bus.posted_used.saturating_sub(bytes);
+        self.totals.rope_write_bytes += bytes;
     }
 
     /// If a master of bus `b` waits for room in the bridge's buffer, wakes
@@ -832,9 +839,9 @@ impl Platform {
                             // Taking the data frees the slot: a register read
                             // waiting for one asks for the bus at once, so the
                             // arbiter ends this burst at the latency timer
-                            // (as for a master that asked at the grant).
-                            // (Freeing a slot only lets masters ask, so one
-                            // waiting before still waits.)
+                            // (as for a master that asked at the grant;
+                            // freeing a slot only lets masters ask, so
+                            // whether another waits is asked once, now).
                             bus.delayed[slot] = None;
                             let want = left.min(d.bytes);
                             let cap = bus.chunk_for(m, want, |bus| bus.another_wants(m, now));

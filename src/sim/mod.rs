@@ -627,13 +627,23 @@ mod tests {
         (functions, buses, memory, totals, s.events_processed(), sys)
     }
 
-    /// Asserts that a shortcut measured what the stepped run of experiment
-    /// `id` measured: every function, bus, the memory and the totals.
-    fn assert_same(id: &str, stepped: &Measured, shortcut: &Measured) {
+    /// Experiment `id` of the bundled scenario `scenario` measured over
+    /// `window` with a shortcut off and on (`set` turns it on or off in a
+    /// system): asserts that both measured the same (every function, bus,
+    /// the memory and the totals) and gives (stepped, shortcut).
+    fn stepped_and_shortcut(
+        scenario: &str,
+        id: &str,
+        window: (f64, f64),
+        set: impl Fn(&mut System, bool),
+    ) -> (Measured, Measured) {
+        let run = |on: bool| measured(scenario, id, window, |sys| set(sys, on));
+        let (stepped, shortcut) = (run(false), run(true));
         assert_eq!(shortcut.0, stepped.0, "{id}");
         assert_eq!(shortcut.1, stepped.1, "{id}");
         assert_eq!(shortcut.2, stepped.2, "{id}");
         assert_eq!(shortcut.3, stepped.3, "{id}");
+        (stepped, shortcut)
     }
 
     #[test]
@@ -646,15 +656,11 @@ mod tests {
             ("atm-atm622-n4000", "atm622.bd.mtu1516", 1e5),
             ("matrox-table2-netperf", "netperf.100half", 1e5),
         ] {
-            let run = |lazy: bool| {
-                measured(scenario, id, (1.0, 4.0), |sys| {
-                    for b in &mut sys.p.buses {
-                        b.lazy_retries = lazy;
-                    }
-                })
-            };
-            let (stepped, lazy) = (run(false), run(true));
-            assert_same(id, &stepped, &lazy);
+            let (stepped, lazy) = stepped_and_shortcut(scenario, id, (1.0, 4.0), |sys, lazy| {
+                for b in &mut sys.p.buses {
+                    b.lazy_retries = lazy;
+                }
+            });
             let (n_events, n_lazy) = (stepped.4, lazy.4);
             let skipped: u64 = lazy.5.p.buses.iter().map(|b| b.periods_skipped).sum();
             let retries: f64 = stepped.1.iter().map(|b| b.retries_per_s).sum();
@@ -686,16 +692,12 @@ mod tests {
             ("matrox-table10-twocards", "twocards.100full"),
             ("matrox-table10-twocards", "twocards.100half"),
         ] {
-            let run = |booked: bool| {
-                measured(scenario, id, (2.0, 8.0), |sys| {
-                    assert!(sys.p.ropes.iter().all(|r| r.booked_up), "{id}");
-                    for r in &mut sys.p.ropes {
-                        r.booked_up = booked;
-                    }
-                })
-            };
-            let (stepped, booked) = (run(false), run(true));
-            assert_same(id, &stepped, &booked);
+            let (stepped, booked) = stepped_and_shortcut(scenario, id, (2.0, 8.0), |sys, on| {
+                assert!(sys.p.ropes.iter().all(|r| r.booked_up), "{id}");
+                for r in &mut sys.p.ropes {
+                    r.booked_up = on;
+                }
+            });
             let (n_events, n_booked) = (stepped.4, booked.4);
             assert!(
                 n_booked < n_events,
@@ -724,15 +726,11 @@ mod tests {
             ("atm-atm622-n4000", "atm622.bd.mtu1516"),
             ("matrox-table10-twocards", "twocards.100full"),
         ] {
-            let run = |booked: bool| {
-                measured(scenario, id, (2.0, 30.0), |sys| {
-                    for r in &mut sys.p.ropes {
-                        r.booked_down = booked;
-                    }
-                })
-            };
-            let (stepped, booked) = (run(false), run(true));
-            assert_same(id, &stepped, &booked);
+            let (stepped, booked) = stepped_and_shortcut(scenario, id, (2.0, 30.0), |sys, on| {
+                for r in &mut sys.p.ropes {
+                    r.booked_down = on;
+                }
+            });
             let (n_events, n_booked) = (stepped.4, booked.4);
             // Under a controller the hand-off onto the ropes is no longer
             // an event; from memory straight onto them, as many events.

@@ -187,11 +187,25 @@ pub struct RopeDir {
     ctrl_start: Picos,
     /// The time of the last wake booked for the end of that hold.
     wake_at: Picos,
-    /// Booked ahead (going up, see [`Rope::booked_up`]): when the ropes have
-    /// carried every packet booked so far.
+    /// Booked ahead (see [`RopeDir::book`]): when the ropes have carried
+    /// every packet booked so far.
     free_at: Picos,
     /// Busy time.
     pub meter: BookedMeter,
+}
+
+impl RopeDir {
+    /// Books a packet taking `time` across this direction (booked ahead,
+    /// see [`Rope::booked_up`] and [`Rope::booked_down`]), joining at `at`
+    /// (`now` or later): it starts once the packets booked before it are
+    /// through. Its start and end.
+    fn book(&mut self, now: Picos, at: Picos, time: Picos) -> (Picos, Picos) {
+        let start = at.max(self.free_at);
+        let end = start + time;
+        self.free_at = end;
+        self.meter.book(now, start, end);
+        (start, end)
+    }
 }
 
 /// The ropes of one slot: a link up (writes, read requests) and a link down
@@ -403,12 +417,9 @@ impl Platform {
     fn rope_book_up(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
         let now = s.now();
         let r = &mut self.ropes[b];
-        let (rate, overhead) = (r.moves, r.cfg.rope_overhead);
+        let time = r.moves.time(item.payload() + r.cfg.rope_overhead);
         let dir = &mut r.dirs[0];
-        let start = now.max(dir.free_at).max(dir.ctrl_start);
-        let end = start + rate.time(item.payload() + overhead);
-        dir.free_at = end;
-        dir.meter.book(now, start, end);
+        let (start, end) = dir.book(now, now.max(dir.ctrl_start), time);
         if let RopeItem::Write { bytes, .. } = item {
             self.buses[b].leaving.push_back((end, bytes));
             self.bus_watch_posted(b, s);
@@ -431,14 +442,10 @@ impl Platform {
     /// bus's hand-off times rise with its packets), so booking them as they
     /// come serves them first come, first served.
     fn rope_book_down(&mut self, b: usize, item: RopeItem, at: Picos, s: &mut Scheduler<Ev>) {
-        let now = s.now();
         let r = &mut self.ropes[b];
-        let (rate, overhead) = (r.moves, r.cfg.rope_overhead);
+        let time = r.moves.time(item.payload() + r.cfg.rope_overhead);
         let dir = &mut r.dirs[1];
-        let start = at.max(dir.free_at);
-        let end = start + rate.time(item.payload() + overhead);
-        dir.free_at = end;
-        dir.meter.book(now, start, end);
+        let (_, end) = dir.book(s.now(), at, time);
         dir.queue.push_back(item);
         s.schedule_at(end, Ev::RopeDone(b, 1));
     }
@@ -572,10 +579,8 @@ impl Platform {
     /// bridge's window covers the ropes and not the controller's link too
     /// (the controller's queue is not bounded: its link rate is).
     pub(super) fn posted_write_left_bridge(&mut self, b: usize, bytes: u64, s: &mut Scheduler<Ev>) {
-        self.totals.rope_write_bytes += bytes;
         self.bus_sync(b, s);
-        let bus = &mut self.buses[b];
-        bus.posted_used = bus.posted_used.saturating_sub(bytes);
+        self.free_posted(b, bytes);
         self.bus_arbitrate(b, s);
     }
 
