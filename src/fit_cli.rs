@@ -12,8 +12,8 @@ use iosim::loader::{
 use iosim::model::{CalibrationSpec, Registry, Scenario};
 use iosim::report::{self, Report};
 use iosim::sections::{
-    compare_section, correlations_section, figures_section, fitted_file, folds_section,
-    held_out_sections, objective_text, parameters_section, unpinned_section,
+    compare_section, correlations_section, figures_section, fitted_file, fold_objectives_section,
+    folds_section, held_out_sections, objective_text, parameters_section, unpinned_section,
 };
 use iosim::Error;
 
@@ -279,5 +279,6 @@ pub fn cross_validate_cmd(
     ));
     rep.sections.extend(held_out_sections(&cv));
     rep.sections.push(folds_section(&cv));
+    rep.sections.push(fold_objectives_section(&cv));
     Ok(rep.render(common.format.into()))
 }

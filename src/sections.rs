@@ -475,6 +475,43 @@ pub fn folds_section(cv: &CrossValidation) -> Section {
     s
 }
 
+/// Each fold's own objective (its training figures and the prior over the
+/// parameters it refits) at its fit and at the full fit's values, and how
+/// much lower the latter is in percent: a positive `full_fit_lower_pct`
+/// means the fold's search, from the initial values, ended in a basin its
+/// own figures score worse than one that exists, so that group's held-out
+/// errors are partly the search's. Folds that refit nothing are left out.
+pub fn fold_objectives_section(cv: &CrossValidation) -> Section {
+    let mut s = Section::new(
+        "fold_objectives",
+        &[
+            "held_out_group",
+            "objective_fold_fit",
+            "objective_full_fit",
+            "full_fit_lower_pct",
+        ],
+    );
+    for fold in &cv.folds {
+        let Some(o) = fold.objectives else {
+            continue;
+        };
+        s.rows.push(vec![
+            Cell::Text(fold.group.clone()),
+            Cell::Num(o.at_fold_fit, 6),
+            Cell::Num(o.at_full_fit, 6),
+            Cell::Num(
+                if o.at_fold_fit > 0.0 {
+                    100.0 * (o.at_fold_fit - o.at_full_fit) / o.at_fold_fit
+                } else {
+                    0.0
+                },
+                2,
+            ),
+        ]);
+    }
+    s
+}
+
 /// Every model parameter: value and unit as written, source, meaning and
 /// `file:line` (`iosim params`).
 pub fn params_section(reg: &mut Registry) -> Section {

@@ -620,6 +620,24 @@ fn cross_validation_predicts_every_figure_from_a_fit_without_its_group() {
             f.group
         );
     }
+    // Each fold's own objective at its fit and at the full fit's values:
+    // on this smooth problem every fold's search finds a point its own
+    // figures score no worse than the full fit (which also fits the group
+    // left out), and the full fit scores worse where the group pulled it:
+    // without syn.bd or syn.rx, the other fixes the CPU cost alone.
+    for f in &cv.folds {
+        let o = f.objectives.expect("every fold refits a part");
+        assert!(
+            o.at_fold_fit.is_finite() && o.at_fold_fit >= 0.0,
+            "{}: {o:?}",
+            f.group
+        );
+        assert!(
+            o.at_fold_fit <= o.at_full_fit * (1.0 + 1e-9) + 1e-12,
+            "{}: {o:?}",
+            f.group
+        );
+    }
 }
 
 /// A cross-validation whose full fit refits near a previous fit's values

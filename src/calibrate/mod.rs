@@ -1358,6 +1358,24 @@ pub struct Fold {
     pub group: String,
     /// The fold's fit of every free parameter.
     pub params: Vec<ParamFit>,
+    /// The fold's own objective (its training figures and the prior over
+    /// the parameters it refits, see [`Objective::value`]) at its fit and
+    /// at the full fit's values of those parameters; None where no free
+    /// parameter touches the group (nothing refit). A full fit that scores
+    /// lower shows the fold's search ended in a worse basin than one that
+    /// exists: its held-out errors are then partly the search's, not only
+    /// the model's. A diagnostic: the full fit, which saw the group, is
+    /// never where a fold starts nor what it predicts with.
+    pub objectives: Option<FoldObjectives>,
+}
+
+/// A fold's objective at two points (see [`Fold::objectives`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FoldObjectives {
+    /// At the fold's fit.
+    pub at_fold_fit: f64,
+    /// At the full fit's values of the parameters the fold refits.
+    pub at_full_fit: f64,
 }
 
 /// What leave-one-group-out cross-validation found.
@@ -1461,22 +1479,38 @@ where
         }
         // The others at their full-fit values; the part's experiments only.
         let restricted = pb.restricted(part, reached, &x_all);
+        let sub = pb.sub_problem(&restricted);
         let sub_start: Vec<f64> = part.iter().map(|&p| start[p]).collect();
-        fit(
-            &pb.sub_problem(&restricted),
+        let train = |r: &FigureRow| &group_of(r) != *g;
+        let f = fit(
+            &sub,
             &sub_start,
             None,
-            |r| &group_of(r) != *g,
+            train,
             settings,
             objective,
             |_, _| {},
-        )
-        .map(Some)
+        )?;
+        // The fold's objective at its fit and at the full fit's values (the
+        // latter's runs come from the memo: the full fit ran them).
+        let u0 = sub.scale(&sub_start);
+        let value_at = |x: &[f64], rows: &[FigureRow]| {
+            let trained: Vec<FigureRow> = rows.iter().filter(|r| train(r)).cloned().collect();
+            let (figures, prior) = objective.value(&trained, &sub.scale(x), &u0);
+            figures + prior
+        };
+        let x_fold: Vec<f64> = f.params.iter().map(|p| p.value).collect();
+        let x_full: Vec<f64> = part.iter().map(|&p| x_all[p]).collect();
+        let objectives = FoldObjectives {
+            at_fold_fit: value_at(&x_fold, &f.rows_fitted),
+            at_full_fit: value_at(&x_full, &sub.rows_at(&x_full)?),
+        };
+        Ok(Some((f, objectives)))
     });
     let mut held = Vec::new();
     let mut folds = Vec::new();
     for ((g, (part, _)), refit) in groups.iter().zip(&fold_parts).zip(refits) {
-        let Some(f) = refit? else {
+        let Some((f, objectives)) = refit? else {
             // No free parameter touches the group: the full fit's prediction
             // is already blind to it.
             for r in all.rows_fitted.iter().filter(|r| &group_of(r) == g) {
@@ -1489,6 +1523,7 @@ where
             folds.push(Fold {
                 group: g.clone(),
                 params: all.params.clone(),
+                objectives: None,
             });
             continue;
         };
@@ -1507,6 +1542,7 @@ where
         folds.push(Fold {
             group: g.clone(),
             params,
+            objectives: Some(objectives),
         });
     }
     // Back in the order of the full fit's figures.
