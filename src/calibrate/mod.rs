@@ -111,7 +111,7 @@ struct View {
 /// them changes: same configuration and seed give the same result, so a
 /// Jacobian column of a parameter that only the FC experiments see runs only
 /// those), and each experiment's events in its last run (the pool runs the
-/// longest first). The problems made from one ([`Problem::restricted`]: the
+/// longest first). The problems made from one (`Problem::restricted`: the
 /// parts of a fit, the folds of a cross-validation and their parts) share
 /// its memo: a point one fold has simulated, another fold, the whole fit or
 /// its report does not simulate again, and an experiment one is simulating

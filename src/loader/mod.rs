@@ -1,6 +1,6 @@
 //! The model loader: the only module that reads TOML.
 //!
-//! Files are parsed into serde structures that mirror them ([`raw`]), then
+//! Files are parsed into serde structures that mirror them (`raw`), then
 //! validated into the typed descriptions of [`crate::model`]: every parameter
 //! checked for unit, range and source against [`crate::model::schema`], every name resolved.
 //! Every error names the file, the key and the line.

@@ -50,7 +50,7 @@
 //! for them. The replay looks only at the masters it retries: the others
 //! cannot ask until something outside the bus changes. Every entry point
 //! that changes the bus first catches up and turns the bus back to events
-//! ([`Platform::bus_sync`]).
+//! (`Platform::bus_sync`).
 
 use std::collections::VecDeque;
 
