@@ -479,8 +479,8 @@ pub fn folds_section(cv: &CrossValidation) -> Section {
 /// parameters it refits) at its fit and at the full fit's values, and how
 /// much lower the latter is in percent: a positive `full_fit_lower_pct`
 /// means the fold's search, from the initial values, ended in a basin its
-/// own figures score worse than one that exists, so that group's held-out
-/// errors are partly the search's. Folds that refit nothing are left out.
+/// own figures score worse than one that exists (which need not predict
+/// the group better: see README.md). Folds that refit nothing are left out.
 pub fn fold_objectives_section(cv: &CrossValidation) -> Section {
     let mut s = Section::new(
         "fold_objectives",

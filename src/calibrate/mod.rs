@@ -1363,9 +1363,10 @@ pub struct Fold {
     /// at the full fit's values of those parameters; None where no free
     /// parameter touches the group (nothing refit). A full fit that scores
     /// lower shows the fold's search ended in a worse basin than one that
-    /// exists: its held-out errors are then partly the search's, not only
-    /// the model's. A diagnostic: the full fit, which saw the group, is
-    /// never where a fold starts nor what it predicts with.
+    /// exists; nearly equal scores in different basins show the fold's
+    /// figures barely pin what the group left out needs. A diagnostic: the
+    /// full fit, which saw the group, is never where a fold starts nor what
+    /// it predicts with.
     pub objectives: Option<FoldObjectives>,
 }
 
