@@ -480,12 +480,15 @@ pub fn folds_section(cv: &CrossValidation) -> Section {
 /// much lower the latter is in percent: a positive `full_fit_lower_pct`
 /// means the fold's search, from the initial values, ended in a basin its
 /// own figures score worse than one that exists (which need not predict
-/// the group better: see README.md). Folds that refit nothing are left out.
+/// the group better: see README.md). Beside them, the group's held-out
+/// MAPE (its figures with a finite error). Folds that refit nothing are
+/// left out.
 pub fn fold_objectives_section(cv: &CrossValidation) -> Section {
     let mut s = Section::new(
         "fold_objectives",
         &[
             "held_out_group",
+            "held_out_mape_pct",
             "objective_fold_fit",
             "objective_full_fit",
             "full_fit_lower_pct",
@@ -495,8 +498,20 @@ pub fn fold_objectives_section(cv: &CrossValidation) -> Section {
         let Some(o) = fold.objectives else {
             continue;
         };
+        let errors: Vec<f64> = cv
+            .held
+            .iter()
+            .filter(|h| h.group == fold.group && h.row.error_pct.is_finite())
+            .map(|h| h.row.error_pct.abs())
+            .collect();
+        let mape = if errors.is_empty() {
+            f64::NAN
+        } else {
+            errors.iter().sum::<f64>() / errors.len() as f64
+        };
         s.rows.push(vec![
             Cell::Text(fold.group.clone()),
+            Cell::Num(mape, 2),
             Cell::Num(o.at_fold_fit, 6),
             Cell::Num(o.at_full_fit, 6),
             Cell::Num(

@@ -514,6 +514,48 @@ fn max_wall_seconds_stops_every_long_command_with_exit_5() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
+/// The cross-validation's `fold_objectives` section: one row per fold that
+/// refits something, each objective finite and positive, and the group's
+/// held-out MAPE the mean of its figures' held-out errors in `figures`.
+#[test]
+fn the_cross_validation_gives_each_folds_objectives_beside_its_held_out_error() {
+    let tmp = TempDir::new().unwrap();
+    quick_calibration(tmp.path());
+    let args = [
+        "validate",
+        "--cross-validate",
+        "--calibration",
+        "quick.toml",
+        "--format",
+        "json",
+    ];
+    let out = iosim_within(tmp.path(), &args, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = j["fold_objectives"].as_array().expect("fold_objectives");
+    // The one free parameter is the FC array latency: the rp8400 paper's
+    // five figures, all of whose experiments run FC, refit it.
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    let figures = j["figures"].as_array().expect("figures");
+    for r in rows {
+        let group = r["held_out_group"].as_str().expect("group");
+        for key in ["objective_fold_fit", "objective_full_fit"] {
+            let v = r[key].as_f64().unwrap_or(f64::NAN);
+            assert!(v.is_finite() && v > 0.0, "{group}: {key} {v}");
+        }
+        let errors: Vec<f64> = figures
+            .iter()
+            .filter(|f| f["held_out_group"] == group)
+            .filter_map(|f| f["error_pct"].as_f64())
+            .map(f64::abs)
+            .collect();
+        assert!(!errors.is_empty(), "{group}");
+        let mape = errors.iter().sum::<f64>() / errors.len() as f64;
+        let got = r["held_out_mape_pct"].as_f64().expect("mape");
+        assert!((got - mape).abs() < 0.01, "{group}: {got} against {mape}");
+    }
+}
+
 #[test]
 fn no_progress_line_when_standard_error_is_not_a_terminal() {
     let tmp = TempDir::new().unwrap();
