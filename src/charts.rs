@@ -970,6 +970,10 @@ pub struct CvGroup {
     pub fitted_mape: f64,
     /// MAPE predicted without the group.
     pub held_out_mape: f64,
+    /// The fold's own objective at its fit and at the full fit's values,
+    /// from the file's `fold_objectives` section (None where the file has
+    /// none, or the fold refit nothing).
+    pub objectives: Option<(f64, f64)>,
 }
 
 /// Reads the `figures` section of `validate --cross-validate --format json`
@@ -1024,6 +1028,7 @@ pub fn cv_groups(file: &std::path::Path, text: &str) -> Result<Vec<CvGroup>> {
                     figures: 1,
                     fitted_mape: 0.0,
                     held_out_mape: 0.0,
+                    objectives: None,
                 },
                 held,
                 fitted,
@@ -1033,11 +1038,20 @@ pub fn cv_groups(file: &std::path::Path, text: &str) -> Result<Vec<CvGroup>> {
     if out.is_empty() {
         return Err(bad("the `figures` array is empty".into()));
     }
+    // Each fold's objectives, where the file has them (older files do not).
+    let objectives = |group: &str| {
+        v["fold_objectives"].as_array()?.iter().find_map(|r| {
+            (r["held_out_group"].as_str()? == group).then_some(())?;
+            let n = |k: &str| r[k].as_f64().filter(|x| x.is_finite());
+            Some((n("objective_fold_fit")?, n("objective_full_fit")?))
+        })
+    };
     Ok(out
         .into_iter()
         .map(|(mut g, h, f)| {
             g.held_out_mape = h / g.figures as f64;
             g.fitted_mape = f / g.figures as f64;
+            g.objectives = objectives(&g.group);
             g
         })
         .collect())
@@ -1214,6 +1228,16 @@ mod tests {
         let g = cv_groups(std::path::Path::new("cv.json"), text).expect("reads");
         assert_eq!(g.len(), 1);
         assert_eq!((g[0].held_out_mape, g[0].fitted_mape), (6.0, 1.5));
+        // A file without `fold_objectives` (older ones) has none; one with
+        // it gives each group its fold's objectives.
+        assert_eq!(g[0].objectives, None);
+        let with = text.replace(
+            "}]}",
+            r#"}], "fold_objectives": [{"held_out_group": "p.txt Figure 2",
+              "objective_fold_fit": 0.18, "objective_full_fit": 0.12}]}"#,
+        );
+        let g = cv_groups(std::path::Path::new("cv.json"), &with).expect("reads");
+        assert_eq!(g[0].objectives, Some((0.18, 0.12)));
         let e = cv_groups(std::path::Path::new("cv.json"), "{}").unwrap_err();
         assert!(e.to_string().contains("cv.json"), "{e}");
         assert_eq!(cv_chart(&g).panels[0].categories[0].label, "Figure 2");

@@ -1037,15 +1037,21 @@ fn report_page(
                 "figures",
                 "fitted_mape_pct",
                 "held_out_mape_pct",
+                "objective_fold_fit",
+                "objective_full_fit",
             ],
         );
         for g in cv {
+            // NaN where the fold refit nothing or the file has no objectives.
+            let (at_fold, at_full) = g.objectives.unwrap_or((f64::NAN, f64::NAN));
             t.rows.push(vec![
                 report::Cell::Text(g.paper.clone()),
                 report::Cell::Text(g.group.clone()),
                 report::Cell::Int(g.figures as u64),
                 report::Cell::Num(g.fitted_mape, 2),
                 report::Cell::Num(g.held_out_mape, 2),
+                report::Cell::Num(at_fold, 6),
+                report::Cell::Num(at_full, 6),
             ]);
         }
         b.push(Block::Table(t));
