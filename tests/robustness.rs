@@ -278,6 +278,22 @@ initial = 500
 meaning = "disk array service time of a 128 KB I/O"
 "#;
 
+/// A directory holding [`QUICK_CALIBRATION`], and the arguments of its
+/// cross-validation in `format`.
+fn quick_cross_validation(format: &'static str) -> (TempDir, Vec<&'static str>) {
+    let tmp = TempDir::new().unwrap();
+    quick_calibration(tmp.path());
+    let args = vec![
+        "validate",
+        "--cross-validate",
+        "--calibration",
+        "quick.toml",
+        "--format",
+        format,
+    ];
+    (tmp, args)
+}
+
 fn quick_calibration(dir: &Path) {
     std::fs::write(dir.join("quick.toml"), QUICK_CALIBRATION).unwrap();
 }
@@ -297,16 +313,7 @@ fn names_in(dir: &Path) -> Vec<String> {
 /// the initial values; the folds from the initial values either way.
 #[test]
 fn the_cross_validation_says_where_its_full_fit_started() {
-    let tmp = TempDir::new().unwrap();
-    quick_calibration(tmp.path());
-    let base = [
-        "validate",
-        "--cross-validate",
-        "--calibration",
-        "quick.toml",
-        "--format",
-        "csv",
-    ];
+    let (tmp, base) = quick_cross_validation("csv");
     for (extra, want) in [
         (
             None,
@@ -519,16 +526,7 @@ fn max_wall_seconds_stops_every_long_command_with_exit_5() {
 /// held-out MAPE the mean of its figures' held-out errors in `figures`.
 #[test]
 fn the_cross_validation_gives_each_folds_objectives_beside_its_held_out_error() {
-    let tmp = TempDir::new().unwrap();
-    quick_calibration(tmp.path());
-    let args = [
-        "validate",
-        "--cross-validate",
-        "--calibration",
-        "quick.toml",
-        "--format",
-        "json",
-    ];
+    let (tmp, args) = quick_cross_validation("json");
     let out = iosim_within(tmp.path(), &args, 120);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
