@@ -498,17 +498,14 @@ pub fn fold_objectives_section(cv: &CrossValidation) -> Section {
         let Some(o) = fold.objectives else {
             continue;
         };
-        let errors: Vec<f64> = cv
+        // One group is one paper's: its summary is the group's.
+        let rows: Vec<FigureRow> = cv
             .held
             .iter()
             .filter(|h| h.group == fold.group && h.row.error_pct.is_finite())
-            .map(|h| h.row.error_pct.abs())
+            .map(|h| h.row.clone())
             .collect();
-        let mape = if errors.is_empty() {
-            f64::NAN
-        } else {
-            errors.iter().sum::<f64>() / errors.len() as f64
-        };
+        let mape = summarise(&rows).first().map_or(f64::NAN, |x| x.mape);
         s.rows.push(vec![
             Cell::Text(fold.group.clone()),
             Cell::Num(mape, 2),
