@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 12's acceptance, measured in one go on this machine (release build, every
-# core): `iosim validate` (the median of RUNS runs), `iosim calibrate` from the
-# initial values and with `--refit`, `iosim validate --cross-validate`, and, unless
+# core): `iosim validate` (the median of RUNS runs; each paper alone too, with
+# --paper), `iosim calibrate` from the initial values and with `--refit`,
+# `iosim validate --cross-validate`, and, unless
 # --no-engine, the engine against the hand-written loop (bench/engine.sh, which reads
 # ../shared). Prints the machine (CPU model and cores: the same binary's times move
 # by half between the machine types this project has run on) and one line per check
@@ -46,6 +47,16 @@ for i in $(seq 1 "$RUNS"); do
 done
 validate_wall="$(median 1)"
 validate_cpu="$(median 2)"
+# Each paper alone (`validate --paper`), RUNS times each, interleaved: the
+# target was set when `validate` ran the rp8400 paper only.
+for i in $(seq 1 "$RUNS"); do
+  for p in hp-rp8400 hp-atm matrox; do timed "$p$i" "$BIN" validate --paper "$p" --format json; done
+done
+# paper_median PAPER: the median wall time of `validate --paper PAPER`.
+paper_median() {
+  for i in $(seq 1 "$RUNS"); do field "$1$i" 1; done \
+    | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
 
 timed cold "$BIN" calibrate --format json --output "$TMP/cold.toml"
 timed refit "$BIN" calibrate --refit --format json --output "$TMP/refit.toml"
@@ -84,6 +95,8 @@ check "validate --cross-validate, wall" "$(field cv 1)" s "<" 600
 check "validate --cross-validate: rp8400 held out" "$held_out" % "<=" 6.01
 check "engine / hand-written loop, tx per CPU s" "$ratio" "" ">=" 0.85
 echo
+echo "validate --paper, median wall: hp-rp8400 $(paper_median hp-rp8400) s," \
+  "hp-atm $(paper_median hp-atm) s, matrox $(paper_median matrox) s"
 echo "validate: median CPU ${validate_cpu} s; calibrate: $(field cold 2) s CPU, $(field cold 3) KB;" \
   "calibrate --refit: $(field refit 1) s wall, $(field refit 2) s CPU;" \
   "cross-validate: $(field cv 2) s CPU, $(field cv 3) KB"

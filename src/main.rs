@@ -127,6 +127,11 @@ enum Command {
         /// per paper the CSV behind them.
         #[arg(long, value_name = "DIR")]
         plot: Option<PathBuf>,
+        /// Only the figures of this paper (its name as the papers section
+        /// prints it, or the start of that name: hp-rp8400, hp-atm, matrox);
+        /// each run and prediction is what the whole validation gives.
+        #[arg(long, value_name = "NAME", conflicts_with = "cross_validate")]
+        paper: Option<String>,
         /// Predict each figure group from a fit that left it out (slow: one fit per group).
         #[arg(long)]
         cross_validate: bool,
@@ -505,14 +510,22 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             refit,
             ..
         } => fit_cli::calibrate_cmd(&common, &calibration, &output, force, refit),
-        Command::Validate { common, plot, .. } => {
-            let v = run_validation(&common)?;
+        Command::Validate {
+            common,
+            plot,
+            paper,
+            ..
+        } => {
+            let v = run_validation(&common, paper.as_deref())?;
             let mut rep = Report {
                 command: "validate".into(),
                 seed: common.seed,
                 ..Default::default()
             };
             rep.meta.push(("parameters".into(), v.parameters.clone()));
+            if let Some(sc) = paper.as_ref().and(v.scenarios.first()) {
+                rep.meta.push(("paper".into(), sc.source.clone()));
+            }
             rep.meta
                 .push(("scenarios".into(), v.scenarios.len().to_string()));
             rep.sections.push(figures_section(&v.rows));
@@ -531,7 +544,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             cross_validation,
         } => {
             let cv = read_cv(cross_validation.as_deref())?;
-            let v = run_validation(&common)?;
+            let v = run_validation(&common, None)?;
             let charts = v.charts(cv.as_deref(), common.seed)?;
             report::write_charts(&out, &charts)?;
             write_csvs(&out, &v.rows, common.seed)?;
@@ -551,7 +564,7 @@ fn execute(cli: Cli) -> iosim::Result<String> {
             cross_validation,
         } => {
             let cv = read_cv(cross_validation.as_deref())?;
-            let mut v = run_validation(&common)?;
+            let mut v = run_validation(&common, None)?;
             let charts = v.charts(cv.as_deref(), common.seed)?;
             let fitted = match (&common.params, common.hand_set) {
                 (Some(p), _) => Some((p.display().to_string(), iosim::loader::read(p)?)),
@@ -869,10 +882,16 @@ impl Validation {
     }
 }
 
-fn run_validation(common: &Common) -> iosim::Result<Validation> {
+/// Runs the bundled scenarios that have published figures (only those of
+/// `paper`, see [`iosim::validate::keep_paper`]) and sets the model beside
+/// each figure.
+fn run_validation(common: &Common, paper: Option<&str>) -> iosim::Result<Validation> {
     let (reg, parameters) = common.registry()?;
     let mut scenarios = load_bundled_scenarios(&reg)?;
     scenarios.retain(iosim::model::Scenario::has_figures);
+    if let Some(name) = paper {
+        iosim::validate::keep_paper(&mut scenarios, name)?;
+    }
     progress::add_total(scenarios.iter().map(|sc| sc.experiments.len()).sum());
     let results = run_scenarios(&reg, &scenarios, common.seed, common.threads, None)?;
     let mut rows = Vec::new();

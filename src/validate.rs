@@ -663,6 +663,43 @@ pub fn experiment_rows(
         .collect()
 }
 
+/// Keeps only the scenarios of one paper (`iosim validate --paper`): the
+/// paper whose name (a scenario's `source`, as the `papers` section prints
+/// it) is `name`, or the only one that begins with `name`. A name that
+/// matches no paper, or begins several, is a usage error listing the papers.
+pub fn keep_paper(scenarios: &mut Vec<Scenario>, name: &str) -> Result<()> {
+    let mut papers: Vec<&str> = Vec::new();
+    for sc in scenarios.iter() {
+        if !sc.source.is_empty() && !papers.contains(&sc.source.as_str()) {
+            papers.push(&sc.source);
+        }
+    }
+    let exact = papers.iter().find(|p| **p == name);
+    let begins: Vec<&str> = papers
+        .iter()
+        .copied()
+        .filter(|p| !name.is_empty() && p.starts_with(name))
+        .collect();
+    let paper = match (exact, begins.as_slice()) {
+        (Some(p), _) | (None, [p]) => p.to_string(),
+        (None, []) => {
+            return Err(crate::Error::Usage(format!(
+                "--paper `{name}`: no bundled paper has that name; the papers: {}",
+                papers.join(", ")
+            )))
+        }
+        (None, several) => {
+            return Err(crate::Error::Usage(format!(
+                "--paper `{name}` begins the names of {} papers ({}); give more of the name",
+                several.len(),
+                several.join(", ")
+            )))
+        }
+    };
+    scenarios.retain(|sc| sc.source == paper);
+    Ok(())
+}
+
 /// MAPE and worst error per paper, in order of first appearance.
 pub fn summarise(rows: &[FigureRow]) -> Vec<PaperSummary> {
     let mut papers: Vec<String> = Vec::new();
@@ -694,6 +731,38 @@ pub fn summarise(rows: &[FigureRow]) -> Vec<PaperSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn scenario_of(source: &str) -> Scenario {
+        Scenario {
+            name: format!("of {source}"),
+            title: String::new(),
+            source: source.into(),
+            file: std::path::PathBuf::from("x.toml"),
+            run: RunSpec::default(),
+            experiments: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_paper_is_kept_by_its_whole_name_before_any_longer_name_it_begins() {
+        let all = || {
+            ["a.txt", "a.txt.v2", "b.txt", "a.txt"]
+                .map(scenario_of)
+                .to_vec()
+        };
+        let kept = |name: &str| {
+            let mut v = all();
+            keep_paper(&mut v, name).map(|()| v.iter().map(|s| s.name.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(kept("a.txt").unwrap(), ["of a.txt", "of a.txt"]);
+        assert_eq!(kept("a.txt.").unwrap(), ["of a.txt.v2"]);
+        assert_eq!(kept("b").unwrap(), ["of b.txt"]);
+        assert!(matches!(kept("a"), Err(crate::Error::Usage(m)) if m.contains("2 papers")));
+        assert!(
+            matches!(kept("c"), Err(crate::Error::Usage(m)) if m.contains("a.txt, a.txt.v2, b.txt"))
+        );
+        assert!(matches!(kept(""), Err(crate::Error::Usage(_))));
+    }
 
     #[test]
     fn parallel_jobs_come_back_in_index_order_whatever_the_thread_count() {

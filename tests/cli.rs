@@ -745,3 +745,47 @@ fn run_describes_each_workload_in_words() {
         "no workloads cell reads `{both}` in:\n{rows:?}"
     );
 }
+
+#[test]
+fn validate_of_one_paper_gives_that_papers_figures_as_the_whole_validation_does() {
+    let whole = parse_json(validate_json_default());
+    for (name, paper, count) in [
+        ("hp-rp8400", "hp-rp8400-pcix-2gb-fc-gige-2004.txt", 50),
+        ("matrox-ns-fnic4-linux.txt", "matrox-ns-fnic4-linux.txt", 83),
+    ] {
+        let one = parse_json(&ok_stdout(&[
+            "validate", "--paper", name, "--format", "json",
+        ]));
+        assert_eq!(one["paper"], paper, "--paper {name}: the paper is recorded");
+        let papers = one["papers"].as_array().expect("a papers section");
+        assert_eq!(papers.len(), 1, "--paper {name}: one paper, got {papers:?}");
+        assert_eq!(papers[0]["paper"], paper);
+        let mine = figures(&one);
+        assert_eq!(mine.len(), count, "--paper {name}: its figures");
+        // The same rows, to the last digit, as the whole validation's rows
+        // of that paper (runs are seeded by what they simulate).
+        let theirs: Vec<&Value> = figures(&whole)
+            .iter()
+            .filter(|f| f["paper"] == paper)
+            .collect();
+        assert_eq!(mine.iter().collect::<Vec<_>>(), theirs, "--paper {name}");
+    }
+}
+
+#[test]
+fn validate_of_an_unknown_or_ambiguous_paper_is_a_usage_error_naming_the_papers() {
+    for (name, says) in [
+        ("no-such-paper", "no bundled paper has that name"),
+        ("hp-", "begins the names of 2 papers"),
+    ] {
+        let out = iosim_in(None, &["validate", "--paper", name]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--paper {name}: {stderr}");
+        assert!(stderr.contains(says), "--paper {name}: {stderr}");
+        assert!(
+            stderr.contains("hp-rp8400-pcix-2gb-fc-gige-2004.txt"),
+            "--paper {name}: the error lists the papers: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "--paper {name}: nothing on stdout");
+    }
+}
