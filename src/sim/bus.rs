@@ -556,7 +556,9 @@ impl Bus {
             self.started = t;
             self.meter.start(t);
             starts += 1;
-            if starts >= 2 {
+            // One master retried repeats from its first start (see
+            // `skip_periods`); several, once a start's state recurs.
+            if starts >= 2 || retried.len() == 1 {
                 self.skip_periods(now, &retried);
             }
         }
@@ -583,10 +585,22 @@ impl Bus {
     /// retried master, the round-robin pointer, each retried master's wait
     /// left) was seen at an earlier start of this replay, skips every whole
     /// period that ends by `now`; else remembers the state (the last eight).
+    ///
+    /// With one master retried, every retry the replay starts begins in the
+    /// same state (its wait just over, the pointer past it), so the replay
+    /// repeats from the first, every retry and wait: the periods are skipped
+    /// at once, which is what the search for a recurring state finds two
+    /// starts later.
     fn skip_periods(&mut self, now: Picos, retried: &[usize]) {
         let (t, Some(Tx::Retry { m })) = (self.started, self.current) else {
             return;
         };
+        if let [_] = retried {
+            let busy = self.cfg.clocks(self.cfg.read_request);
+            let period = busy + self.bridge.retry_interval;
+            self.skip_whole_periods(now, retried, t, period, (1, busy));
+            return;
+        }
         let mut state = std::mem::take(&mut self.seen.scratch);
         state.clear();
         state.extend([m as u64, self.rr as u64]);
@@ -598,27 +612,43 @@ impl Bus {
         let busy = self.meter.total(t);
         match self.seen.find(&state) {
             Some((t0, busy0, retries0)) if t > t0 => {
-                let period = t - t0;
-                let k = (now - t).0 / period.0;
-                if k > 0 {
-                    let shift = Picos(period.0 * k);
-                    for &r in retried {
-                        let x = &mut self.masters[r];
-                        if x.wait_until > t {
-                            x.wait_until += shift;
-                        }
-                    }
-                    self.retries += (self.retries - retries0) * k;
-                    self.meter.skip(Picos((busy - busy0).0 * k), t + shift);
-                    self.started = t + shift;
-                    self.lazy_at = t + shift;
-                    self.periods_skipped += k;
-                }
+                let per_period = (self.retries - retries0, busy - busy0);
+                self.skip_whole_periods(now, retried, t, t - t0, per_period);
                 self.seen.clear();
             }
             _ => self.seen.push(&state, (t, busy, self.retries)),
         }
         self.seen.scratch = state;
+    }
+
+    /// Skips every whole `period` of a lazy bus's replay from the retry
+    /// started at `t` that ends by `now`, each adding `per_period` (retries,
+    /// bus time): the retried masters' waits, the retry under way and the
+    /// bus's time move on by the periods skipped.
+    fn skip_whole_periods(
+        &mut self,
+        now: Picos,
+        retried: &[usize],
+        t: Picos,
+        period: Picos,
+        per_period: (u64, Picos),
+    ) {
+        let k = (now - t).0.checked_div(period.0).unwrap_or(0);
+        if k == 0 {
+            return;
+        }
+        let shift = Picos(period.0 * k);
+        for &r in retried {
+            let x = &mut self.masters[r];
+            if x.wait_until > t {
+                x.wait_until += shift;
+            }
+        }
+        self.retries += per_period.0 * k;
+        self.meter.skip(Picos(per_period.1 .0 * k), t + shift);
+        self.started = t + shift;
+        self.lazy_at = t + shift;
+        self.periods_skipped += k;
     }
 }
 
