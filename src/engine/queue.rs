@@ -37,14 +37,21 @@ struct Stamp {
     seq: u64,
 }
 
+impl Stamp {
+    /// Whether `self` fires before `other`.
+    #[inline(always)]
+    fn before(&self, other: &Stamp) -> bool {
+        self.time < other.time || (self.time == other.time && self.seq < other.seq)
+    }
+}
+
 /// A heap entry, ordered by its stamp.
 trait Node: Copy {
     fn stamp(&self) -> &Stamp;
     /// Whether `self` fires before `other`.
     #[inline(always)]
     fn before(&self, other: &Self) -> bool {
-        let (a, b) = (self.stamp(), other.stamp());
-        a.time < b.time || (a.time == b.time && a.seq < b.seq)
+        self.stamp().before(other.stamp())
     }
 }
 
@@ -79,6 +86,11 @@ impl Node for Keyed {
 /// A priority queue of events by `(time, sequence)`, earliest first.
 #[derive(Debug)]
 pub(crate) struct EventQueue<E> {
+    /// The earliest event, held out of the heap while it fires before every
+    /// event there: an event scheduled to fire before everything waiting
+    /// (a bus transaction's end, most often) and popped next never enters
+    /// the heap.
+    front: Option<(Stamp, E)>,
     /// The heap, for small events.
     inline: Vec<Inline<E>>,
     /// The heap, for large events.
@@ -96,6 +108,7 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue.
     pub(crate) fn new() -> Self {
         EventQueue {
+            front: None,
             inline: Vec::new(),
             keyed: Vec::new(),
             events: Vec::new(),
@@ -105,20 +118,30 @@ impl<E: Copy> EventQueue<E> {
 
     /// Events waiting.
     pub(crate) fn len(&self) -> usize {
+        usize::from(self.front.is_some())
+            + if Self::INLINE {
+                self.inline.len()
+            } else {
+                self.keyed.len()
+            }
+    }
+
+    /// The stamp of the heap's earliest event, if any.
+    #[inline(always)]
+    fn heap_first(&self) -> Option<&Stamp> {
         if Self::INLINE {
-            self.inline.len()
+            self.inline.first().map(|e| &e.stamp)
         } else {
-            self.keyed.len()
+            self.keyed.first().map(|e| &e.stamp)
         }
     }
 
     /// The time of the earliest event, if any.
     #[inline]
     pub(crate) fn peek_time(&self) -> Option<u64> {
-        if Self::INLINE {
-            self.inline.first().map(|e| e.stamp.time)
-        } else {
-            self.keyed.first().map(|e| e.stamp.time)
+        match &self.front {
+            Some((stamp, _)) => Some(stamp.time),
+            None => self.heap_first().map(|s| s.time),
         }
     }
 
@@ -126,6 +149,24 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     pub(crate) fn push(&mut self, time: u64, seq: u64, event: E) {
         let stamp = Stamp { time, seq };
+        // The new event goes in front if it fires first (the one it
+        // displaces, earlier than the whole heap, goes into the heap).
+        let first = match &self.front {
+            Some((f, _)) => stamp.before(f),
+            None => self.heap_first().is_none_or(|h| stamp.before(h)),
+        };
+        if first {
+            if let Some((f, e)) = self.front.replace((stamp, event)) {
+                self.heap_push(f, e);
+            }
+        } else {
+            self.heap_push(stamp, event);
+        }
+    }
+
+    /// Puts `event`, stamped `stamp`, into the heap.
+    #[inline(always)]
+    fn heap_push(&mut self, stamp: Stamp, event: E) {
         if Self::INLINE {
             return sift_up(&mut self.inline, Inline { stamp, event });
         }
@@ -160,6 +201,9 @@ impl<E: Copy> EventQueue<E> {
     /// Takes the earliest event: its time and the event.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<(u64, E)> {
+        if let Some((stamp, event)) = self.front.take() {
+            return Some((stamp.time, event));
+        }
         if Self::INLINE {
             return pop_root(&mut self.inline).map(|e| (e.stamp.time, e.event));
         }
@@ -242,8 +286,9 @@ mod tests {
     use std::collections::BinaryHeap;
 
     /// Replays `ops` (push at a time, or pop) on a queue of events made by
-    /// `event` from their sequence, checking every pop against the standard
-    /// binary heap ordered by (time, sequence).
+    /// `event` from their sequence, checking every pop, and the earliest
+    /// time after every step, against the standard binary heap ordered by
+    /// (time, sequence).
     fn matches_reference<E: Copy + std::fmt::Debug + PartialEq>(
         ops: &[(bool, u64)],
         event: impl Fn(u64) -> E,
@@ -262,6 +307,7 @@ mod tests {
                 prop_assert_eq!(got, want);
             }
             prop_assert_eq!(q.len(), reference.len());
+            prop_assert_eq!(q.peek_time(), reference.peek().map(|Reverse((t, _))| *t));
         }
         while let Some(Reverse((t, s))) = reference.pop() {
             prop_assert_eq!(q.pop(), Some((t, event(s))));
