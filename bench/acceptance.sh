@@ -33,9 +33,9 @@ timed() {
   awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$TMP/$name.raw" > "$TMP/$name.time"
 }
 field() { cut -d' ' -f"$2" "$TMP/$1.time"; }
-# median COLUMN: the median of column COLUMN over the validate runs.
+# median NAME COLUMN: the median of column COLUMN over the RUNS runs NAME1, NAME2, ...
 median() {
-  for i in $(seq 1 "$RUNS"); do field "validate$i" "$1"; done \
+  for i in $(seq 1 "$RUNS"); do field "$1$i" "$2"; done \
     | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
 
@@ -45,18 +45,13 @@ echo "machine: ${model:-unknown CPU}, $(nproc) cores; $(git rev-parse --short HE
 for i in $(seq 1 "$RUNS"); do
   timed "validate$i" "$BIN" validate --format json
 done
-validate_wall="$(median 1)"
-validate_cpu="$(median 2)"
+validate_wall="$(median validate 1)"
+validate_cpu="$(median validate 2)"
 # Each paper alone (`validate --paper`), RUNS times each, interleaved: the
 # target was set when `validate` ran the rp8400 paper only.
 for i in $(seq 1 "$RUNS"); do
   for p in hp-rp8400 hp-atm matrox; do timed "$p$i" "$BIN" validate --paper "$p" --format json; done
 done
-# paper_median PAPER: the median wall time of `validate --paper PAPER`.
-paper_median() {
-  for i in $(seq 1 "$RUNS"); do field "$1$i" 1; done \
-    | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
 
 timed cold "$BIN" calibrate --format json --output "$TMP/cold.toml"
 timed refit "$BIN" calibrate --refit --format json --output "$TMP/refit.toml"
@@ -95,8 +90,8 @@ check "validate --cross-validate, wall" "$(field cv 1)" s "<" 600
 check "validate --cross-validate: rp8400 held out" "$held_out" % "<=" 6.01
 check "engine / hand-written loop, tx per CPU s" "$ratio" "" ">=" 0.85
 echo
-echo "validate --paper, median wall: hp-rp8400 $(paper_median hp-rp8400) s," \
-  "hp-atm $(paper_median hp-atm) s, matrox $(paper_median matrox) s"
+echo "validate --paper, median wall: hp-rp8400 $(median hp-rp8400 1) s," \
+  "hp-atm $(median hp-atm 1) s, matrox $(median matrox 1) s"
 echo "validate: median CPU ${validate_cpu} s; calibrate: $(field cold 2) s CPU, $(field cold 3) KB;" \
   "calibrate --refit: $(field refit 1) s wall, $(field refit 2) s CPU;" \
   "cross-validate: $(field cv 2) s CPU, $(field cv 3) KB"
