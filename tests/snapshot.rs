@@ -34,7 +34,8 @@ fn check(name: &str, actual: &str) {
         std::fs::write(&path, actual).expect("write the snapshot");
         return;
     }
-    let expected = std::fs::read_to_string(&path).expect("the snapshot exists");
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("snapshot {name}: {e} (bless it with IOSIM_BLESS=1)"));
     if expected != actual {
         let first = expected
             .lines()
@@ -68,22 +69,56 @@ fn hand_set_validate_output_is_the_snapshot() {
     );
 }
 
+/// Every bundled scenario file, `scenarios/DIR/NAME.toml`, sorted.
+fn bundled_scenarios() -> Vec<PathBuf> {
+    let mut scenarios = Vec::new();
+    for dir in std::fs::read_dir(repo().join("scenarios")).expect("bundled scenarios") {
+        let dir = dir.expect("a directory entry").path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for e in std::fs::read_dir(&dir).expect("a scenario directory") {
+            let path = e.expect("a directory entry").path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                scenarios.push(path);
+            }
+        }
+    }
+    scenarios.sort();
+    scenarios
+}
+
+/// The snapshot name of a bundled scenario's run: `run-DIR-NAME.EXT`.
+fn run_snapshot_name(path: &std::path::Path, ext: &str) -> String {
+    let stem = path.file_stem().expect("a file name").to_string_lossy();
+    let dir = path
+        .parent()
+        .and_then(|d| d.file_name())
+        .expect("a scenario directory")
+        .to_string_lossy();
+    format!("run-{dir}-{stem}.{ext}")
+}
+
 #[test]
 fn run_output_of_every_bundled_scenario_is_the_snapshot() {
-    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios/hp2g"))
-        .expect("bundled scenarios")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    scenarios.sort();
-    assert!(!scenarios.is_empty());
+    let scenarios = bundled_scenarios();
+    // Every directory under scenarios/ with its files: a scenario added
+    // without a snapshot fails below (the snapshot does not exist).
+    assert!(
+        scenarios.len() >= 26,
+        "{} bundled scenarios",
+        scenarios.len()
+    );
     for path in scenarios {
-        let stem = path.file_stem().expect("a file name").to_string_lossy();
         let rel = path.strip_prefix(repo()).expect("under the repository");
         let rel = rel.to_string_lossy();
         check(
-            &format!("run-{stem}.csv"),
-            &iosim(&["run", &rel, "--format", "csv"]),
+            &run_snapshot_name(&path, "txt"),
+            &iosim(&["run", &rel, "--format", "table"]),
+        );
+        check(
+            &run_snapshot_name(&path, "json"),
+            &iosim(&["run", &rel, "--format", "json"]),
         );
     }
 }
