@@ -138,11 +138,7 @@ impl Report {
                     if i > 0 {
                         l.push_str("  ");
                     }
-                    if numeric(i) {
-                        let _ = write!(l, "{v:>width$}", width = w[i]);
-                    } else {
-                        let _ = write!(l, "{v:<width$}", width = w[i]);
-                    }
+                    pad_into(&mut l, v, w[i], numeric(i));
                 }
                 l.trim_end().to_string()
             };
@@ -226,6 +222,21 @@ impl Report {
             serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_else(|_| "{}".into());
         text.push('\n');
         text
+    }
+}
+
+/// Appends `v` to `l` padded with spaces to `width` characters, on the left
+/// (`right`-aligned) or the right, as `{v:>width$}` / `{v:<width$}` would;
+/// by hand, since the formatter's width is limited to 65,535 and a longer
+/// cell (a long name from an input file) would panic there.
+fn pad_into(l: &mut String, v: &str, width: usize, right: bool) {
+    let fill = width.saturating_sub(v.chars().count());
+    if !right {
+        l.push_str(v);
+    }
+    l.extend(std::iter::repeat_n(' ', fill));
+    if right {
+        l.push_str(v);
     }
 }
 
@@ -393,6 +404,24 @@ mod tests {
         assert_eq!(j["seed"], 7);
         assert_eq!(j["figures"][0]["id"], "a,b");
         assert_eq!(j["figures"][0]["published"], 1.23456);
+    }
+
+    #[test]
+    fn a_cell_longer_than_the_formatters_width_limit_is_padded_not_a_panic() {
+        let mut r = sample();
+        let long = "x".repeat(70_000);
+        r.sections[0].rows.push(vec![
+            Cell::Text(long.clone()),
+            Cell::Num(2.0, 1),
+            Cell::Text("MB/s".into()),
+        ]);
+        let t = r.render(Format::Table);
+        // The short id is padded to the long one's width.
+        assert!(
+            t.contains(&format!("a,b{}  ", " ".repeat(70_000 - 3))),
+            "padded"
+        );
+        assert!(t.contains(&format!("{long}  ")));
     }
 
     #[test]

@@ -658,3 +658,42 @@ fn a_size_in_kib_that_is_no_whole_number_of_bytes_is_refused_not_rounded() {
     );
     expect_fail(&out, &[&at, "whole number of bytes"]);
 }
+
+#[test]
+fn a_calibration_whose_free_parameters_are_all_discrete_fits_without_a_panic() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(
+        dir.path().join("cal.toml"),
+        r#"kind = "calibration"
+description = "one discrete parameter, nothing continuous"
+
+[calibration]
+max_iterations = 1
+search_evaluations = 4
+
+[[free]]
+param = "adapter.a9782a.gige.pio_reads_per_interrupt"
+unit = "count"
+choices = [0, 1]
+initial = 1
+meaning = "register reads the GigE driver makes per interrupt"
+"#,
+    )
+    .unwrap();
+    let out = iosim_within(
+        dir.path(),
+        &[
+            "calibrate",
+            "--calibration",
+            "cal.toml",
+            "--output",
+            "fit.toml",
+        ],
+        120,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let fit = std::fs::read_to_string(dir.path().join("fit.toml")).unwrap();
+    assert!(fit.contains("pio_reads_per_interrupt"), "{fit}");
+}

@@ -102,8 +102,15 @@ pub struct Spread {
 /// of them unpinned when the largest is zero). A parameter with weight on an
 /// unpinned direction has no variance (NaN): the figures cannot tell it from
 /// the other parameters of that direction. `None` when an entry is not finite
-/// or the SVD does not converge.
+/// or the SVD does not converge. With no parameter (`k` = 0: a fit whose
+/// free parameters are all discrete) the spread is empty.
 pub fn spread(j: &[Vec<f64>], k: usize) -> Option<Spread> {
+    if k == 0 {
+        return Some(Spread {
+            inverse: Vec::new(),
+            unpinned: Vec::new(),
+        });
+    }
     // Zero rows up to k: the thin SVD then yields all k right singular
     // vectors, and JᵀJ is unchanged.
     let a = matrix(j, k, k)?;
@@ -225,6 +232,15 @@ mod tests {
     fn an_all_zero_jacobian_takes_no_step() {
         let d = damped_step(&[vec![0.0, 0.0]], &[1.0], &[1e-12, 1e-12]).expect("trivial");
         assert_eq!(d, vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn no_parameter_has_an_empty_spread() {
+        // nalgebra's SVD panics on a matrix without columns.
+        let s = spread(&[vec![], vec![]], 0).expect("a spread");
+        assert!(s.inverse.is_empty() && s.unpinned.is_empty());
+        let s = spread(&[], 0).expect("a spread");
+        assert!(s.inverse.is_empty() && s.unpinned.is_empty());
     }
 
     #[test]
