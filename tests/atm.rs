@@ -75,7 +75,7 @@ fn atm_mtu_9218_beats_1516_most_of_all_inbound_and_bidirectional() {
 }
 
 /// One experiment: `cards` (adapter, slot) on `server`, each running netperf
-/// `direction` with `socket_kib` over `link`.
+/// `direction` with `socket_kib` sockets and messages over `link`.
 fn experiment(
     id: &str,
     server: &str,
@@ -83,6 +83,19 @@ fn experiment(
     link: &str,
     direction: &str,
     socket_kib: u32,
+) -> String {
+    experiment_sized(id, server, cards, link, direction, (socket_kib, socket_kib))
+}
+
+/// [`experiment`] with the socket and message sizes apart, `(socket_kib,
+/// message_kib)`.
+fn experiment_sized(
+    id: &str,
+    server: &str,
+    cards: &[(&str, &str)],
+    link: &str,
+    direction: &str,
+    (socket_kib, message_kib): (u32, u32),
 ) -> String {
     let mut s = format!(
         "\n[[experiment]]\nid = \"{id}\"\nserver = \"{server}\"\ntestbed = \"hp-1999-atm-lab\"\ncells = 1\n"
@@ -94,7 +107,7 @@ fn experiment(
     }
     for i in 0..cards.len() {
         s += &format!(
-            "\n[[experiment.workload]]\ncard = \"c{i}\"\nfunction = \"atm\"\nkind = \"netperf-tcp-stream\"\ndirection = \"{direction}\"\nsocket_kib = {socket_kib}\nmessage_kib = {socket_kib}\n"
+            "\n[[experiment.workload]]\ncard = \"c{i}\"\nfunction = \"atm\"\nkind = \"netperf-tcp-stream\"\ndirection = \"{direction}\"\nsocket_kib = {socket_kib}\nmessage_kib = {message_kib}\n"
         );
     }
     s
@@ -129,9 +142,12 @@ fn per_adapter(js: &serde_json::Value) -> BTreeMap<String, f64> {
 
 #[test]
 fn atm_socket_size_knee_at_or_below_144_kib() {
-    // One ATM/622 receiving (the receiver's socket is the window) over LANE
-    // MTU 9218 and 1516: throughput against socket size rises, then is flat
-    // from 144 KiB on.
+    // "Socket (TCP window) size ... of at least 144 KB on the receiver ...
+    // are needed for best throughput": one ATM/622 receiving (the receiver's
+    // socket is the window) over LANE MTU 9218 and 1516: throughput against
+    // socket size rises, then is flat from 144 KiB on (the other side of the
+    // claim, that less than 144 KiB falls short, is
+    // `atm_socket_size_below_144_kib_falls_short`).
     for (link, sizes) in [
         (
             "atm622-lane9218",
@@ -175,6 +191,78 @@ fn atm_socket_size_knee_at_or_below_144_kib() {
             );
         }
     }
+}
+
+#[test]
+#[ignore = "model gap: one ATM/622 receiving alone comes out at 360 Mbit/s (LANE 9218, seed \
+            1; the ATM report measures about 537), a limit of its own SAR processor that the \
+            fit to four cards set, so the window stops binding at 48 KiB and the 64 KiB \
+            default gives the same 359.8 as 512 KiB; run with --ignored to see it fail"]
+fn atm_socket_size_below_144_kib_falls_short() {
+    // The claim's other side ("at least 144 KB ... needed"; page 2: "the
+    // default is 64 KB"): one ATM/622 receiving over LANE MTU 9218 with the
+    // 64 KiB default socket falls short of its best.
+    let exps: Vec<String> = [64, 144, 512]
+        .iter()
+        .map(|s| {
+            experiment(
+                &format!("s{s}"),
+                "n4000",
+                &[("a5513a", "ike0-twin-turbo-1")],
+                "atm622-lane9218",
+                "receive",
+                *s,
+            )
+        })
+        .collect();
+    let t = run(&exps);
+    let (default, top) = (t["s64"], t["s512"]);
+    assert!(
+        default < 0.95 * top,
+        "the 64 KiB default gives {default} of {top}: 144 KiB is not needed ({t:?})"
+    );
+}
+
+#[test]
+#[ignore = "model gap: the N4000's stack has no cost per send() call (its model sets no \
+            cpu_per_send_call), so netperf's send size changes nothing: one ATM/622 sending \
+            over LANE 9218 with a 144 KiB socket moves 442.7 Mbit/s with 4, 16, 64 and 144 \
+            KiB messages alike (seed 1); run with --ignored to see it fail"]
+fn atm_larger_messages_are_better() {
+    // "... and message length of at least 144 KB ... larger messages are
+    // better": one ATM/622 sending over LANE MTU 9218 with a 144 KiB socket,
+    // netperf's send size from 4 to 144 KiB. Throughput never falls as the
+    // message grows, and small messages fall short of 144 KiB ones.
+    let sizes = [4, 16, 64, 144];
+    let exps: Vec<String> = sizes
+        .iter()
+        .map(|m| {
+            experiment_sized(
+                &format!("m{m}"),
+                "n4000",
+                &[("a5513a", "ike0-twin-turbo-1")],
+                "atm622-lane9218",
+                "transmit",
+                (144, *m),
+            )
+        })
+        .collect();
+    let t = run(&exps);
+    let at = |m: u32| t[&format!("m{m}")];
+    for w in sizes.windows(2) {
+        assert!(
+            at(w[1]) >= at(w[0]) * 0.99,
+            "throughput falls from {} to {} KiB messages ({t:?})",
+            w[0],
+            w[1]
+        );
+    }
+    assert!(
+        at(4) < 0.95 * at(144),
+        "4 KiB messages give {} of {}: larger messages are not better ({t:?})",
+        at(4),
+        at(144)
+    );
 }
 
 #[test]
@@ -237,8 +325,7 @@ fn atm_vclass_per_controller_a_fourth_155_and_a_second_622_get_less() {
 #[ignore = "model gap: four ATM/622 on the N4000 are limited by their own SAR processors \
             (fitted to Table 9), so Twin Turbo or Turbo slots, one IKE or two, predict the \
             same throughput within 1% (397.2 Mbit/s per adapter bidirectional, MTU 9218, in \
-            all three: spread over Twin Turbo, in Turbo slots, on one IKE, with the ATM fit \
-            of session 13; session 12's gave 386.2, 385.5, 385.7); `iosim place` prefers \
+            all three: spread over Twin Turbo, in Turbo slots, on one IKE); `iosim place` prefers \
             the spread by headroom among such ties (tests/place.rs), not by throughput; run \
             with --ignored to see it fail"]
 fn atm_nclass_twin_turbo_spread_beats_turbo_and_one_controller() {

@@ -1,7 +1,9 @@
 //! `iosim place`: the papers' placement guidelines as they come out of the
 //! search on the bundled models (hp2g.dual-function,
-//! atm.vclass.per-controller, atm.nclass.twin-turbo, ab379b.slot-266; ids
-//! from published-claims.md), the output formats, determinism, and the
+//! atm.vclass.per-controller, ab379b.slot-266; ids from published-claims.md;
+//! atm.nclass.twin-turbo only as the advice a tie gives, see
+//! `atm_nclass_four_atm622_go_in_the_twin_turbo_slots`), the output formats,
+//! determinism, and the
 //! errors of impossible requests. The request files are under
 //! `tests/place/`. Nothing here states where a card should go: each test
 //! reads the ranking the search and the simulations produced.
@@ -175,13 +177,16 @@ fn atm_vclass_no_second_atm622_under_one_controller_when_another_has_room() {
 
 #[test]
 fn atm_nclass_four_atm622_go_in_the_twin_turbo_slots() {
-    // Four ATM/622, every N4000 slot free: the cards' SAR processors limit
-    // wherever they sit, so every placement does the same within 1% (191.5
-    // to 192.4 MB/s with seed 1; by throughput alone Turbo slots were ahead
-    // by 0.5%, with the ATM fit before 0.3% behind: noise of the fit, not a
-    // reason). The tie goes to headroom: the four Twin Turbo slots (PCI 66,
-    // two ropes; two under each IKE, as there are two per IKE) leave each
-    // card's bus and ropes least loaded.
+    // Four ATM/622, every N4000 slot free. This checks the advice `place`
+    // gives, not the claim atm.nclass.twin-turbo as the paper means it
+    // (Twin Turbo slots spread over both IKEs carry more): the model's cards
+    // are limited by their own SAR processors wherever they sit, so the
+    // placements come out within 1% of each other and the advice comes from
+    // the tie-break on headroom (the four Twin Turbo slots, PCI 66 on two
+    // ropes, leave each card's bus and ropes least loaded). The claim itself
+    // is `atm_nclass_twin_turbo_spread_beats_turbo_and_one_controller` in
+    // tests/atm.rs, ignored with its numbers. Whether the best is tied is not
+    // asserted: a model whose spread wins outright passes too.
     let js = place("nclass-atm622.toml", &[]);
     assert!(meta(&js, "search").contains("proven best"), "{js}");
     let r = ranked(&js);
@@ -194,7 +199,6 @@ fn atm_nclass_four_atm622_go_in_the_twin_turbo_slots() {
     assert_eq!(best.iter().filter(|s| s.starts_with("ike0-")).count(), 2);
     let top = r.iter().map(|p| p.1).fold(0.0, f64::max);
     assert!(r[0].1 >= 0.99 * top, "{r:?}");
-    assert_eq!(js["placements"][0]["tied_with_next"], "yes", "{js}");
 }
 
 #[test]

@@ -123,11 +123,13 @@ fn virtual_ethernet_moves_no_bus_data_and_is_bounded_by_partition_cpus() {
 }
 
 #[test]
+#[ignore = "no evidence either way: the comparison comes out as the paper says only \
+            because the iSCSI HBAs' firmware time is assumed at 10 us a frame (no source \
+            found), which bounds that path below the wire; below about 8.2 us a frame it \
+            would not. Run with --ignored: it passes, through the assumption alone"]
 fn ibm_virtual_ethernet_has_less_capacity_than_an_external_gigabit_nic() {
     // The paper's virtual Ethernet: point-to-point to the iSCSI-attached
-    // server, with standard frames, against the external GigE adapter. It
-    // holds because the HBAs' assumed firmware time (10 us a frame) bounds
-    // the path below the wire; below about 8.2 us a frame it would not.
+    // server, with standard frames, against the external GigE adapter.
     let (iscsi, nic) = (run("iscsi.toml"), run("capacity.toml"));
     for d in ["transmit", "receive"] {
         let (ve, gige) = (
