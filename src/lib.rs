@@ -17,6 +17,7 @@ pub mod error;
 pub mod html;
 pub mod loader;
 pub mod model;
+pub mod napkin;
 pub mod place;
 pub mod report;
 pub mod sections;

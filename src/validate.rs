@@ -538,7 +538,7 @@ fn in_unit(t: crate::units::BytesPerSec, result: &ExperimentResult, unit: &str) 
 /// figure of the CPUs (scope `Cpu`, or unit `%`). `fn_label` is the
 /// `card.function` label of the figure's card and function, `fname` the
 /// function's name.
-fn figure_functions(
+pub(crate) fn figure_functions(
     labels: &[&str],
     fig: &crate::model::FigureSpec,
     fn_label: &str,
@@ -613,7 +613,7 @@ pub fn figure_watch(reg: &Registry, e: &crate::model::Experiment, cfg: &SystemCf
 
 /// The function figure `fig` of experiment `e` names: its `card.function`
 /// label and the function's name (empty if the adapter has no such function).
-fn figure_function(
+pub(crate) fn figure_function(
     reg: &Registry,
     e: &crate::model::Experiment,
     fig: &crate::model::FigureSpec,
