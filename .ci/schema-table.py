@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Prints the model-parameter table of README.md, generated from src/model/schema.rs.
+"""Prints the model-parameter table of docs/models.md, generated from src/model/schema.rs.
 
 usage: python3 .ci/schema-table.py            print the table (Markdown)
-       python3 .ci/schema-table.py --check    exit 1 if README.md's table differs
-       python3 .ci/schema-table.py --write    replace README.md's table
+       python3 .ci/schema-table.py --check    exit 1 if docs/models.md's table differs
+       python3 .ci/schema-table.py --write    replace docs/models.md's table
 
-The table sits in README.md between the markers <!-- schema-table:start --> and
+The table sits in docs/models.md between the markers <!-- schema-table:start --> and
 <!-- schema-table:end -->. schema.rs is the authority; this only formats it.
 """
 import pathlib
@@ -14,7 +14,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "src" / "model" / "schema.rs"
-README = ROOT / "README.md"
+README = ROOT / "docs" / "models.md"
 START, END = "<!-- schema-table:start -->", "<!-- schema-table:end -->"
 
 # Where each rule list is written in a model file.
@@ -102,7 +102,7 @@ def main() -> int:
         sys.exit(f"schema-table: markers not found in {README}")
     if sys.argv[1] == "--check":
         if m.group(1) != t:
-            print("README.md parameter table differs from src/model/schema.rs: run python3 .ci/schema-table.py --write")
+            print("docs/models.md parameter table differs from src/model/schema.rs: run python3 .ci/schema-table.py --write")
             return 1
         return 0
     if sys.argv[1] == "--write":
