@@ -31,6 +31,10 @@ fn kind(unit: &str) -> usize {
     }
 }
 
+/// Per kind of figure (throughput, CPU, service demand) the sum of the
+/// absolute errors and their count, and the worst figure (|error|, id).
+type SetErrors = ([(f64, usize); 3], (f64, String));
+
 fn render(v: &serde_json::Value) -> String {
     let mut md = String::from(
         "# Accuracy\n\nWhat `iosim validate` gives today (seed 1, the bundled fit in \
@@ -42,8 +46,7 @@ fn render(v: &serde_json::Value) -> String {
          | set | figures | throughput MAPE % (n) | CPU MAPE % (n) | service demand MAPE % (n) | worst figure | its error % |\n\
          |---|---:|---:|---:|---:|---|---:|\n",
     );
-    // set -> per kind (sum of |error|, count), worst (|error|, id)
-    let mut sets: BTreeMap<String, ([(f64, usize); 3], (f64, String))> = BTreeMap::new();
+    let mut sets: BTreeMap<String, SetErrors> = BTreeMap::new();
     for f in v["figures"].as_array().expect("figures") {
         let id = f["id"].as_str().expect("id");
         let set = id.split('.').next().unwrap_or(id).to_string();
