@@ -1,6 +1,7 @@
 //! The report's sections: what each command prints, as [`Section`]s built from
-//! the library's results (figures, experiments, fits, replications). The
-//! binary only chooses which sections a command shows; [`crate::report`]
+//! the library's results (figures, experiments, fits, replications). Pure
+//! formatting: nothing here runs a simulation, writes or prints. The
+//! binary's commands choose which sections they show; [`crate::report`]
 //! renders them and knows nothing of what they hold.
 
 use crate::calibrate::{CrossValidation, Fit};
@@ -12,7 +13,7 @@ use crate::show::{NodeKind, ServerTree};
 use crate::sim::ExperimentResult;
 use crate::stats::mean_ci95;
 use crate::units::BytesPerSec;
-use crate::validate::{run_scenario, summarise, FigureRow, PaperSummary};
+use crate::validate::{summarise, FigureRow, PaperSummary};
 
 /// The columns every `figures` section starts with (the JSON contract).
 pub const FIGURE_COLUMNS: [&str; 5] = ["id", "published", "predicted", "unit", "error_pct"];
@@ -679,23 +680,12 @@ pub struct Replications {
     pub warnings: Section,
 }
 
-/// Runs `n` independent replications of `sc` (seeds derived from `seed`)
-/// and reports the mean and 95% CI of every function's throughput and every
-/// bus's utilisation, and the metrics whose interval is wider than
-/// `precision` percent of the mean.
-pub fn replications(
-    reg: &Registry,
-    sc: &Scenario,
-    seed: u64,
-    threads: usize,
-    n: u32,
-    precision: f64,
-) -> Result<Replications> {
-    let mut runs = Vec::new();
-    for r in 0..n as u64 {
-        let s = seed ^ r.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        runs.push(run_scenario(reg, sc, s, threads)?);
-    }
+/// The mean and 95% CI of every function's throughput and every bus's
+/// utilisation over `runs` (per replication, the results of one scenario
+/// in file order, as [`crate::app::replications`] gives them), and the
+/// metrics whose interval is wider than `precision` percent of the mean.
+pub fn replications_sections(runs: &[Vec<ExperimentResult>], precision: f64) -> Replications {
+    let n = runs.len();
     let mut table = Section::new(
         "replications",
         &[
@@ -713,10 +703,10 @@ pub fn replications(
         &["experiment", "metric", "ci95_rel_pct", "precision_pct"],
     );
     let Some(first) = runs.first() else {
-        return Ok(Replications {
+        return Replications {
             table,
             warnings: warn,
-        });
+        };
     };
     for (ei, e) in first.iter().enumerate() {
         let mut metrics: Vec<(String, &str, Vec<f64>)> = Vec::new();
@@ -762,10 +752,10 @@ pub fn replications(
             }
         }
     }
-    Ok(Replications {
+    Replications {
         table,
         warnings: warn,
-    })
+    }
 }
 
 /// A node's facts in words: what the capacity column leaves out.
