@@ -289,6 +289,8 @@ pub fn summarise(rows: &[FigureRow]) -> Vec<PaperSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::RunSpec;
+    use crate::sim::config::assemble;
 
     fn scenario_of(source: &str) -> Scenario {
         Scenario {
