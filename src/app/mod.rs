@@ -3,7 +3,7 @@
 //! limits as values (the wall-clock bound) and the progress bar (indicatif,
 //! on a terminal only); [`batch`] runs experiments through it (validation,
 //! replications, sweeps, placements and every model evaluation of a fit or
-//! a cross-validation fold); [`validation`] and [`replications`] are the
+//! a cross-validation fold); [`validation()`] and [`replications()`] are the
 //! runs of `validate`, `plot`, `report` and `run --replications`. Each
 //! experiment is seeded by what it simulates, so results depend neither on
 //! the threads nor on the timing. Nothing here formats or prints.

@@ -7,15 +7,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use iosim::app::Runner;
-use iosim::calibrate::fit;
-use iosim::report::{self, Report};
-use iosim::sections::{
-    compare_section, correlations_section, figures_section, fitted_file, objective_text,
-    parameters_section, unpinned_section,
-};
+use iosim::calibrate::{fit, Fit};
+use iosim::loader::{fitted_file_text, FittedEntry};
+use iosim::report::{self, Cell, Report, Section};
+use iosim::sections::figures_section;
+use iosim::validate::{summarise, FigureRow, PaperSummary};
 use iosim::Error;
 
-use super::fit::{objective_of, progress_on, settings_of, Setup};
+use super::fit::{
+    bound_cell, bound_word, objective_of, objective_text, progress_on, settings_of, Setup,
+};
 use super::{diag, positive_seconds, Common};
 
 #[derive(clap::Args)]
@@ -175,4 +176,214 @@ fn calibrate_cmd(
         &f.rows_fitted,
     ));
     Ok(rep.render(common.format.into()))
+}
+
+/// Each free parameter: initial and fitted values, 95% interval, bound,
+/// whether the figures pin it and by which.
+fn parameters_section(f: &Fit) -> Section {
+    let mut s = Section::new(
+        "parameters",
+        &[
+            "parameter",
+            "unit",
+            "initial",
+            "fitted",
+            "ci95_low",
+            "ci95_high",
+            "bound",
+            "pinned",
+            "pinned_by",
+            "meaning",
+        ],
+    );
+    for p in &f.params {
+        let k = p.free.unit_scale;
+        let (lo, hi) = p.ci95.unwrap_or((f64::NAN, f64::NAN));
+        let pinned = match (p.neighbour_rise, p.at_bound, p.ci95) {
+            (Some(r), _, _) if r.is_finite() && p.pinned() => format!(
+                "yes (discrete, at {}: a neighbouring choice raises the sum of squares by {:.1}% or more)",
+                bound_word(p.at_bound),
+                100.0 * r
+            ),
+            (Some(r), _, _) if r.is_finite() => format!(
+                "no (discrete, at {}: a neighbouring choice changes the sum of squares by {:+.1}%)",
+                bound_word(p.at_bound),
+                100.0 * r
+            ),
+            (Some(_), _, _) => "no (discrete: no neighbouring choice)".to_string(),
+            (None, Some(b), _) => format!("no: the fit pushes it to its {b} bound"),
+            (None, None, None) => "no: no figure moves with it".to_string(),
+            (None, None, Some(_)) if !p.pinned() => {
+                "no: its interval is wider than its bounds".to_string()
+            }
+            _ => "yes".to_string(),
+        };
+        let by: Vec<String> = p
+            .pinned_by
+            .iter()
+            .map(|(id, d)| format!("{id} ({d:+.2}%)"))
+            .collect();
+        s.rows.push(vec![
+            Cell::Text(p.free.path.clone()),
+            Cell::Text(p.free.unit.clone()),
+            Cell::Num(p.free.initial / k, 4),
+            Cell::Num(p.value / k, 4),
+            Cell::Num(lo / k, 4),
+            Cell::Num(hi / k, 4),
+            bound_cell(p.at_bound),
+            Cell::Text(pinned),
+            Cell::Text(by.join("; ")),
+            Cell::Text(p.free.meaning.clone()),
+        ]);
+    }
+    s
+}
+
+/// The pairs of fitted parameters whose estimates correlate strongly.
+fn correlations_section(f: &Fit) -> Section {
+    let mut s = Section::new(
+        "correlations",
+        &["parameter_a", "parameter_b", "correlation"],
+    );
+    for (a, b, r) in &f.correlations {
+        s.rows.push(vec![
+            Cell::Text(a.clone()),
+            Cell::Text(b.clone()),
+            Cell::Num(*r, 3),
+        ]);
+    }
+    s
+}
+
+/// The combinations of free parameters the figures leave unpinned (near-zero
+/// singular values of the Jacobian): one row per parameter of each, with its
+/// weight in the direction (scaled units); empty when the figures pin every
+/// direction.
+fn unpinned_section(f: &Fit) -> Section {
+    let mut s = Section::new(
+        "unpinned",
+        &[
+            "combination",
+            "relative_singular_value",
+            "parameter",
+            "weight",
+        ],
+    );
+    for (i, u) in f.unpinned.iter().enumerate() {
+        for (path, w) in &u.weights {
+            s.rows.push(vec![
+                Cell::Int(i as u64 + 1),
+                Cell::Num(u.relative_singular_value, 9),
+                Cell::Text(path.clone()),
+                Cell::Num(*w, 3),
+            ]);
+        }
+    }
+    s
+}
+
+/// MAPE per paper at the hand-set values, the values in use and the fitted ones.
+fn compare_section(initial: &[FigureRow], hand: &[FigureRow], fitted: &[FigureRow]) -> Section {
+    let mut s = Section::new(
+        "mape",
+        &[
+            "paper",
+            "figures",
+            "hand_set_mape_pct",
+            "in_use_mape_pct",
+            "fitted_mape_pct",
+            "fitted_worst_pct",
+        ],
+    );
+    let (i, h) = (summarise(initial), summarise(hand));
+    let of = |v: &[PaperSummary], paper: &str| {
+        v.iter()
+            .find(|x| x.paper == paper)
+            .map(|x| x.mape)
+            .unwrap_or(f64::NAN)
+    };
+    for p in summarise(fitted) {
+        s.rows.push(vec![
+            Cell::Text(p.paper.clone()),
+            Cell::Int(p.figures as u64),
+            Cell::Num(of(&i, &p.paper), 2),
+            Cell::Num(of(&h, &p.paper), 2),
+            Cell::Num(p.mape, 2),
+            Cell::Num(p.worst_pct, 1),
+        ]);
+    }
+    s
+}
+
+/// The fitted-parameter file `iosim calibrate` writes (read back with
+/// `--params`): each free parameter, and each further parameter it also
+/// sets, with its value in the calibration's unit, its 95% interval and notes.
+/// The values are rounded to six decimals. A value that is not finite is an
+/// error ([`iosim::Error::Internal`]: the fit went wrong), never written.
+/// `search` (in words: from the initial values, or a refit from which values)
+/// goes into the header, so that the file says how to reproduce it.
+fn fitted_file(fit: &Fit, seed: u64, calibration: &str, search: &str) -> iosim::Result<String> {
+    let comment = format!(
+        "Written by iosim {} calibrate (seed {seed}) from {calibration}.\n\
+         Search: {search}.\n\
+         Apply with: iosim validate --params THIS_FILE. Models are never edited.",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut entries = Vec::new();
+    for p in &fit.params {
+        let k = p.free.unit_scale;
+        let mut notes = Vec::new();
+        if let Some(b) = p.at_bound {
+            notes.push(format!("at its {b} bound"));
+        }
+        if !p.pinned() {
+            notes.push("not pinned by the figures".into());
+        }
+        for path in p.free.paths() {
+            let mut n = notes.clone();
+            if path != p.free.path {
+                n.push(format!("the same value as {}", p.free.path));
+            }
+            entries.push(FittedEntry {
+                path: path.to_string(),
+                value: p.value / k,
+                unit: p.free.unit.clone(),
+                ci95: p.ci95.map(|(lo, hi)| (lo / k, hi / k)),
+                note: n.join("; "),
+            });
+        }
+    }
+    fitted_file_text(&comment, &entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iosim::calibrate::Unpinned;
+
+    #[test]
+    fn each_unpinned_combination_lists_its_parameters_and_weights() {
+        let fit = Fit {
+            params: Vec::new(),
+            correlations: Vec::new(),
+            unpinned: vec![Unpinned {
+                weights: vec![("server.a.x".into(), 0.8), ("server.a.y".into(), 0.6)],
+                relative_singular_value: 1e-9,
+            }],
+            degrees_of_freedom: 3,
+            rows_initial: Vec::new(),
+            rows_fitted: Vec::new(),
+            iterations: 0,
+            spent: iosim::calibrate::lm::Spent::default(),
+        };
+        let s = unpinned_section(&fit);
+        assert_eq!(s.rows.len(), 2);
+        assert!(matches!(&s.rows[1][2], Cell::Text(p) if p == "server.a.y"));
+        assert!(matches!(s.rows[1][0], Cell::Int(1)));
+        let none = Fit {
+            unpinned: Vec::new(),
+            ..fit
+        };
+        assert!(unpinned_section(&none).rows.is_empty());
+    }
 }

@@ -11,6 +11,7 @@ use iosim::loader::{
     load_bundled_calibration, load_bundled_scenarios, load_calibration, load_registry,
 };
 use iosim::model::{CalibrationSpec, Registry, Scenario};
+use iosim::report::Cell;
 
 use super::Common;
 
@@ -98,4 +99,34 @@ pub fn settings_of(spec: &CalibrationSpec) -> LmSettings {
 /// Whether to tell the fit's progress (standard error is a terminal).
 pub fn progress_on() -> bool {
     std::io::stderr().is_terminal()
+}
+
+/// The objective in words, for the report's header.
+pub fn objective_text(spec: &CalibrationSpec) -> String {
+    let loss = if spec.robust_above_pct > 0.0 {
+        format!(
+            "squared relative errors, growing linearly beyond {}% (Huber)",
+            spec.robust_above_pct
+        )
+    } else {
+        "squared relative errors".to_string()
+    };
+    format!("{loss}; prior weight {}", spec.prior_weight)
+}
+
+/// `at min`, `at max` or `inside`.
+pub fn bound_cell(b: Option<&str>) -> Cell {
+    Cell::Text(
+        b.map(|b| format!("at {b}"))
+            .unwrap_or_else(|| "inside".into()),
+    )
+}
+
+/// A discrete parameter's place among its choices, in words.
+pub fn bound_word(b: Option<&str>) -> &str {
+    match b {
+        Some("min") => "its smallest choice",
+        Some(_) => "its largest choice",
+        None => "an inner choice",
+    }
 }

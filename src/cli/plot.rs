@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use iosim::app::{Runner, Validation};
 use iosim::charts::{CvGroup, Rendered};
-use iosim::report::{self, Cell, Report, Section};
+use iosim::report::{self, Cell, Format, Report, Section};
+use iosim::sections::figures_section;
+use iosim::validate::summarise;
 use iosim::validate::FigureRow;
 use iosim::Error;
 
@@ -56,7 +58,7 @@ pub fn charts(v: &Validation, cv: Option<&[CvGroup]>, seed: u64) -> iosim::Resul
 
 /// Writes `DIR/<paper>.csv`, the figures behind the charts, for each paper.
 pub fn write_csvs(dir: &Path, rows: &[FigureRow], seed: u64) -> iosim::Result<()> {
-    for (name, text) in iosim::sections::plot_files(rows, seed) {
+    for (name, text) in plot_files(rows, seed) {
         let path = dir.join(name);
         report::write_file(&path, &text).map_err(|source| Error::Write { path, source })?;
     }
@@ -86,4 +88,27 @@ fn charts_section(dir: &Path, charts: &[Rendered]) -> Section {
         ]);
     }
     s
+}
+
+/// The CSV files behind the charts of `iosim plot`, per paper:
+/// `<paper>.csv`, the figures of the paper (the `figures` section). Returns
+/// (file name, text) pairs; the caller writes them.
+fn plot_files(rows: &[FigureRow], seed: u64) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    for p in summarise(rows) {
+        let mine: Vec<FigureRow> = rows
+            .iter()
+            .filter(|r| r.paper == p.paper)
+            .cloned()
+            .collect();
+        let stem = p.paper.trim_end_matches(".txt").to_string();
+        let rep = Report {
+            command: "plot".into(),
+            seed,
+            meta: vec![],
+            sections: vec![figures_section(&mine)],
+        };
+        files.push((format!("{stem}.csv"), rep.render(Format::Csv)));
+    }
+    files
 }

@@ -8,11 +8,13 @@ use std::path::PathBuf;
 
 use iosim::app::Runner;
 use iosim::loader::load_scenario;
-use iosim::report::Report;
+use iosim::report::{Cell, Report, Section};
 use iosim::sections::{
     buses_section, cpus_section, experiments_section, figures_section, functions_section,
-    inputs_section, papers_section, replications_sections,
+    inputs_section, papers_section,
 };
+use iosim::sim::ExperimentResult;
+use iosim::stats::mean_ci95;
 use iosim::validate::figure_rows;
 
 use super::{diag, positive_percent, positive_seconds, Common};
@@ -81,4 +83,93 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         rep.sections.push(r.warnings);
     }
     Ok(rep.render(common.format.into()))
+}
+
+/// What `run --replications` reports.
+#[derive(Debug, Clone)]
+struct Replications {
+    /// Mean, 95% interval half-width and relative width of every function's
+    /// throughput and every bus's utilisation.
+    table: Section,
+    /// The metrics whose interval is wider than the precision asked for
+    /// (empty when none is).
+    warnings: Section,
+}
+
+/// The mean and 95% CI of every function's throughput and every bus's
+/// utilisation over `runs` (per replication, the results of one scenario
+/// in file order, as [`iosim::app::replications`] gives them), and the
+/// metrics whose interval is wider than `precision` percent of the mean.
+fn replications_sections(runs: &[Vec<ExperimentResult>], precision: f64) -> Replications {
+    let n = runs.len();
+    let mut table = Section::new(
+        "replications",
+        &[
+            "experiment",
+            "metric",
+            "unit",
+            "mean",
+            "ci95_half",
+            "ci95_rel_pct",
+            "replications",
+        ],
+    );
+    let mut warn = Section::new(
+        "warnings",
+        &["experiment", "metric", "ci95_rel_pct", "precision_pct"],
+    );
+    let Some(first) = runs.first() else {
+        return Replications {
+            table,
+            warnings: warn,
+        };
+    };
+    for (ei, e) in first.iter().enumerate() {
+        let mut metrics: Vec<(String, &str, Vec<f64>)> = Vec::new();
+        for (fi, f) in e.functions.iter().enumerate() {
+            metrics.push((
+                format!("{} total", f.label),
+                "MB/s",
+                runs.iter()
+                    .map(|r| r[ei].functions[fi].total().mb_s())
+                    .collect(),
+            ));
+        }
+        for (bi, b) in e.buses.iter().enumerate() {
+            metrics.push((
+                format!("bus {} utilisation", b.label),
+                "percent",
+                runs.iter().map(|r| r[ei].buses[bi].util * 100.0).collect(),
+            ));
+        }
+        for (name, unit, xs) in metrics {
+            let (m, h) = mean_ci95(&xs);
+            let rel = if m.abs() > 1e-12 {
+                h / m.abs() * 100.0
+            } else {
+                0.0
+            };
+            table.rows.push(vec![
+                Cell::Text(e.id.clone()),
+                Cell::Text(name.clone()),
+                Cell::Text(unit.into()),
+                Cell::Num(m, 3),
+                Cell::Num(h, 3),
+                Cell::Num(rel, 2),
+                Cell::Int(n as u64),
+            ]);
+            if rel.is_finite() && rel > precision {
+                warn.rows.push(vec![
+                    Cell::Text(e.id.clone()),
+                    Cell::Text(name),
+                    Cell::Num(rel, 2),
+                    Cell::Num(precision, 2),
+                ]);
+            }
+        }
+    }
+    Replications {
+        table,
+        warnings: warn,
+    }
 }

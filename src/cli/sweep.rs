@@ -7,8 +7,7 @@ use std::path::PathBuf;
 
 use iosim::app::Runner;
 use iosim::loader::load_scenario;
-use iosim::report::{self, Report};
-use iosim::sections::{sweep_plot_files, sweep_sections};
+use iosim::report::{self, Cell, Report, Section};
 use iosim::Error;
 
 use super::{positive_seconds, Common};
@@ -99,4 +98,125 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         report::write_charts(&dir, &charts)?;
     }
     Ok(rep.render(common.format.into()))
+}
+
+/// The sections of `iosim sweep`: `sweep`, one tidy row per (experiment,
+/// point, metric) with the mean and 95% interval over the replications, and
+/// `bottlenecks`, the bottleneck of each (experiment, point).
+fn sweep_sections(scenario: &str, s: &iosim::sweep::Sweep) -> Vec<Section> {
+    let mut t = Section::new(
+        "sweep",
+        &[
+            "scenario",
+            "experiment",
+            "point",
+            "metric",
+            "unit",
+            "mean",
+            "ci_low",
+            "ci_high",
+            "n",
+        ],
+    );
+    for m in &s.metrics {
+        t.rows.push(vec![
+            Cell::Text(scenario.into()),
+            Cell::Text(m.experiment.clone()),
+            Cell::Text(s.points[m.point].label(&s.axes)),
+            Cell::Text(m.metric.clone()),
+            Cell::Text(m.unit.clone()),
+            Cell::Num(m.mean, 3),
+            Cell::Num(m.ci_low, 3),
+            Cell::Num(m.ci_high, 3),
+            Cell::Int(m.n as u64),
+        ]);
+    }
+    let mut b = Section::new(
+        "bottlenecks",
+        &["scenario", "experiment", "point", "bottleneck"],
+    );
+    for (p, e, text) in &s.bottlenecks {
+        b.rows.push(vec![
+            Cell::Text(scenario.into()),
+            Cell::Text(e.clone()),
+            Cell::Text(s.points[*p].label(&s.axes)),
+            Cell::Text(text.clone()),
+        ]);
+    }
+    vec![t, b]
+}
+
+/// The charts of `sweep --plot`: one per (experiment, metric), the metric
+/// against the first axis, one line per value of the second axis if any,
+/// with the 95% interval as error bars. Returns (file stem, chart) pairs;
+/// the caller renders and writes them.
+fn sweep_plot_files(
+    scenario: &str,
+    s: &iosim::sweep::Sweep,
+    seed: u64,
+) -> Vec<(String, iosim::charts::Chart)> {
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    for m in &s.metrics {
+        let k = (m.experiment.clone(), m.metric.clone(), m.unit.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let Some(x_axis) = s.axes.first() else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for (exp, metric, unit) in keys {
+        let mut lines: Vec<iosim::charts::Line> = Vec::new();
+        for m in s
+            .metrics
+            .iter()
+            .filter(|m| m.experiment == exp && m.metric == metric)
+        {
+            let p = &s.points[m.point];
+            let name = match (s.axes.get(1), p.values.get(1)) {
+                (Some(a), Some(v)) => format!("{}={}", a.name, a.label_of(*v)),
+                _ => metric.clone(),
+            };
+            let pos = match lines.iter().position(|l| l.name == name) {
+                Some(i) => i,
+                None => {
+                    lines.push(iosim::charts::Line {
+                        name,
+                        points: Vec::new(),
+                    });
+                    lines.len() - 1
+                }
+            };
+            lines[pos]
+                .points
+                .push((p.values[0], m.mean, m.ci_low, m.ci_high));
+        }
+        let title = format!("{scenario} {exp}: {metric} (seed {seed})");
+        let stem: String = format!("{exp}-{metric}")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        files.push((
+            stem,
+            iosim::charts::Chart::Lines(iosim::charts::LineChart {
+                title,
+                x_label: format!("{} ({})", x_axis.name, x_axis.unit),
+                y_label: format!("{metric} ({unit})"),
+                lines,
+                x_names: if x_axis.knob.categorical() {
+                    x_axis.labels.clone()
+                } else {
+                    Vec::new()
+                },
+            }),
+        ));
+    }
+    files
 }
