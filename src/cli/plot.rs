@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use iosim::app::{Runner, Validation};
 use iosim::charts::{CvGroup, Rendered};
+use iosim::model::Registry;
 use iosim::report::{self, Cell, Format, Report, Section};
 use iosim::sections::figures_section;
 use iosim::validate::summarise;
@@ -28,13 +29,50 @@ pub struct Args {
     pub cross_validation: Option<PathBuf>,
 }
 
-/// `iosim plot`.
-pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
-    let common = &a.common;
-    let cv = read_cv(a.cross_validation.as_deref())?;
+/// What `plot` and `report` draw: the validation of every bundled
+/// scenario and its charts, with the cross-validation of a file.
+pub struct Drawn {
+    /// The models run.
+    pub reg: Registry,
+    /// Which values of the free parameters they use, in words.
+    pub parameters: String,
+    /// The validation.
+    pub v: Validation,
+    /// The cross-validation groups of `--cross-validation FILE`, if given.
+    pub cv: Option<Vec<CvGroup>>,
+    /// Every chart, rendered.
+    pub charts: Vec<Rendered>,
+}
+
+/// Runs the validation and renders its charts (the cross-validation file
+/// read first, so a bad one fails before any run).
+pub fn drawn(
+    common: &Common,
+    cross_validation: Option<&Path>,
+    runner: &Runner,
+) -> iosim::Result<Drawn> {
+    let cv = read_cv(cross_validation)?;
     let (reg, parameters) = common.registry()?;
     let v = iosim::app::validation(&reg, None, common.seed, runner)?;
     let charts = charts(&v, cv.as_deref(), common.seed)?;
+    Ok(Drawn {
+        reg,
+        parameters,
+        v,
+        cv,
+        charts,
+    })
+}
+
+/// `iosim plot`.
+pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
+    let common = &a.common;
+    let Drawn {
+        parameters,
+        v,
+        charts,
+        ..
+    } = drawn(common, a.cross_validation.as_deref(), runner)?;
     report::write_charts(&a.out, &charts)?;
     write_csvs(&a.out, &v.rows, common.seed)?;
     let mut rep = Report {
@@ -66,7 +104,7 @@ pub fn write_csvs(dir: &Path, rows: &[FigureRow], seed: u64) -> iosim::Result<()
 }
 
 /// The cross-validation groups of `--cross-validation FILE`, if given.
-pub fn read_cv(path: Option<&Path>) -> iosim::Result<Option<Vec<CvGroup>>> {
+fn read_cv(path: Option<&Path>) -> iosim::Result<Option<Vec<CvGroup>>> {
     match path {
         None => Ok(None),
         Some(p) => {

@@ -13,7 +13,7 @@ use iosim::report::{self, Cell, Report, Section};
 use iosim::sections::{experiments_section, figures_section, papers_section, params_section};
 use iosim::Error;
 
-use super::plot::{charts, read_cv};
+use super::plot::{drawn, Drawn};
 use super::Common;
 
 #[derive(clap::Args)]
@@ -31,10 +31,13 @@ pub struct Args {
 /// `iosim report`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     let common = &a.common;
-    let cv = read_cv(a.cross_validation.as_deref())?;
-    let (mut reg, parameters) = common.registry()?;
-    let v = iosim::app::validation(&reg, None, common.seed, runner)?;
-    let charts = charts(&v, cv.as_deref(), common.seed)?;
+    let Drawn {
+        mut reg,
+        parameters,
+        v,
+        cv,
+        charts,
+    } = drawn(common, a.cross_validation.as_deref(), runner)?;
     let fitted = match (&common.params, common.hand_set) {
         (Some(p), _) => Some((p.display().to_string(), iosim::loader::read(p)?)),
         (None, true) => None,
