@@ -417,6 +417,37 @@ mod tests {
     }
 
     #[test]
+    fn a_file_is_written_whole_and_never_over_one_that_appeared_meanwhile() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let target = dir.path().join("sub").join("out.txt");
+        let names = || {
+            let mut v: Vec<String> = std::fs::read_dir(target.parent().unwrap())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        write_file(&target, "one\n").unwrap();
+        write_file(&target, "two\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "two\n");
+        let kind = |r: std::io::Result<AtomicFile>| r.map(drop).unwrap_err().kind();
+        assert_eq!(
+            kind(AtomicFile::create(&target, false)),
+            std::io::ErrorKind::AlreadyExists
+        );
+        let other = dir.path().join("sub").join("new.txt");
+        let file = AtomicFile::create(&other, false).unwrap();
+        std::fs::write(&other, "first\n").unwrap();
+        let e = file.commit("late\n").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "first\n");
+        // Dropped uncommitted: no temporary file is left.
+        drop(AtomicFile::create(&dir.path().join("sub").join("gone.txt"), true).unwrap());
+        assert_eq!(names(), ["new.txt", "out.txt"]);
+    }
+
+    #[test]
     fn csv_quotes_commas() {
         assert!(sample().render(Format::Csv).contains("\"a,b\",1.2,MB/s"));
     }
