@@ -4,11 +4,13 @@
 //!
 //! Three activities, three layers: **describing** hardware and experiments
 //! ([`loader`] reads TOML into [`model`]), **assembling** a system from them
-//! ([`sim::config`]), and **executing** it on the [`engine`]; [`validate`]
+//! ([`sim::config`]), and **executing** it on the [`engine`], in batches
+//! run by the application layer ([`app`]); [`validate`]
 //! sets what came out beside the published figures, [`sections`] arranges it
 //! into a report's sections and [`report`] renders them.
 #![warn(missing_docs)]
 
+pub mod app;
 pub mod bench;
 pub mod calibrate;
 pub mod charts;

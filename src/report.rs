@@ -287,25 +287,26 @@ pub fn write_file(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 }
 
 /// A file written whole or not at all: the text goes to a temporary file in
-/// the target's directory, which is renamed over the target once complete, so
-/// a reader never sees half a file and a failed run leaves the target as it
-/// was. Creating it first checks, before any long work, that the target can
-/// be written; dropped without [`AtomicFile::commit`], it removes its
-/// temporary file.
+/// the target's directory (tempfile's `NamedTempFile`), which is persisted
+/// over the target once complete, so a reader never sees half a file and a
+/// failed run leaves the target as it was. Creating it first checks, before
+/// any long work, that the target can be written; dropped without
+/// [`AtomicFile::commit`], it removes its temporary file.
 #[derive(Debug)]
 pub struct AtomicFile {
     target: std::path::PathBuf,
-    temp: std::path::PathBuf,
-    file: Option<std::fs::File>,
+    temp: tempfile::NamedTempFile,
     replace: bool,
 }
 
 impl AtomicFile {
     /// Creates the target's directory if needed and the temporary file beside
-    /// the target. Unless `replace`, an existing target is an error of kind
+    /// the target (its permissions those of a new file, under the umask).
+    /// Unless `replace`, an existing target is an error of kind
     /// `AlreadyExists`; a target that is a directory is always one.
     pub fn create(target: &std::path::Path, replace: bool) -> std::io::Result<AtomicFile> {
         use std::io::{Error, ErrorKind};
+        use std::os::unix::fs::PermissionsExt as _;
         if let Ok(meta) = std::fs::metadata(target) {
             if meta.is_dir() {
                 return Err(Error::new(ErrorKind::IsADirectory, "is a directory"));
@@ -322,53 +323,37 @@ impl AtomicFile {
             _ => std::path::PathBuf::from("."),
         };
         std::fs::create_dir_all(&dir)?;
-        let temp = dir.join(format!(
-            ".{}.{}.tmp",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", name.to_string_lossy()))
+            .suffix(".tmp")
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(&dir)?;
         Ok(AtomicFile {
             target: target.to_path_buf(),
             temp,
-            file: Some(file),
             replace,
         })
     }
 
-    /// Writes `text` to the temporary file, flushes it to disk and renames it
-    /// over the target.
+    /// Writes `text` to the temporary file, flushes it to disk and persists
+    /// it over the target.
     pub fn commit(self, text: &str) -> std::io::Result<()> {
         self.commit_bytes(text.as_bytes())
     }
 
-    /// [`AtomicFile::commit`] for bytes.
+    /// [`AtomicFile::commit`] for bytes. Unless the file was created to
+    /// replace the target, a target that appeared meanwhile is left as it
+    /// is: an error of kind `AlreadyExists`.
     pub fn commit_bytes(mut self, bytes: &[u8]) -> std::io::Result<()> {
         use std::io::Write as _;
-        let mut file = self.file.take().expect("an uncommitted file");
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        if !self.replace && std::fs::symlink_metadata(&self.target).is_ok() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "already exists",
-            ));
-        }
-        std::fs::rename(&self.temp, &self.target)?;
-        self.temp.clear();
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if !self.temp.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.temp);
-        }
+        self.temp.write_all(bytes)?;
+        self.temp.as_file().sync_all()?;
+        let persisted = if self.replace {
+            self.temp.persist(&self.target)
+        } else {
+            self.temp.persist_noclobber(&self.target)
+        };
+        persisted.map(drop).map_err(|e| e.error)
     }
 }
 
@@ -458,6 +443,37 @@ mod tests {
             Cell::Num(999_999_999_999_999.0, 0).text(),
             "999999999999999"
         );
+    }
+
+    #[test]
+    fn a_file_is_written_whole_and_never_over_one_that_appeared_meanwhile() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let target = dir.path().join("sub").join("out.txt");
+        let names = || {
+            let mut v: Vec<String> = std::fs::read_dir(target.parent().unwrap())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        write_file(&target, "one\n").unwrap();
+        write_file(&target, "two\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "two\n");
+        let kind = |r: std::io::Result<AtomicFile>| r.map(drop).unwrap_err().kind();
+        assert_eq!(
+            kind(AtomicFile::create(&target, false)),
+            std::io::ErrorKind::AlreadyExists
+        );
+        let other = dir.path().join("sub").join("new.txt");
+        let file = AtomicFile::create(&other, false).unwrap();
+        std::fs::write(&other, "first\n").unwrap();
+        let e = file.commit("late\n").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "first\n");
+        // Dropped uncommitted: no temporary file is left.
+        drop(AtomicFile::create(&dir.path().join("sub").join("gone.txt"), true).unwrap());
+        assert_eq!(names(), ["new.txt", "out.txt"]);
     }
 
     #[test]

@@ -5,16 +5,16 @@
 //!
 //! The points are built as data (a copy of the scenario per workload point,
 //! a copy of the registry per parameter point) and all run in the one pool of
-//! [`crate::validate::run_scenarios_at`], so results do not depend on the
+//! [`crate::app::run_scenarios_at`], so results do not depend on the
 //! number of threads. Each point keeps its experiment's seed (common random
 //! numbers): differences between points are the model's, not the noise's.
 
+use crate::app::{replication_seed, run_scenarios_at, Runner};
 use crate::error::{Error, Result};
 use crate::model::{negotiate_mode, Experiment, Registry, Scenario, Workload, WorkloadKind};
 use crate::sim::ExperimentResult;
 use crate::stats::mean_ci95;
 use crate::units::readable;
-use crate::validate::run_scenarios_at;
 
 /// What one `--vary` changes.
 #[derive(Debug, Clone, PartialEq)]
@@ -418,11 +418,6 @@ pub struct Sweep {
     pub bottlenecks: Vec<(usize, String, String)>,
 }
 
-/// The seed of replication `r` (the same derivation as `run --replications`).
-pub fn replication_seed(seed: u64, r: u32) -> u64 {
-    seed ^ (r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
 /// Every combination of the axes' values, the last axis fastest.
 fn grid(axes: &[Axis]) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new()];
@@ -536,7 +531,7 @@ fn metrics_of(r: &ExperimentResult) -> Vec<(String, &'static str, f64)> {
 
 /// Runs `sc` (its experiment `only`, or all) at every point of `axes`, `n`
 /// replications each (seeds from `seed` as `run --replications` derives
-/// them), on `threads` threads; results do not depend on `threads`.
+/// them), in `runner`'s pool; results do not depend on its threads.
 pub fn run_sweep(
     reg: &Registry,
     sc: &Scenario,
@@ -544,7 +539,7 @@ pub fn run_sweep(
     axes: Vec<Axis>,
     n: u32,
     seed: u64,
-    threads: usize,
+    runner: &Runner,
 ) -> Result<Sweep> {
     if axes.is_empty() {
         return Err(Error::Usage(
@@ -655,7 +650,7 @@ pub fn run_sweep(
             &scenarios,
             Some(&base),
             replication_seed(seed, r),
-            threads,
+            runner,
             None,
             &|_| 0,
         )?);

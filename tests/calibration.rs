@@ -158,7 +158,7 @@ fn problem<'a>(
         scenarios,
         free: &spec.free,
         seed: 5,
-        threads: 2,
+        runner: iosim::app::Runner::new(2).expect("a pool"),
         memo: Default::default(),
     }
 }

@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use iosim::app::{run_scenario, Runner};
 use iosim::loader::{apply_bundled_fitted, load_bundled_scenarios, load_registry};
-use iosim::validate::{figure_rows, run_scenario};
+use iosim::validate::figure_rows;
 
 struct Predictions {
     /// figure id -> predicted value
@@ -23,7 +24,8 @@ fn predictions() -> &'static Predictions {
         let mut value = BTreeMap::new();
         let mut bottleneck = BTreeMap::new();
         for sc in load_bundled_scenarios(&reg).expect("bundled scenarios load") {
-            let results = run_scenario(&reg, &sc, 1, 2).expect("scenario runs");
+            let results = run_scenario(&reg, &sc, 1, &Runner::new(2).expect("a pool"))
+                .expect("scenario runs");
             for r in &results {
                 bottleneck.insert(r.id.clone(), r.bottleneck.clone());
             }

@@ -13,10 +13,10 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use iosim::app::{run_scenario, Runner};
 use iosim::loader::{load_registry, parse_scenario};
 use iosim::model::{Registry, RunSpec, Scenario};
 use iosim::sim::{simulate, ExperimentResult};
-use iosim::validate::run_scenario;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 
@@ -467,8 +467,8 @@ proptest! {
         };
         let reg = all.registry(&Speeds::default());
         let sc = Exp::scenario_of(&exps, &reg);
-        let one = run_scenario(&reg, &sc, seed, 1).expect("runs on one thread");
-        let two = run_scenario(&reg, &sc, seed, 2).expect("runs on two threads");
+        let one = run_scenario(&reg, &sc, seed, &Runner::new(1).expect("a pool")).expect("runs on one thread");
+        let two = run_scenario(&reg, &sc, seed, &Runner::new(2).expect("a pool")).expect("runs on two threads");
         prop_assert_eq!(one.len(), exps.len());
         prop_assert_eq!(format!("{one:?}"), format!("{two:?}"));
     }

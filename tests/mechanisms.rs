@@ -2,9 +2,10 @@
 //! changes one model parameter and checks the direction and the shape of what
 //! follows, not a published number.
 
+use iosim::app::{run_scenario, Runner};
 use iosim::loader::{apply_bundled_fitted, load_bundled_scenarios, load_registry};
 use iosim::model::{Registry, Scenario};
-use iosim::validate::{figure_rows, run_scenario};
+use iosim::validate::figure_rows;
 
 const PIO: &str = "adapter.a9782a.gige.pio_reads_per_interrupt";
 
@@ -26,7 +27,8 @@ fn fig2(reg: &Registry) -> Scenario {
 /// GigE receive predicted by `reg` for the figures of Figure 2 named.
 fn receive(reg: &Registry, ids: &[&str]) -> Vec<f64> {
     let sc = fig2(reg);
-    let results = run_scenario(reg, &sc, 1, 2).expect("scenario runs");
+    let results =
+        run_scenario(reg, &sc, 1, &Runner::new(2).expect("a pool")).expect("scenario runs");
     let rows = figure_rows(reg, &sc, &results);
     ids.iter()
         .map(|id| {
@@ -67,7 +69,8 @@ fn register_reads_stall_the_interrupt_cpu_longer_on_a_busy_bus() {
 /// experiment of Figure 2 named (one run of the scenario).
 fn register_reads_us(reg: &Registry, ids: &[&str]) -> Vec<f64> {
     let sc = fig2(reg);
-    let results = run_scenario(reg, &sc, 1, 2).expect("scenario runs");
+    let results =
+        run_scenario(reg, &sc, 1, &Runner::new(2).expect("a pool")).expect("scenario runs");
     ids.iter()
         .map(|id| {
             let exp = results

@@ -12,9 +12,10 @@ pub mod lm;
 
 use std::collections::HashMap;
 
+use crate::app::{run_experiments_cut, Job, Runner, Wanted};
 use crate::error::Result;
 use crate::model::{FreeParam, Registry, Scenario};
-use crate::validate::{experiment_rows, run_experiments_cut, FigureRow, Job, Pool, Wanted};
+use crate::validate::{experiment_rows, FigureRow};
 use lm::{minimise, LmSettings};
 
 pub use budget::check_budget;
@@ -29,8 +30,10 @@ pub struct Problem<'a> {
     pub free: &'a [FreeParam],
     /// Seed of every run (common random numbers).
     pub seed: u64,
-    /// Threads per scenario run.
-    pub threads: usize,
+    /// Where its simulations run: the pool (shared with every problem made
+    /// from this one, so they run at most its threads at once) and the
+    /// run's limits.
+    pub runner: Runner,
     /// What the problem has learnt while running: the rows of every point
     /// evaluated, and the cost of each experiment.
     pub memo: Memo,
@@ -65,9 +68,6 @@ struct Store {
     relevant: std::sync::OnceLock<std::sync::Arc<Vec<Vec<usize>>>>,
     /// Experiments simulated.
     runs: std::sync::atomic::AtomicUsize,
-    /// Where every problem sharing the store simulates: at most the root's
-    /// threads at once.
-    pool: std::sync::OnceLock<Pool>,
 }
 
 /// The memo's slots one problem has claimed (`Slot::Running`): those still
@@ -117,7 +117,7 @@ struct View {
 /// its report does not simulate again, and an experiment one is simulating
 /// the others wait for. So each distinct simulation runs once (two
 /// experiments that simulate one setup, say Matrox Tables 2 and 3, run once
-/// when they fall in one batch, see [`crate::validate::run_experiments`]).
+/// when they fall in one batch, see [`crate::app::run_experiments`]).
 #[derive(Debug, Default)]
 pub struct Memo {
     store: std::sync::Arc<Store>,
@@ -422,7 +422,7 @@ impl Problem<'_> {
             rows: std::sync::Mutex::new(vec![None; todo.len()]),
         };
         let (results, simulated) =
-            run_experiments_cut(&jobs, self.seed, self.pool(), precision_pct, &wanted)?;
+            run_experiments_cut(&jobs, self.seed, &self.runner, precision_pct, &wanted)?;
         self.memo
             .store
             .runs
@@ -439,12 +439,6 @@ impl Problem<'_> {
             }
         }
         Ok(wanted.rows.into_inner().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    /// The pool every problem sharing this one's memo simulates in: the
-    /// root's threads at once.
-    fn pool(&self) -> &Pool {
-        self.memo.store.pool.get_or_init(|| Pool::new(self.threads))
     }
 
     /// Point `x` (this problem's parameters) as the root problem's (its
@@ -537,14 +531,14 @@ impl Problem<'_> {
     }
 
     /// The problem of one part (or fold), made by [`Problem::restricted`]:
-    /// the same seed and threads, and this one's memo.
+    /// the same seed and runner, and this one's memo.
     fn sub_problem<'s>(&self, r: &'s Restricted) -> Problem<'s> {
         Problem {
             reg: &r.reg,
             scenarios: &r.scenarios,
             free: &r.free,
             seed: self.seed,
-            threads: self.threads,
+            runner: self.runner.clone(),
             memo: Memo {
                 store: self.memo.store.clone(),
                 view: Some(r.view.clone()),
@@ -1556,9 +1550,12 @@ where
 }
 
 /// Runs `f` on every item at once, each in a scoped thread of its own
-/// (whose simulations go through the shared pool), and returns the results
+/// (whose simulations go through the runner's pool), and returns the results
 /// in the items' order: each depends only on its item, so not on which
-/// finishes first. A thread that panics gives an internal error.
+/// finishes first. A thread that panics gives an internal error. Each item
+/// is a fit that waits for simulations other items run (the memo's
+/// claims), so each has a thread of its own, outside the pool: a pool task
+/// that waited so could hold up the very simulations it waits for.
 fn at_once<I: Sync, R: Send>(
     items: &[I],
     f: impl Fn(usize, &I) -> Result<R> + Sync,
@@ -1609,7 +1606,7 @@ mod tests {
             scenarios: &scenarios,
             free: &spec.free,
             seed: 5,
-            threads: 1,
+            runner: crate::app::Runner::new(1).unwrap(),
             memo: Default::default(),
         };
         let x: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();

@@ -17,7 +17,7 @@
 //!    cards moved alone; a card gets its alone throughput divided by the
 //!    worst load factor on its path.
 //! 4. The best placements by estimate (all of them where there are few)
-//!    are simulated in one pool of threads ([`crate::validate::run_experiments`]);
+//!    are simulated in one pool of threads ([`crate::app::run_experiments`]);
 //!    each placement's seed comes from its own description, so results do
 //!    not depend on the threads or on which other placements run. They are
 //!    ranked by the simulated objective.
@@ -30,12 +30,12 @@ mod sections;
 
 pub use sections::{place_sections, search_text};
 
+use crate::app::{run_experiments, Job, Runner};
 use crate::error::{Error, Result};
 use crate::model::schema::{IoControllerParams, ServerParams};
 use crate::model::{Experiment, Objective, PlaceRequest, Registry, Scenario, Workload};
 use crate::sim::config::BusCfg;
 use crate::sim::ExperimentResult;
-use crate::validate::{run_experiments, Job};
 use search::{Cards, Tree};
 
 /// Random starts of the local search.
@@ -46,8 +46,6 @@ pub const LOCAL_STARTS: usize = 12;
 pub struct PlaceOptions {
     /// Run seed.
     pub seed: u64,
-    /// Threads for the simulations (results do not depend on it).
-    pub threads: usize,
     /// Placements to simulate (the best by estimate, plus the worst two);
     /// `None`: every one when there are at most 64, else the best 24.
     pub simulate: Option<usize>,
@@ -60,7 +58,6 @@ impl Default for PlaceOptions {
     fn default() -> Self {
         PlaceOptions {
             seed: 1,
-            threads: 2,
             simulate: None,
             max_placements: 5_000,
         }
@@ -326,7 +323,12 @@ fn more_headroom(a: &[NodeLoad], b: &[NodeLoad]) -> std::cmp::Ordering {
 }
 
 /// Answers a placement request on `reg`.
-pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Placement> {
+pub fn place(
+    reg: &Registry,
+    req: &PlaceRequest,
+    opt: PlaceOptions,
+    runner: &Runner,
+) -> Result<Placement> {
     let mut reg = reg.clone();
     if let Some(n) = req.cpus_per_cell {
         let path = format!("server.{}.cpus_per_cell", req.server);
@@ -431,7 +433,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         run: req.run,
         experiments: Vec::new(),
     };
-    let alone_results = simulate(reg, &sc, &alone_exps, &opt)?;
+    let alone_results = simulate(reg, &sc, &alone_exps, &opt, runner)?;
     let mut alone: Vec<Vec<Option<Alone>>> = vec![vec![None; classes.len()]; cards.loads];
     for (&(k, cl), r) in alone_jobs.iter().zip(&alone_results) {
         let b = r.buses.first();
@@ -689,7 +691,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         .iter()
         .map(|&i| experiment(req, &names, cands[i].label.clone(), &cands[i].slots))
         .collect();
-    let results = simulate(reg, &sc, &exps, &opt)?;
+    let results = simulate(reg, &sc, &exps, &opt, runner)?;
     let mut ranked: Vec<Candidate> = Vec::new();
     for (&i, r) in pick.iter().zip(results) {
         let mut c = cands[i].clone();
@@ -726,13 +728,14 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
     })
 }
 
-/// Simulates `exps` of the request's scenario `sc` through the shared job
-/// pool, with the options' seed and threads.
+/// Simulates `exps` of the request's scenario `sc` in `runner`'s pool,
+/// with the options' seed.
 fn simulate(
     reg: &Registry,
     sc: &Scenario,
     exps: &[Experiment],
     opt: &PlaceOptions,
+    runner: &Runner,
 ) -> Result<Vec<ExperimentResult>> {
     let jobs: Vec<Job> = exps
         .iter()
@@ -744,7 +747,7 @@ fn simulate(
             cost: 0,
         })
         .collect();
-    run_experiments(&jobs, opt.seed, opt.threads, None)
+    run_experiments(&jobs, opt.seed, runner, None)
 }
 
 #[cfg(test)]

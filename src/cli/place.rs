@@ -1,0 +1,157 @@
+//! `iosim place`: slot placement advice for a request (a file, or the
+//! simple form on the command line): the placements searched, the best
+//! simulated, ranked by the request's objective, the top ones in detail.
+
+use std::path::PathBuf;
+
+use clap::builder::RangedU64ValueParser;
+
+use iosim::app::Runner;
+use iosim::report::Report;
+use iosim::Error;
+
+use super::{positive_seconds, Common};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Request TOML file (server, partition, cards and workloads,
+    /// constraints, objective); or give the request with --server.
+    #[arg(required_unless_present = "server", conflicts_with = "server")]
+    pub request: Option<PathBuf>,
+    /// A simple request on the command line: the server.
+    #[arg(long, requires_all = ["testbed", "card"])]
+    pub server: Option<String>,
+    /// With --server: the test bed at the far end of the links.
+    #[arg(long)]
+    pub testbed: Option<String>,
+    /// With --server: cells in the partition.
+    #[arg(long, default_value_t = 1)]
+    pub cells: u32,
+    /// With --server: total, worst-share or min-each.
+    #[arg(long, default_value = "total")]
+    pub objective: String,
+    /// With --server and --objective min-each: the throughput every card must reach, MB/s.
+    #[arg(long = "min-mb-s")]
+    pub min_mb_s: Option<f64>,
+    /// With --server: a card, NAME=ADAPTER or NAME=ADAPTER*COUNT; repeatable.
+    #[arg(long = "card", value_name = "NAME=ADAPTER[*COUNT]")]
+    pub card: Vec<String>,
+    /// With --server: a workload, CARD.FUNCTION=KIND:DIRECTION (default sizes); repeatable.
+    #[arg(long = "workload", value_name = "CARD.FUNCTION=KIND:DIRECTION")]
+    pub workload: Vec<String>,
+    #[command(flatten)]
+    pub common: Common,
+    /// Placements shown in detail (adapters and nodes), 1 to 1000.
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub top: usize,
+    /// Placements simulated: the best by the analytic estimate, plus the
+    /// worst two, 1 to 10000 (default: every one when there are at most
+    /// 64 distinct placements, else 24).
+    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    pub simulate: Option<usize>,
+    /// Stop with exit code 5 if the run takes longer than this many
+    /// wall-clock seconds (checked before each simulation starts).
+    #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+    pub max_wall_seconds: Option<f64>,
+}
+
+/// `iosim place`.
+pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
+    let from = match (a.request, a.server) {
+        (Some(file), _) => PlaceFrom::File(file),
+        (None, Some(server)) => PlaceFrom::Args {
+            server,
+            testbed: a.testbed.unwrap_or_default(),
+            cells: a.cells,
+            objective: a.objective,
+            min_mb_s: a.min_mb_s,
+            cards: a.card,
+            workloads: a.workload,
+        },
+        (None, None) => {
+            return Err(Error::Usage(
+                "place: give a request file or --server".into(),
+            ))
+        }
+    };
+    place_cmd(&from, &a.common, a.top, a.simulate, runner)
+}
+
+/// Where `iosim place` takes its request from.
+enum PlaceFrom {
+    /// A request file.
+    File(PathBuf),
+    /// The simple command-line form.
+    Args {
+        server: String,
+        testbed: String,
+        cells: u32,
+        objective: String,
+        min_mb_s: Option<f64>,
+        cards: Vec<String>,
+        workloads: Vec<String>,
+    },
+}
+
+/// `iosim place`: loads the request, searches, and reports.
+fn place_cmd(
+    from: &PlaceFrom,
+    common: &Common,
+    top: usize,
+    simulate: Option<usize>,
+    runner: &Runner,
+) -> iosim::Result<String> {
+    let (reg, parameters) = common.registry()?;
+    let (req, request) = match from {
+        PlaceFrom::File(path) => (
+            iosim::loader::load_place_request(path, &reg)?,
+            path.display().to_string(),
+        ),
+        PlaceFrom::Args {
+            server,
+            testbed,
+            cells,
+            objective,
+            min_mb_s,
+            cards,
+            workloads,
+        } => (
+            iosim::loader::place_request_from_args(
+                &reg, server, testbed, *cells, objective, *min_mb_s, cards, workloads,
+            )?,
+            format!("--server {server}"),
+        ),
+    };
+    let opt = iosim::place::PlaceOptions {
+        seed: common.seed,
+        simulate,
+        ..Default::default()
+    };
+    let p = iosim::place::place(&reg, &req, opt, runner)?;
+    let mut rep = Report {
+        command: format!("place {request}"),
+        seed: common.seed,
+        ..Default::default()
+    };
+    rep.meta.push(("parameters".into(), parameters));
+    rep.meta.push(("request".into(), req.name.clone()));
+    rep.meta.push((
+        "partition".into(),
+        format!(
+            "server {}, {} cell(s), {} CPUs, test bed {}",
+            req.server, req.cells, p.cpus, req.testbed
+        ),
+    ));
+    rep.meta.push(("objective".into(), req.objective.words()));
+    rep.meta
+        .push(("search".into(), iosim::place::search_text(&p)));
+    rep.meta.push((
+        "run".into(),
+        format!(
+            "each placement simulated with warm-up {} ms discarded, {} ms measured; seed of a placement hashed from --seed and its description",
+            req.run.warmup_ms, req.run.duration_ms
+        ),
+    ));
+    rep.sections = iosim::place::place_sections(&p, top);
+    Ok(rep.render(common.format.into()))
+}

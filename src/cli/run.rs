@@ -1,0 +1,175 @@
+//! `iosim run FILE`: one scenario file run, each experiment's throughput,
+//! utilisations and bottleneck (`inputs`, `functions`, `buses`, `cpus`,
+//! `experiments`, and `figures` and `papers` when it has published
+//! figures); with `--replications N`, the mean and 95% interval of every
+//! metric over N independent replications (`replications`, `warnings`).
+
+use std::path::PathBuf;
+
+use iosim::app::Runner;
+use iosim::loader::load_scenario;
+use iosim::report::{Cell, Report, Section};
+use iosim::sections::{
+    buses_section, cpus_section, experiments_section, figures_section, functions_section,
+    inputs_section, papers_section,
+};
+use iosim::sim::ExperimentResult;
+use iosim::stats::mean_ci95;
+use iosim::validate::figure_rows;
+
+use super::{diag, positive_percent, positive_seconds, Common};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Scenario TOML file.
+    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub common: Common,
+    /// Independent replications, 1 to 1000 (seeds derived from --seed); reports mean and 95% CI.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub replications: u32,
+    /// Warn when a 95% CI half-width exceeds this percent of its mean (a positive percent).
+    #[arg(long, default_value_t = 2.0, value_parser = positive_percent)]
+    pub precision: f64,
+    /// Stop with exit code 5 if the run takes longer than this many
+    /// wall-clock seconds (checked before each experiment starts).
+    #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+    pub max_wall_seconds: Option<f64>,
+}
+
+/// `iosim run`.
+pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
+    let common = &a.common;
+    let (reg, parameters) = common.registry()?;
+    let sc = load_scenario(&a.scenario, &reg)?;
+    let results = iosim::app::run_scenario(&reg, &sc, common.seed, runner)?;
+    let mut rep = Report {
+        command: format!("run {}", a.scenario.display()),
+        seed: common.seed,
+        ..Default::default()
+    };
+    rep.meta.push(("parameters".into(), parameters));
+    rep.meta.push(("scenario".into(), sc.name.clone()));
+    rep.meta.push((
+        "run".into(),
+        format!(
+            "warm-up {} ms discarded, {} ms measured",
+            sc.run.warmup_ms, sc.run.duration_ms
+        ),
+    ));
+    rep.sections.push(inputs_section(&reg, &sc));
+    let pairs = vec![(&sc, results)];
+    rep.sections.push(functions_section(&pairs));
+    rep.sections.push(buses_section(&pairs));
+    rep.sections.push(cpus_section(&pairs));
+    rep.sections.push(experiments_section(&pairs));
+    let rows = figure_rows(&reg, &sc, &pairs[0].1);
+    if !rows.is_empty() {
+        rep.sections.push(figures_section(&rows));
+        rep.sections.push(papers_section(&rows));
+    }
+    let (n, precision) = (a.replications, a.precision);
+    if n > 1 {
+        rep.meta.push((
+            "replications".into(),
+            format!("{n}, 95% intervals; warn above {precision}% of the mean"),
+        ));
+        let runs = iosim::app::replications(&reg, &sc, common.seed, runner, n)?;
+        let r = replications_sections(&runs, precision);
+        if !r.warnings.rows.is_empty() {
+            diag(&format!("warning: {} metrics have a 95% interval wider than {precision}% of their mean; add replications or lengthen [run] duration_ms", r.warnings.rows.len()));
+        }
+        rep.sections.push(r.table);
+        rep.sections.push(r.warnings);
+    }
+    Ok(rep.render(common.format.into()))
+}
+
+/// What `run --replications` reports.
+#[derive(Debug, Clone)]
+struct Replications {
+    /// Mean, 95% interval half-width and relative width of every function's
+    /// throughput and every bus's utilisation.
+    table: Section,
+    /// The metrics whose interval is wider than the precision asked for
+    /// (empty when none is).
+    warnings: Section,
+}
+
+/// The mean and 95% CI of every function's throughput and every bus's
+/// utilisation over `runs` (per replication, the results of one scenario
+/// in file order, as [`iosim::app::replications`] gives them), and the
+/// metrics whose interval is wider than `precision` percent of the mean.
+fn replications_sections(runs: &[Vec<ExperimentResult>], precision: f64) -> Replications {
+    let n = runs.len();
+    let mut table = Section::new(
+        "replications",
+        &[
+            "experiment",
+            "metric",
+            "unit",
+            "mean",
+            "ci95_half",
+            "ci95_rel_pct",
+            "replications",
+        ],
+    );
+    let mut warn = Section::new(
+        "warnings",
+        &["experiment", "metric", "ci95_rel_pct", "precision_pct"],
+    );
+    let Some(first) = runs.first() else {
+        return Replications {
+            table,
+            warnings: warn,
+        };
+    };
+    for (ei, e) in first.iter().enumerate() {
+        let mut metrics: Vec<(String, &str, Vec<f64>)> = Vec::new();
+        for (fi, f) in e.functions.iter().enumerate() {
+            metrics.push((
+                format!("{} total", f.label),
+                "MB/s",
+                runs.iter()
+                    .map(|r| r[ei].functions[fi].total().mb_s())
+                    .collect(),
+            ));
+        }
+        for (bi, b) in e.buses.iter().enumerate() {
+            metrics.push((
+                format!("bus {} utilisation", b.label),
+                "percent",
+                runs.iter().map(|r| r[ei].buses[bi].util * 100.0).collect(),
+            ));
+        }
+        for (name, unit, xs) in metrics {
+            let (m, h) = mean_ci95(&xs);
+            let rel = if m.abs() > 1e-12 {
+                h / m.abs() * 100.0
+            } else {
+                0.0
+            };
+            table.rows.push(vec![
+                Cell::Text(e.id.clone()),
+                Cell::Text(name.clone()),
+                Cell::Text(unit.into()),
+                Cell::Num(m, 3),
+                Cell::Num(h, 3),
+                Cell::Num(rel, 2),
+                Cell::Int(n as u64),
+            ]);
+            if rel.is_finite() && rel > precision {
+                warn.rows.push(vec![
+                    Cell::Text(e.id.clone()),
+                    Cell::Text(name),
+                    Cell::Num(rel, 2),
+                    Cell::Num(precision, 2),
+                ]);
+            }
+        }
+    }
+    Replications {
+        table,
+        warnings: warn,
+    }
+}

@@ -1,0 +1,243 @@
+//! `iosim show server NAME`: a server's I/O tree, memory down to slots,
+//! with each node's capacity, as an indented table, CSV, JSON or a
+//! Graphviz digraph.
+
+use std::path::PathBuf;
+
+use clap::{Subcommand, ValueEnum};
+
+use iosim::report::{escape_control, Cell, Format, Report, Section};
+use iosim::show::{NodeKind, ServerTree};
+use iosim::units::BytesPerSec;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub which: ShowCmd,
+}
+
+#[derive(Subcommand)]
+pub enum ShowCmd {
+    /// A server's I/O tree, memory down to slots, with each node's capacity.
+    Server {
+        /// The server (without one, the known servers are listed).
+        name: Option<String>,
+        /// Extra directory of model files; repeatable.
+        #[arg(long = "models", value_name = "DIR")]
+        models: Vec<PathBuf>,
+        /// Fitted parameters written by `iosim calibrate`, instead of the bundled fit.
+        #[arg(long = "params", value_name = "FILE", conflicts_with = "hand_set")]
+        params: Option<PathBuf>,
+        /// Use the model files' own values of the free parameters, without the bundled fit.
+        #[arg(long = "hand-set")]
+        hand_set: bool,
+        /// Output format: an indented tree, CSV, JSON or a Graphviz digraph.
+        #[arg(long, value_enum, default_value = "table")]
+        format: ShowFormat,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ShowFormat {
+    Table,
+    Csv,
+    Json,
+    Dot,
+}
+
+/// `iosim show`.
+pub fn execute(a: Args) -> iosim::Result<String> {
+    let ShowCmd::Server {
+        name,
+        models,
+        params,
+        hand_set,
+        format,
+    } = a.which;
+    let (reg, parameters) = super::registry(&models, params.as_ref(), hand_set)?;
+    let server = iosim::show::find_server(&reg, name.as_deref())?;
+    let tree = iosim::show::server_tree(&reg, server)?;
+    let format = match format {
+        ShowFormat::Dot => return Ok(server_tree_dot(&tree)),
+        ShowFormat::Table => Format::Table,
+        ShowFormat::Csv => Format::Csv,
+        ShowFormat::Json => Format::Json,
+    };
+    let rep = Report {
+        command: format!("show server {}", tree.server),
+        meta: vec![("parameters".into(), parameters)],
+        sections: vec![server_tree_section(&tree, format == Format::Table)],
+        ..Default::default()
+    };
+    Ok(rep.render(format))
+}
+
+/// A node's facts in words: what the capacity column leaves out.
+fn node_detail(tree: &ServerTree, i: usize) -> String {
+    match &tree.nodes[i].kind {
+        NodeKind::Memory {
+            cells_max,
+            cpus_per_cell,
+            local_ns,
+            remote_ns,
+            cpu,
+        } => match remote_ns {
+            Some(remote_ns) => format!(
+                "1 to {cells_max} cells x {cpus_per_cell} CPUs per cell; memory latency {local_ns} ns local, {remote_ns} ns remote; {cpu}"
+            ),
+            None => format!(
+                "one memory, {cpus_per_cell} CPUs; memory latency {local_ns} ns; {cpu}"
+            ),
+        },
+        NodeKind::IoController {
+            packet_overhead,
+            both_ways_mb_s,
+            chassis,
+        } => {
+            let owner = match chassis {
+                Some((k, Some(c))) => format!(
+                    "; chassis {k}, on cell {c} (a partition of {} or more cells owns it)",
+                    c + 1
+                ),
+                Some((k, None)) => format!("; chassis {k}"),
+                None => String::new(),
+            };
+            let both = match both_ways_mb_s {
+                Some(b) => format!(", {b:.0} MB/s both ways together"),
+                None => String::new(),
+            };
+            format!(
+                "link to memory, each way{both}; {packet_overhead} bytes overhead per packet{owner}"
+            )
+        }
+        NodeKind::Segment {
+            shared,
+            mode,
+            bridge,
+        } => {
+            let slots = tree
+                .nodes
+                .iter()
+                .filter(|c| c.parent == Some(i))
+                .count();
+            let on = match shared {
+                Some(_) => format!("bus shared by {slots} slots"),
+                None => "the slot's own bus".to_string(),
+            };
+            let mode = mode.as_deref().unwrap_or("no mode common to its slots");
+            format!(
+                "{on}, {mode}; bridge: {} bytes posted-write buffer, {} delayed-read slots of {} bytes, retry after {} ns",
+                bridge.posted_write_buffer,
+                bridge.delayed_read_slots,
+                bridge.delayed_read_prefetch,
+                bridge.retry_interval
+            )
+        }
+        NodeKind::Slot {
+            modes,
+            ropes,
+            rope_capacity,
+        } => format!(
+            "modes {}; {ropes} ropes, {:.0} MB/s each way",
+            modes.join(" "),
+            rope_capacity.mb_s()
+        ),
+    }
+}
+
+/// A server's I/O tree, one row per node, parents first: node, kind, parent,
+/// capacity and detail. With `indent`, each node's name is indented two
+/// spaces per level (the text tree).
+fn server_tree_section(tree: &ServerTree, indent: bool) -> Section {
+    let mut s = Section::new(
+        "server_tree",
+        &["node", "kind", "parent", "capacity_MB_s", "detail"],
+    );
+    for (i, n) in tree.nodes.iter().enumerate() {
+        let pad = if indent {
+            "  ".repeat(n.depth)
+        } else {
+            String::new()
+        };
+        s.rows.push(vec![
+            Cell::Text(format!("{pad}{}", n.id)),
+            Cell::Text(n.kind.name().into()),
+            Cell::Text(
+                n.parent
+                    .map_or_else(String::new, |p| tree.nodes[p].id.clone()),
+            ),
+            Cell::Num(n.capacity.map_or(f64::NAN, BytesPerSec::mb_s), 0),
+            Cell::Text(node_detail(tree, i)),
+        ]);
+    }
+    s
+}
+
+/// `s` as the inside of a Graphviz quoted string: control characters
+/// written as escapes (as in the table), then backslashes and quotes escaped.
+fn dot_quote(s: &str) -> String {
+    escape_control(s).replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// A server's I/O tree as a Graphviz digraph: memory at the top, an edge
+/// from each node to each node under it, each node labelled with its name,
+/// capacity and detail.
+fn server_tree_dot(tree: &ServerTree) -> String {
+    let mut out = format!(
+        "digraph \"{}\" {{\n  node [shape=box];\n",
+        dot_quote(&tree.server)
+    );
+    for (i, n) in tree.nodes.iter().enumerate() {
+        let capacity = n
+            .capacity
+            .map_or_else(String::new, |c| format!("\\n{:.0} MB/s", c.mb_s()));
+        out.push_str(&format!(
+            "  \"{}\" [label=\"{}{capacity}\\n{}\"];\n",
+            dot_quote(&n.id),
+            dot_quote(&n.id),
+            dot_quote(&node_detail(tree, i))
+        ));
+    }
+    for n in &tree.nodes {
+        if let Some(p) = n.parent {
+            out.push_str(&format!(
+                "  \"{}\" -> \"{}\";\n",
+                dot_quote(&tree.nodes[p].id),
+                dot_quote(&n.id)
+            ));
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iosim::show::Node;
+
+    #[test]
+    fn dot_names_are_escaped() {
+        let tree = ServerTree {
+            server: "a\"b\\c".into(),
+            nodes: vec![Node {
+                id: "x\"\\\n\x1b".into(),
+                parent: None,
+                depth: 0,
+                capacity: Some(BytesPerSec(1e6)),
+                kind: NodeKind::IoController {
+                    packet_overhead: 8,
+                    both_ways_mb_s: None,
+                    chassis: None,
+                },
+            }],
+        };
+        let dot = server_tree_dot(&tree);
+        assert!(dot.starts_with("digraph \"a\\\"b\\\\c\" {\n"), "{dot}");
+        assert!(
+            dot.contains("  \"x\\\"\\\\\\\\x0a\\\\x1b\" [label="),
+            "{dot}"
+        );
+        assert!(!dot.contains('\x1b') && dot.lines().count() == 4, "{dot}");
+    }
+}

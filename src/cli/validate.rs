@@ -1,0 +1,76 @@
+//! `iosim validate`: every bundled scenario with published figures run, each
+//! figure beside the model (`figures`, `papers`, `experiments`), the charts
+//! of `plot` with `--plot DIR`; with `--cross-validate`, the
+//! cross-validation of [`super::cross_validate`].
+
+use std::path::PathBuf;
+
+use iosim::app::Runner;
+use iosim::report::{self, Report};
+use iosim::sections::{experiments_section, figures_section, papers_section};
+
+use super::{positive_seconds, Common};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: Common,
+    /// Also write into DIR the charts `iosim plot --out DIR` draws (SVG
+    /// and PNG: each paper figure or table, the residuals per paper) and
+    /// per paper the CSV behind them.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// Only the figures of this paper (its name as the papers section
+    /// prints it, or the start of that name: hp-rp8400, hp-atm, matrox);
+    /// each run and prediction is what the whole validation gives.
+    #[arg(long, value_name = "NAME", conflicts_with = "cross_validate")]
+    pub paper: Option<String>,
+    /// Predict each figure group from a fit that left it out (slow: one fit per group).
+    #[arg(long)]
+    pub cross_validate: bool,
+    /// Calibration file for --cross-validate (default: the bundled models/calibration.toml).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// With --cross-validate: fit every figure from the calibration's
+    /// initial values across each parameter's range (as `calibrate`),
+    /// instead of refitting near the values in use (as `calibrate
+    /// --refit`; with --hand-set there is no fit in use, and the full
+    /// fit starts from the initial values). Slower; the folds start from
+    /// the initial values either way.
+    #[arg(long, requires = "cross_validate")]
+    pub cold: bool,
+    /// Stop with exit code 5 if the run takes longer than this many
+    /// wall-clock seconds (checked before each experiment starts).
+    #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+    pub max_wall_seconds: Option<f64>,
+}
+
+/// `iosim validate`.
+pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
+    if a.cross_validate {
+        return super::cross_validate::execute(&a.common, &a.calibration, a.cold, runner);
+    }
+    let common = &a.common;
+    let (reg, parameters) = common.registry()?;
+    let v = iosim::app::validation(&reg, a.paper.as_deref(), common.seed, runner)?;
+    let mut rep = Report {
+        command: "validate".into(),
+        seed: common.seed,
+        ..Default::default()
+    };
+    rep.meta.push(("parameters".into(), parameters));
+    if let Some(sc) = a.paper.as_ref().and(v.scenarios.first()) {
+        rep.meta.push(("paper".into(), sc.source.clone()));
+    }
+    rep.meta
+        .push(("scenarios".into(), v.scenarios.len().to_string()));
+    rep.sections.push(figures_section(&v.rows));
+    rep.sections.push(papers_section(&v.rows));
+    rep.sections.push(experiments_section(&v.pairs()));
+    if let Some(dir) = a.plot {
+        let charts = super::plot::charts(&v, None, common.seed)?;
+        report::write_charts(&dir, &charts)?;
+        super::plot::write_csvs(&dir, &v.rows, common.seed)?;
+    }
+    Ok(rep.render(common.format.into()))
+}
