@@ -176,6 +176,16 @@ fn report_page(
     }
     b.push(Block::Heading("Validation".into()));
     b.push(Block::Table(papers_section(&v.rows)));
+    b.push(Block::Text(
+        "Beside the napkin: each port at its link's payload rate, times the ports, capped by \
+         each slot bus's peak (no fitted value, no simulation), against the model, over the \
+         throughput figures it can estimate."
+            .into(),
+    ));
+    b.push(Block::Table(iosim::napkin::section(
+        &v.rows,
+        &iosim::napkin::estimates(reg, &v.scenarios),
+    )));
     b.push(Block::Table(figures_section(&v.rows)));
     b.push(Block::Table(experiments_section(&v.pairs())));
     b.push(Block::Heading("Calibration".into()));

@@ -1,5 +1,6 @@
 //! `iosim validate`: every bundled scenario with published figures run, each
-//! figure beside the model (`figures`, `papers`, `experiments`), the charts
+//! figure beside the model (`figures`, `papers`, the line-rate estimate
+//! beside the model in `napkin`, `experiments`), the charts
 //! of `plot` with `--plot DIR`; with `--cross-validate`, the
 //! cross-validation of [`super::cross_validate`].
 
@@ -66,6 +67,10 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         .push(("scenarios".into(), v.scenarios.len().to_string()));
     rep.sections.push(figures_section(&v.rows));
     rep.sections.push(papers_section(&v.rows));
+    rep.sections.push(iosim::napkin::section(
+        &v.rows,
+        &iosim::napkin::estimates(&reg, &v.scenarios),
+    ));
     rep.sections.push(experiments_section(&v.pairs()));
     if let Some(dir) = a.plot {
         let charts = super::plot::charts(&v, None, common.seed)?;
