@@ -853,10 +853,10 @@ impl Validation {
     }
 
     /// The widest 95% interval of the throughputs of the experiment behind
-    /// a throughput figure, in percent (none for a CPU figure or a run of
-    /// one batch).
+    /// a throughput figure, in percent (none for a figure of the CPUs or a
+    /// run of one batch).
     fn interval_pct(&self, r: &FigureRow) -> Option<f64> {
-        if r.unit == "%" {
+        if r.unit == "%" || r.unit == "ms CPU per MB" {
             return None;
         }
         self.scenarios

@@ -205,7 +205,9 @@ pub enum FigureScope {
     /// added (`card = "*"` and `function = "*"`).
     AllFunctions,
     /// The utilisation of the whole machine's CPUs, in percent (mean over
-    /// the partition's CPUs, as netperf reports it; unit `%`).
+    /// the partition's CPUs, as netperf reports it; unit `%`), or its
+    /// service demand (unit `ms CPU per MB`: CPU time of the whole
+    /// partition per 10^6 bytes moved).
     Cpu,
 }
 
