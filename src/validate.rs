@@ -741,6 +741,7 @@ mod tests {
             name: format!("of {source}"),
             title: String::new(),
             source: source.into(),
+            fit: true,
             file: std::path::PathBuf::from("x.toml"),
             run: RunSpec::default(),
             experiments: Vec::new(),

@@ -117,6 +117,7 @@ pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scena
         name,
         title: raw.scenario.title,
         source: raw.scenario.source,
+        fit: raw.scenario.fit.unwrap_or(true),
         file,
         run,
         experiments,

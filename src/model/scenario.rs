@@ -286,6 +286,10 @@ pub struct Scenario {
     pub title: String,
     /// The paper it reproduces, if any.
     pub source: String,
+    /// Whether the fit (`iosim calibrate`, `validate --cross-validate`) sees
+    /// its figures, in its objective and its budget (`fit = false`: figures
+    /// that `iosim validate` reports but no fit is asked to match yet).
+    pub fit: bool,
     /// The file it came from.
     pub file: PathBuf,
     /// Run length.

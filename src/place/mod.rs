@@ -427,6 +427,7 @@ pub fn place(reg: &Registry, req: &PlaceRequest, opt: PlaceOptions) -> Result<Pl
         name: req.name.clone(),
         title: String::new(),
         source: String::new(),
+        fit: true,
         file: req.file.clone(),
         run: req.run,
         experiments: Vec::new(),
