@@ -893,6 +893,8 @@ pub fn figure_chart(g: &FigureGroup, ci: Intervals, seed: u64) -> BarChart {
                 rows.iter().map(|r| r.error_pct.abs()).sum::<f64>() / rows.len().max(1) as f64;
             let what = if *u == "%" {
                 "CPU utilisation"
+            } else if *u == "ms CPU per MB" {
+                "service demand"
             } else {
                 "throughput"
             };

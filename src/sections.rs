@@ -23,10 +23,14 @@ fn published_decimals(v: f64) -> usize {
         .unwrap_or(3)
 }
 
-/// A figure's cells under [`FIGURE_COLUMNS`]: a CPU utilisation (`%`) with
-/// two decimals, a throughput with one.
+/// A figure's cells under [`FIGURE_COLUMNS`]: a CPU utilisation (`%`) or a
+/// service demand (`ms CPU per MB`) with two decimals, a throughput with one.
 pub fn figure_cells(r: &FigureRow) -> Vec<Cell> {
-    let predicted_decimals = if r.unit == "%" { 2 } else { 1 };
+    let predicted_decimals = if r.unit == "%" || r.unit == "ms CPU per MB" {
+        2
+    } else {
+        1
+    };
     vec![
         Cell::Text(r.id.clone()),
         Cell::Num(r.published, published_decimals(r.published)),

@@ -127,7 +127,8 @@ pub(crate) fn figure_functions(
 
 /// The model's value of a figure of any scope: its function's throughput,
 /// the sum of that function over every card, the sum of every function,
-/// or the whole machine's CPU utilisation in percent.
+/// or the whole machine's CPU utilisation in percent (or, in `ms CPU per
+/// MB`, its service demand).
 pub fn predicted_figure(
     result: &ExperimentResult,
     fig: &crate::model::FigureSpec,
@@ -136,6 +137,9 @@ pub fn predicted_figure(
 ) -> f64 {
     let labels: Vec<&str> = result.functions.iter().map(|f| f.label.as_str()).collect();
     match figure_functions(&labels, fig, fn_label, fname) {
+        // Service demand: CPU microseconds per 10^3 bytes is CPU milliseconds
+        // per 10^6 bytes.
+        None if fig.unit == "ms CPU per MB" => result.service_demand_us_per_kb,
         None => result.cpu_util * 100.0,
         Some(fs) if fs.is_empty() && fig.scope == crate::model::FigureScope::Function => f64::NAN,
         Some(fs) => {
@@ -297,6 +301,7 @@ mod tests {
             name: format!("of {source}"),
             title: String::new(),
             source: source.into(),
+            fit: true,
             file: std::path::PathBuf::from("x.toml"),
             run: RunSpec::default(),
             experiments: Vec::new(),

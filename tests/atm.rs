@@ -75,7 +75,7 @@ fn atm_mtu_9218_beats_1516_most_of_all_inbound_and_bidirectional() {
 }
 
 /// One experiment: `cards` (adapter, slot) on `server`, each running netperf
-/// `direction` with `socket_kib` sockets and messages over `link`.
+/// `direction` with `socket_kib` over `link` (sends of the socket's size).
 fn experiment(
     id: &str,
     server: &str,
@@ -84,33 +84,7 @@ fn experiment(
     direction: &str,
     socket_kib: u32,
 ) -> String {
-    experiment_sized(id, server, cards, link, direction, (socket_kib, socket_kib))
-}
-
-/// [`experiment`] with the socket and message sizes apart, `(socket_kib,
-/// message_kib)`.
-fn experiment_sized(
-    id: &str,
-    server: &str,
-    cards: &[(&str, &str)],
-    link: &str,
-    direction: &str,
-    (socket_kib, message_kib): (u32, u32),
-) -> String {
-    let mut s = format!(
-        "\n[[experiment]]\nid = \"{id}\"\nserver = \"{server}\"\ntestbed = \"hp-1999-atm-lab\"\ncells = 1\n"
-    );
-    for (i, (adapter, slot)) in cards.iter().enumerate() {
-        s += &format!(
-            "\n[[experiment.card]]\nname = \"c{i}\"\nadapter = \"{adapter}\"\nslot = \"{slot}\"\nlink = \"{link}\"\n"
-        );
-    }
-    for i in 0..cards.len() {
-        s += &format!(
-            "\n[[experiment.workload]]\ncard = \"c{i}\"\nfunction = \"atm\"\nkind = \"netperf-tcp-stream\"\ndirection = \"{direction}\"\nsocket_kib = {socket_kib}\nmessage_kib = {message_kib}\n"
-        );
-    }
-    s
+    common::atm_experiment(id, server, cards, link, direction, (socket_kib, socket_kib))
 }
 
 /// Runs the experiments; experiment id -> mean throughput per adapter
@@ -237,7 +211,7 @@ fn atm_larger_messages_are_better() {
     let exps: Vec<String> = sizes
         .iter()
         .map(|m| {
-            experiment_sized(
+            common::atm_experiment(
                 &format!("m{m}"),
                 "n4000",
                 &[("a5513a", "ike0-twin-turbo-1")],

@@ -333,7 +333,8 @@ fn shared_segments_and_a_controller_form_the_tree() {
 }
 
 /// The bundled servers, as `show server` lists them (sorted).
-const KNOWN: &str = "known: i570, n4000, pc-440bx, rp8400-seu, rx6600, sx2000, v2500";
+const KNOWN: &str =
+    "known: i570, n4000, n4000-1cpu, pc-440bx, rp7410, rp8400-seu, rx6600, sx2000, v2500";
 
 #[test]
 fn a_missing_or_unknown_server_lists_the_known_ones() {

@@ -34,7 +34,7 @@ impl Validation {
     /// a throughput figure, in percent (none for a CPU figure or a run of
     /// one batch).
     pub fn interval_pct(&self, r: &FigureRow) -> Option<f64> {
-        if r.unit == "%" {
+        if r.unit == "%" || r.unit == "ms CPU per MB" {
             return None;
         }
         self.scenarios

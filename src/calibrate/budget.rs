@@ -214,7 +214,11 @@ mod counting {
         // full duplex, one port at half duplex (3).
         assert_eq!(ind, 19, "{counts:?}");
         // The ATM paper publishes aggregates and CPU only: all independent.
-        assert_eq!(get("hp-atm"), (24, 24), "{counts:?}");
+        assert_eq!(
+            get("hp-atm-a5483a-a5513a-a5515a-1999.txt"),
+            (24, 24),
+            "{counts:?}"
+        );
         let (all, ind) = get("hp-rp8400");
         assert_eq!(all, 50);
         // Every rp8400 figure has its own slot, cells or workload.

@@ -44,7 +44,7 @@ impl Setup {
         let mut reg = load_registry(&common.models)?;
         let spec = calibration(&mut reg, file)?;
         let mut scenarios = load_bundled_scenarios(&reg)?;
-        scenarios.retain(Scenario::has_figures);
+        scenarios.retain(|s| s.has_figures() && s.fit);
         check_budget(&reg, &spec, &scenarios)?;
         let (mut used, in_use_label) = common.registry()?;
         let in_use = spec

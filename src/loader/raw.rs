@@ -170,7 +170,7 @@ pub const WORKLOAD: Shape = Table(&[
 pub const SCENARIO: Shape = Table(&[
     (
         "scenario",
-        Table(&[("name", Any), ("title", Any), ("source", Any)]),
+        Table(&[("name", Any), ("title", Any), ("source", Any), ("fit", Any)]),
     ),
     ("run", RUN),
     (
@@ -371,6 +371,9 @@ pub struct RawScenarioHead {
     pub title: String,
     #[serde(default)]
     pub source: String,
+    /// Whether the fit sees the scenario's figures (true when absent).
+    #[serde(default)]
+    pub fit: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

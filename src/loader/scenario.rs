@@ -117,6 +117,7 @@ pub fn parse_scenario(file: PathBuf, text: &str, reg: &Registry) -> Result<Scena
         name,
         title: raw.scenario.title,
         source: raw.scenario.source,
+        fit: raw.scenario.fit.unwrap_or(true),
         file,
         run,
         experiments,
@@ -883,16 +884,16 @@ fn figure(
         errs.take(find_fn(src, reg, cards, key, &f.card, &f.function))
     };
     let scope = match unit.as_str() {
-        "%" => FigureScope::Cpu,
+        "%" | "ms CPU per MB" => FigureScope::Cpu,
         _ if every => FigureScope::AllFunctions,
         _ if all => FigureScope::AllCards,
         _ => FigureScope::Function,
     };
-    if !["Mbit/s", "MB/s", "Mibit/s", "%"].contains(&unit.as_str()) {
+    if !["Mbit/s", "MB/s", "Mibit/s", "%", "ms CPU per MB"].contains(&unit.as_str()) {
         errs.push(src.invalid(
             &fk("unit"),
             f.unit.span(),
-            format!("unknown figure unit `{unit}`; expected Mbit/s, MB/s, Mibit/s (2^20 bit/s, TTCP's Mbit) or % (the whole machine's CPU utilisation)"),
+            format!("unknown figure unit `{unit}`; expected Mbit/s, MB/s, Mibit/s (2^20 bit/s, TTCP's Mbit), % (the whole machine's CPU utilisation) or ms CPU per MB (the whole machine's service demand, CPU time per 10^6 bytes moved)"),
         ));
     }
     let published = *f.published.get_ref();

@@ -205,7 +205,9 @@ pub enum FigureScope {
     /// added (`card = "*"` and `function = "*"`).
     AllFunctions,
     /// The utilisation of the whole machine's CPUs, in percent (mean over
-    /// the partition's CPUs, as netperf reports it; unit `%`).
+    /// the partition's CPUs, as netperf reports it; unit `%`), or its
+    /// service demand (unit `ms CPU per MB`: CPU time of the whole
+    /// partition per 10^6 bytes moved).
     Cpu,
 }
 
@@ -284,6 +286,10 @@ pub struct Scenario {
     pub title: String,
     /// The paper it reproduces, if any.
     pub source: String,
+    /// Whether the fit (`iosim calibrate`, `validate --cross-validate`) sees
+    /// its figures, in its objective and its budget (`fit = false`: figures
+    /// that `iosim validate` reports but no fit is asked to match yet).
+    pub fit: bool,
     /// The file it came from.
     pub file: PathBuf,
     /// Run length.

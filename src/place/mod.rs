@@ -429,6 +429,7 @@ pub fn place(
         name: req.name.clone(),
         title: String::new(),
         source: String::new(),
+        fit: true,
         file: req.file.clone(),
         run: req.run,
         experiments: Vec::new(),

@@ -197,3 +197,32 @@ pub fn bus_rows(v: &serde_json::Value) -> Vec<(String, String, f64, f64)> {
         })
         .collect()
 }
+
+/// One `[[experiment]]` of ATM adapters `cards` (adapter, slot) on `server` against the
+/// 1999 ATM lab, each card (`c0`, `c1`, ...) over `link` running netperf `direction` with
+/// `sizes_kib`: its socket and its sends, in KiB.
+#[allow(dead_code)]
+pub fn atm_experiment(
+    id: &str,
+    server: &str,
+    cards: &[(&str, &str)],
+    link: &str,
+    direction: &str,
+    sizes_kib: (u32, u32),
+) -> String {
+    let (socket_kib, message_kib) = sizes_kib;
+    let mut s = format!(
+        "\n[[experiment]]\nid = \"{id}\"\nserver = \"{server}\"\ntestbed = \"hp-1999-atm-lab\"\ncells = 1\n"
+    );
+    for (i, (adapter, slot)) in cards.iter().enumerate() {
+        s += &format!(
+            "\n[[experiment.card]]\nname = \"c{i}\"\nadapter = \"{adapter}\"\nslot = \"{slot}\"\nlink = \"{link}\"\n"
+        );
+    }
+    for i in 0..cards.len() {
+        s += &format!(
+            "\n[[experiment.workload]]\ncard = \"c{i}\"\nfunction = \"atm\"\nkind = \"netperf-tcp-stream\"\ndirection = \"{direction}\"\nsocket_kib = {socket_kib}\nmessage_kib = {message_kib}\n"
+        );
+    }
+    s
+}
