@@ -54,14 +54,80 @@
 
 use std::collections::VecDeque;
 
-use super::config::{BridgeCfg, BusCfg};
 use super::meter::BusyMeter;
 use super::path::{Fetch, FetchKind, PIO_BYTES};
 use super::platform::Platform;
 use super::{Ev, System};
 use crate::engine::Scheduler;
 use crate::model::Protocol;
-use crate::units::Picos;
+use crate::units::{BytesPerSec, Picos};
+
+/// A bus in the mode negotiated between a card and its slot (its timing:
+/// plain numbers, copied freely on the hot path).
+#[derive(Debug, Clone, Copy)]
+pub struct BusCfg {
+    /// PCI or PCI-X.
+    pub protocol: Protocol,
+    /// One clock.
+    pub clock: Picos,
+    /// Bytes moved per clock (width x transfers per clock).
+    pub bytes_per_clock: f64,
+    /// Clocks of a posted write besides data.
+    pub write_overhead: u64,
+    /// Clocks of a read request (Retry or Split Response).
+    pub read_request: u64,
+    /// Clocks of a read-data transaction besides data.
+    pub completion_overhead: u64,
+    /// Burst cap, in clocks, when another master waits.
+    pub latency_timer: u64,
+    /// Largest burst of one transaction.
+    pub max_burst: u64,
+    /// Bytes a burst may move when another master waits: the latency
+    /// timer's clocks of data, at least one clock's (derived, for the hot path).
+    pub latency_timer_bytes: u64,
+    /// `bytes_per_clock` when it is a whole number, else 0 (derived, for the
+    /// hot path's integer arithmetic).
+    pub whole_bytes_per_clock: u64,
+}
+
+impl BusCfg {
+    /// Peak data rate.
+    pub fn peak(&self) -> BytesPerSec {
+        BytesPerSec(self.bytes_per_clock * 1e12 / self.clock.0 as f64)
+    }
+    /// Clocks to move `bytes` of data.
+    #[inline]
+    pub fn data_clocks(&self, bytes: u64) -> u64 {
+        let whole = self.whole_bytes_per_clock;
+        if whole > 0 {
+            // Integer arithmetic for the usual whole number of bytes a clock.
+            bytes.div_ceil(whole)
+        } else {
+            crate::units::ceil_u64((bytes as f64) / self.bytes_per_clock)
+        }
+    }
+    /// Duration of `clocks` clocks.
+    pub fn clocks(&self, clocks: u64) -> Picos {
+        Picos(self.clock.0 * clocks)
+    }
+}
+
+/// The bus adapter (bridge) above a slot.
+#[derive(Debug, Clone)]
+pub struct BridgeCfg {
+    /// Posted-write buffer, bytes.
+    pub posted_write_buffer: u64,
+    /// Delayed-read slots (PCI mode).
+    pub delayed_read_slots: usize,
+    /// Bytes fetched per delayed read.
+    pub delayed_read_prefetch: u64,
+    /// Wait of a retried master before it asks again.
+    pub retry_interval: Picos,
+    /// In PCI mode a register read waits for a free delayed-read slot.
+    pub register_reads_use_delayed_slots: bool,
+    /// A posted write starts up the ropes once its first line is in.
+    pub posted_writes_cut_through: bool,
+}
 
 /// Work queued at a master.
 #[derive(Debug, Clone, Copy)]

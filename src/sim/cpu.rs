@@ -48,6 +48,24 @@ use super::{Ev, System};
 use crate::engine::Scheduler;
 use crate::units::Picos;
 
+/// Host CPU and protocol stack costs.
+#[derive(Debug, Clone)]
+pub struct CpuCfg {
+    /// Per packet received and per ACK sent, memory stalls included.
+    pub per_packet: Picos,
+    /// Per data segment sent, memory stalls included.
+    pub per_segment_sent: Picos,
+    /// Per KiB of payload, in ps.
+    pub per_kib_ps: f64,
+    /// Per disk I/O.
+    pub per_io: Picos,
+    /// Segments per ACK.
+    pub ack_every: u32,
+    /// Per send() call of a sending application (zero when the server's
+    /// model leaves `cpu_per_send_call` out).
+    pub per_send_call: Picos,
+}
+
 /// The part a CPU plays for an adapter function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuRole {

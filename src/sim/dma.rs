@@ -14,6 +14,17 @@ use super::{Ev, System};
 use crate::engine::Scheduler;
 use crate::model::Protocol;
 
+/// How a function's DMA engine uses the bus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaCfg {
+    /// Bytes per read request.
+    pub max_read: u64,
+    /// Read requests in flight.
+    pub max_outstanding: u32,
+    /// Bytes per write burst.
+    pub write_burst: u64,
+}
+
 /// Whom a DMA operation tells when it is done.
 #[derive(Debug, Clone, Copy)]
 pub enum DmaDone {

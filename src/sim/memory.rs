@@ -18,7 +18,48 @@
 
 use std::collections::VecDeque;
 
+use crate::engine::RngStream;
 use crate::units::{BytesPerSec, MoveRate, Picos};
+
+/// Memory of the partition, as DMA sees it.
+#[derive(Debug, Clone)]
+pub struct MemoryCfg {
+    /// Latency of a line from the local cell.
+    pub local: Picos,
+    /// Latency of a line from a remote cell.
+    pub remote: Picos,
+    /// Probability a line is remote: (cells - 1) / cells with interleaving.
+    pub p_remote: f64,
+    /// Interleave unit.
+    pub line: u64,
+    /// Line fetches in flight per DMA read.
+    pub lines_in_flight: u64,
+    /// The partition's memory bandwidth (each cell's times its cells), if
+    /// modelled.
+    pub bandwidth: Option<BytesPerSec>,
+}
+
+/// Memory time of a read of `bytes`.
+pub fn memory_time(m: &MemoryCfg, bytes: u64, rng: &mut RngStream) -> Picos {
+    let lines = bytes.div_ceil(m.line).max(1);
+    let mut t = Picos(0);
+    let mut left = lines;
+    while left > 0 {
+        let g = left.min(m.lines_in_flight);
+        left -= g;
+        let mut worst = m.local;
+        if m.p_remote > 0.0 {
+            for _ in 0..g {
+                if rng.chance(m.p_remote) {
+                    worst = m.remote;
+                    break;
+                }
+            }
+        }
+        t += worst;
+    }
+    t
+}
 
 /// The memory's bandwidth, served first come, first served.
 #[derive(Debug, Clone)]

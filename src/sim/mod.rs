@@ -15,6 +15,7 @@ pub mod meter;
 pub mod path;
 pub mod platform;
 pub mod result;
+pub mod testbed;
 pub mod wire;
 pub mod workloads;
 

@@ -89,13 +89,37 @@
 
 use std::collections::VecDeque;
 
-use super::config::{MemoryCfg, PathCfg};
 use super::dma::DmaDone;
+use super::memory::memory_time;
 use super::meter::BookedMeter;
 use super::platform::Platform;
 use super::Ev;
-use crate::engine::{RngStream, Scheduler};
-use crate::units::{MoveRate, Picos};
+use crate::engine::Scheduler;
+use crate::units::{BytesPerSec, MoveRate, Picos};
+
+/// The path from a slot's bridge to memory.
+#[derive(Debug, Clone)]
+pub struct PathCfg {
+    /// Ropes of this slot times the rope rate (shared by both directions).
+    pub rope_rate: BytesPerSec,
+    /// Header bytes per rope packet.
+    pub rope_overhead: u64,
+    /// Fixed round trip of a DMA read outside memory.
+    pub io_read_latency: Picos,
+}
+
+/// An I/O controller's link to memory, shared by the slots under it.
+#[derive(Debug, Clone)]
+pub struct ControllerCfg {
+    /// `server/controller` label.
+    pub label: String,
+    /// Bytes per second each way.
+    pub rate: BytesPerSec,
+    /// Header bytes per packet.
+    pub overhead: u64,
+    /// Bytes per second both ways together, if the two directions share it.
+    pub rate_both_ways: Option<BytesPerSec>,
+}
 
 /// Bytes of one register read (a 64-bit register).
 pub const PIO_BYTES: u64 = 8;
@@ -261,7 +285,7 @@ impl Rope {
 #[derive(Debug)]
 pub struct Controller {
     /// Rate and header.
-    pub cfg: super::config::ControllerCfg,
+    pub cfg: ControllerCfg,
     /// `cfg.rate` and `cfg.rate_both_ways`, worked out for the hot path.
     moves: MoveRate,
     moves_both_ways: Option<MoveRate>,
@@ -296,7 +320,7 @@ impl Controller {
     }
 
     /// An idle link.
-    pub fn new(cfg: super::config::ControllerCfg) -> Controller {
+    pub fn new(cfg: ControllerCfg) -> Controller {
         Controller {
             moves: MoveRate::new(cfg.rate),
             moves_both_ways: cfg.rate_both_ways.map(MoveRate::new),
@@ -363,28 +387,6 @@ pub fn handoff_time(
     let whole = second.time(payload);
     let tail = second.time(unit);
     Picos(end.0.saturating_sub(whole.0 - tail.0.min(whole.0))).max(head)
-}
-
-/// Memory time of a read of `bytes`.
-pub fn memory_time(m: &MemoryCfg, bytes: u64, rng: &mut RngStream) -> Picos {
-    let lines = bytes.div_ceil(m.line).max(1);
-    let mut t = Picos(0);
-    let mut left = lines;
-    while left > 0 {
-        let g = left.min(m.lines_in_flight);
-        left -= g;
-        let mut worst = m.local;
-        if m.p_remote > 0.0 {
-            for _ in 0..g {
-                if rng.chance(m.p_remote) {
-                    worst = m.remote;
-                    break;
-                }
-            }
-        }
-        t += worst;
-    }
-    t
 }
 
 impl Platform {
