@@ -8,6 +8,7 @@ use super::engines::raw_dma::RawDmaTest;
 pub use super::engines::veth::VethCfg;
 pub use super::memory::MemoryCfg;
 pub use super::path::{ControllerCfg, PathCfg};
+pub use super::platform::{CardBridgeCfg, PlacedBus};
 pub use super::testbed::TestbedCfg;
 use crate::error::{Error, Result};
 use crate::model::negotiate_mode;
@@ -330,39 +331,6 @@ pub struct PlacedFunction {
     pub bus: usize,
     /// Engine and workload.
     pub cfg: FunctionCfg,
-}
-
-/// One bus segment (the bus of one card, or of several sharing it), its
-/// bridge and path.
-#[derive(Debug, Clone)]
-pub struct PlacedBus {
-    /// `card@slot` label (`card@slot+card@slot` for a shared segment).
-    pub label: String,
-    /// Name of the negotiated bus mode.
-    pub mode: String,
-    /// The bus.
-    pub bus: BusCfg,
-    /// Its bridge.
-    pub bridge: BridgeCfg,
-    /// The path above it.
-    pub path: PathCfg,
-    /// The I/O controller its ropes end at (index into
-    /// `SystemCfg::controllers`), if the server has one there.
-    pub controller: Option<usize>,
-    /// For the secondary bus of an on-card bridge: that bridge (index into
-    /// `SystemCfg::card_bridges`), which carries everything the bus sends
-    /// up across the slot's bus; `None` for a bus whose own ropes go up.
-    pub upstream: Option<usize>,
-}
-
-/// An on-card PCI-to-PCI bridge: a master on the slot's bus (`parent`)
-/// for the functions on its secondary bus.
-#[derive(Debug, Clone)]
-pub struct CardBridgeCfg {
-    /// Index of the slot's bus (where it masters).
-    pub parent: usize,
-    /// How it reads and bursts on that bus.
-    pub dma: DmaCfg,
 }
 
 /// Everything one experiment runs with.
