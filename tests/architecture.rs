@@ -17,20 +17,98 @@
 //! - only `src/loader/` uses the `toml` crate ([`only_the_loader_reads_toml`]);
 //! - only the reporting code writes files ([`only_the_reporting_code_writes_files`]).
 //!
-//! Each check was seen to fail by breaking its rule on purpose once: an
-//! edge from `src/sim/meter.rs` to `src/sim/system.rs` (a cycle, and a
-//! hardware file looking up), `use crate::sim::meter::BusyMeter;` in
-//! `src/engine/queue.rs`, `toml::from_str` in `src/sim/config.rs`, and
-//! `std::fs::write` in `src/sim/run.rs`.
+//! Two lists leave edges out of the cycle check, printed on each run:
+//! [`ALLOWED`], the edges of the assembly, engines and workloads (reworked
+//! apart into a registry), and [`ALLOWED_ELSEWHERE`], cycles between a
+//! module's file and its children outside the simulation. An edge listed
+//! that no longer exists fails the check, so the lists only shrink.
+//!
+//! Each check was seen to fail by breaking its rule on purpose once (the
+//! test binary reads the sources when it runs): `use super::system::System;`
+//! in `src/sim/meter.rs` (a cycle, and hardware looking up), `use
+//! crate::sim::engines::EngineEv;` in `src/sim/cpu.rs`, `use
+//! crate::sim::system::Ev;` in `src/sim/platform/state.rs`, `use
+//! crate::sim::meter::BusyMeter;` in `src/engine/queue.rs`, `toml::from_str`
+//! in `src/sim/config.rs`, `std::fs::write` in `src/sim/run.rs`, and an
+//! `OpenOptions` opened to write in `src/loader/mod.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Edges of the part of the simulation reworked apart (the assembly in
-/// `src/sim/config.rs` and the engine and workload registry): allowed in
-/// the cycle check until that part is merged. Each is (from, to), paths
-/// below `src/`.
-const ALLOWED: &[(&str, &str, &str)] = &[];
+/// `src/sim/config.rs`, the engines and the workloads, becoming a registry):
+/// left out of the cycle check until that part is merged, then emptied.
+/// Each is (from, to, why), paths below `src/`.
+const ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "sim/config.rs",
+        "sim/engines/raw_dma.rs",
+        "the assembly names a raw DMA engine's test, and the engines its configuration",
+    ),
+    (
+        "sim/config.rs",
+        "sim/engines/veth.rs",
+        "the assembly names the virtual Ethernet engine's configuration",
+    ),
+    (
+        "sim/engines/hba.rs",
+        "sim/engines/mod.rs",
+        "an engine names the engines' seam (Ctx, EngineEv, kick_wire), which dispatches to it",
+    ),
+    (
+        "sim/engines/nic.rs",
+        "sim/engines/mod.rs",
+        "an engine names the engines' seam (Ctx, EngineEv, kick_wire), which dispatches to it",
+    ),
+    (
+        "sim/engines/raw_dma.rs",
+        "sim/engines/mod.rs",
+        "an engine names the engines' seam (Ctx, EngineEv), which dispatches to it",
+    ),
+    (
+        "sim/engines/veth.rs",
+        "sim/engines/mod.rs",
+        "an engine names the engines' seam (Ctx, EngineEv), which dispatches to it",
+    ),
+];
+
+/// Edges outside the simulation that close cycles between a module's file
+/// and its children (a child using a helper of its parent, which uses the
+/// child): in parts of the crate other work owns (the loader is being
+/// reworked with the registry), left out of the cycle check until their
+/// owners cut them. Each is (from, to, why), paths below `src/`.
+const ALLOWED_ELSEWHERE: &[(&str, &str, &str)] = &[
+    (
+        "loader/calibration.rs",
+        "loader/mod.rs",
+        "the calibration loader reads through the loader's `read`",
+    ),
+    (
+        "loader/params.rs",
+        "loader/mod.rs",
+        "the parameter checks name the loader's `Source`",
+    ),
+    (
+        "loader/place.rs",
+        "loader/mod.rs",
+        "the placement loader asks the loader's `known`",
+    ),
+    (
+        "loader/scenario.rs",
+        "loader/mod.rs",
+        "the scenario loader lists the loader's `bundled_files`",
+    ),
+    (
+        "model/schema.rs",
+        "model/spec.rs",
+        "the schema names the `Registry`, whose specs check against the schema",
+    ),
+    (
+        "place/sections.rs",
+        "place/mod.rs",
+        "the placement's sections use its `objective_value`",
+    ),
+];
 
 /// One source file: its module path and its text without comments, strings
 /// and test modules.
@@ -347,7 +425,7 @@ impl Crate {
             for (_, path) in uses(&f.code) {
                 add(path);
             }
-            for path in inline_paths(&f.code) {
+            for path in inline_paths(&without_uses(&f.code)) {
                 add(path);
             }
             all.insert(i, out);
@@ -451,6 +529,28 @@ fn segments(path: &str) -> Vec<String> {
         .collect()
 }
 
+/// `code` without its `use` items (their paths are taken apart by [`uses`]).
+fn without_uses(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut at = 0;
+    while let Some(k) = code[at..].find("use ") {
+        let start = at + k;
+        let before = code[..start].chars().next_back();
+        let end = code[start..]
+            .find(';')
+            .map_or(code.len(), |e| start + e + 1);
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            out.push_str(&code[at..start + 4]);
+            at = start + 4;
+            continue;
+        }
+        out.push_str(&code[at..start]);
+        at = end;
+    }
+    out.push_str(&code[at..]);
+    out
+}
+
 /// Every path of two segments or more written inline in `code` (not in a
 /// `use`): `a::b::C` as `["a", "b", "C"]`; a path that continues a longer
 /// one (`x::` before it) is not taken apart.
@@ -481,7 +581,7 @@ fn inline_paths(code: &str) -> Vec<Vec<String>> {
                 break;
             }
         }
-        if segs.len() >= 2 && segs[0] != "use" {
+        if segs.len() >= 2 {
             out.push(segs);
         }
         i = j.max(i + 1);
@@ -541,13 +641,21 @@ fn files_use_each_other_in_no_cycle() {
         .iter()
         .map(|(&f, to)| (f, to.keys().copied().collect()))
         .collect();
-    if !ALLOWED.is_empty() {
-        println!("edges allowed in cycles (the part reworked apart):");
-    }
-    for (from, to, why) in ALLOWED {
-        println!("  src/{from} -> src/{to}: {why}");
-        let (f, t) = (krate.index(from), krate.index(to));
-        graph.entry(f).or_default().remove(&t);
+    for (what, list) in [
+        ("the part of the simulation reworked apart", ALLOWED),
+        ("outside the simulation", ALLOWED_ELSEWHERE),
+    ] {
+        if !list.is_empty() {
+            println!("edges left out of the cycle check ({what}):");
+        }
+        for (from, to, why) in list {
+            println!("  src/{from} -> src/{to}: {why}");
+            let (f, t) = (krate.index(from), krate.index(to));
+            assert!(
+                graph.entry(f).or_default().remove(&t),
+                "src/{from} no longer uses src/{to}: take it off the list"
+            );
+        }
     }
     let mut cycles = Vec::new();
     // Report every cycle, one at a time: each found has its last edge cut.
@@ -567,8 +675,11 @@ fn files_use_each_other_in_no_cycle() {
     for c in &cycles {
         println!("cycle: {c}");
     }
-    // Reported, not yet asserted, while the simulation's files are cut apart.
-    let _ = cycles;
+    assert!(
+        cycles.is_empty(),
+        "{} cycles of uses between files",
+        cycles.len()
+    );
 }
 
 /// The hardware files of the simulation (each a component: its
@@ -622,8 +733,7 @@ fn hardware_and_platform_look_only_down() {
             }
         }
     }
-    // Reported, not yet asserted, while the simulation's files are cut apart.
-    println!("uses up the layers:\n{}", bad.join("\n"));
+    assert!(bad.is_empty(), "uses up the layers:\n{}", bad.join("\n"));
 }
 
 /// Breaking it: `use crate::sim::meter::BusyMeter;` in `src/engine/queue.rs`
