@@ -68,6 +68,8 @@ use std::collections::VecDeque;
 
 use super::meter::BusyMeter;
 
+use super::path::{Fetch, FetchKind, PIO_BYTES};
+use crate::engine::Scheduler;
 use crate::model::Protocol;
 use crate::units::{BytesPerSec, Picos};
 
@@ -255,12 +257,12 @@ pub struct Bus {
     /// Masters: per local function a write then a read channel; then the
     /// bridge's completion queue and its request queue.
     pub masters: Vec<Master>,
-    pub(crate) rr: usize,
-    pub(crate) current: Option<Tx>,
+    rr: usize,
+    current: Option<Tx>,
     /// When the transaction on the bus began.
-    pub(crate) started: Picos,
+    started: Picos,
     /// Counts grants and cuts; a `BusDone` of an older one is stale.
-    pub(crate) generation: u64,
+    generation: u64,
     /// Busy time.
     pub meter: BusyMeter,
     /// Posted-write bytes held by the bridge.
@@ -268,12 +270,12 @@ pub struct Bus {
     /// Posted writes booked across the ropes (see `path`): when each
     /// leaves them, freeing its bytes in the bridge, in order. Applied to
     /// `posted_used` by the platform (`bus_settle_posted`).
-    pub(crate) leaving: VecDeque<(Picos, u64)>,
+    leaving: VecDeque<(Picos, u64)>,
     /// The time of the last wake booked for a master waiting for room.
-    pub(crate) posted_wake_at: Picos,
+    posted_wake_at: Picos,
     /// The most room a write asks for: its masters' largest burst, within
     /// the bus's and the buffer's.
-    pub(crate) largest_write: u64,
+    largest_write: u64,
     /// Delayed-read slots.
     pub delayed: Vec<Option<DelayedRead>>,
     /// Data bytes moved (writes + read data) since the last reset.
@@ -281,7 +283,7 @@ pub struct Bus {
     /// Retries since the last reset.
     pub retries: u64,
     /// The bus runs its retries without events (see the module doc).
-    pub(crate) lazy: bool,
+    lazy: bool,
     /// A lazy bus's state is that of this time.
     lazy_at: Picos,
     /// Whether retries may run without events (tests turn it off to check
@@ -433,7 +435,7 @@ impl Bus {
     /// The first of `count` masters, in round-robin order from `from`, that
     /// asks for the bus at `now` (no division in this hot loop).
     #[inline]
-    pub(crate) fn first_wanting(&self, from: usize, count: usize, now: Picos) -> Option<usize> {
+    fn first_wanting(&self, from: usize, count: usize, now: Picos) -> Option<usize> {
         let n = self.masters.len();
         let mut m = from;
         for _ in 0..count {
@@ -446,7 +448,7 @@ impl Bus {
     }
 
     /// Whether a master other than `m` asks for the bus at `now`.
-    pub(crate) fn another_wants(&self, m: usize, now: Picos) -> bool {
+    fn another_wants(&self, m: usize, now: Picos) -> bool {
         (0..self.masters.len()).any(|o| o != m && self.wants(o, now))
     }
 
@@ -462,7 +464,7 @@ impl Bus {
     /// Largest chunk of a transfer of `want` bytes master `m` may move now:
     /// [`Bus::chunk_cap`], asking `others` (whether another master waits)
     /// only when the latency timer's cap could cut it.
-    pub(crate) fn chunk_for(&self, m: usize, want: u64, others: impl FnOnce(&Bus) -> bool) -> u64 {
+    fn chunk_for(&self, m: usize, want: u64, others: impl FnOnce(&Bus) -> bool) -> u64 {
         let free = self.chunk_cap(m, false);
         if want.min(free) <= self.cfg.latency_timer_bytes {
             free
@@ -502,7 +504,7 @@ impl Bus {
     /// Whether a master that could ask has a posted write waiting for room
     /// in the bridge's buffer (a write at the front of its queue that does
     /// not ask only for want of room).
-    pub(crate) fn waits_for_room(&self, now: Picos) -> bool {
+    fn waits_for_room(&self, now: Picos) -> bool {
         self.posted_used > 0
             && (0..self.masters.len()).any(|m| {
                 let master = &self.masters[m];
@@ -529,7 +531,7 @@ impl Bus {
     /// Whether nothing but retries can happen on this bus until something
     /// outside it changes: no transaction but a retry under way, and every
     /// master with work either only retried or unable to ask.
-    pub(crate) fn retries_only(&self, now: Picos) -> bool {
+    fn retries_only(&self, now: Picos) -> bool {
         if !self.lazy_retries
             || !matches!(self.current, None | Some(Tx::Retry { .. }))
             || self.cfg.read_request == 0
@@ -548,7 +550,7 @@ impl Bus {
     }
 
     /// When the retry on the bus (granted at `started`) ends.
-    pub(crate) fn retry_end(&self) -> Picos {
+    fn retry_end(&self) -> Picos {
         self.started + self.cfg.clocks(self.cfg.read_request)
     }
 
@@ -642,7 +644,7 @@ impl Bus {
 
     /// Turns the bus lazy at `now` (see the module doc): notes the masters
     /// it retries, and replays what is due.
-    pub(crate) fn go_lazy(&mut self, now: Picos) {
+    fn go_lazy(&mut self, now: Picos) {
         self.lazy = true;
         self.lazy_at = now;
         let mut retried = std::mem::take(&mut self.retried);
@@ -729,8 +731,416 @@ impl Bus {
 
 /// Puts the rest of a cut transfer back at the front of its master's queue:
 /// onto the item it came from while that is still queued (`last` false),
+/// An event of bus `bus`, for the platform to schedule (its event type
+/// converts from this one).
+#[derive(Debug, Clone, Copy)]
+pub enum BusEv {
+    /// The transaction on the bus ends.
+    Done {
+        /// The bus.
+        bus: usize,
+        /// The bus's grant count at its grant, to drop a stale end after a
+        /// cut.
+        generation: u64,
+    },
+    /// A retried master on the bus may ask again.
+    Wake(usize),
+    /// A posted write booked across the ropes above the bus leaves them
+    /// while a master of the bus waits for room in its bridge.
+    PostedFree(usize),
+}
+
+/// A grant of the bus: the master, its transaction and the transaction's
+/// clocks, and the delayed read to fetch that it latched, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct Grant {
+    master: usize,
+    tx: Tx,
+    clocks: u64,
+    /// A delayed read latched at this grant, for the platform to send up.
+    pub fetch: Option<Fetch>,
+}
+
+impl Bus {
+    /// If a master of bus `b` waits for room in the bridge's buffer, wakes
+    /// the bus when the next booked posted write leaves the ropes (the
+    /// bus then arbitrates, as an event at its leaving would make it).
+    #[inline(always)]
+    pub fn watch_posted<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        // Nothing booked to leave (a bus without ropes of its own, or none
+        // under way), or no write asks for more than the room left: none
+        // waits (the common cases, checked here, inline).
+        let bus = &*self;
+        if !bus.leaving.is_empty()
+            && bus.posted_used + bus.largest_write > bus.bridge.posted_write_buffer
+        {
+            self.watch_posted_full(b, s);
+        }
+    }
+
+    /// [`Bus::watch_posted`] once the buffer may be too full.
+    fn watch_posted_full<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        let bus = &mut *self;
+        let Some(&(t, _)) = bus.leaving.front() else {
+            return;
+        };
+        if bus.posted_wake_at != t && bus.waits_for_room(s.now()) {
+            bus.posted_wake_at = t;
+            s.schedule_at(t, E::from(BusEv::PostedFree(b)));
+        }
+    }
+
+    /// Another master asks for this bus (bus `b`) during a data transfer longer than the
+    /// latency timer: the arbiter takes the grant away, so the transfer ends
+    /// when the timer expires (or with the data phase under way, if it
+    /// already has), and the rest goes back to the front of its master's
+    /// queue (PCI 2.2 3.5.4; PCI-X 1.0 likewise, at the next 128-byte
+    /// boundary, not modelled). A delayed read's data beyond the cut is
+    /// discarded, as at a cut made at the grant.
+    pub fn cut_at_latency_timer<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        let now = s.now();
+        let bus = &mut *self;
+        let Some(tx) = bus.current else {
+            return;
+        };
+        let (m, bytes, overhead) = match tx {
+            Tx::Write { m, bytes, .. } => (m, bytes, bus.cfg.write_overhead),
+            Tx::PciData { m, bytes, .. } => (m, bytes, bus.cfg.completion_overhead),
+            Tx::Completion { bytes, .. } => {
+                (bus.completion_master(), bytes, bus.cfg.completion_overhead)
+            }
+            _ => return,
+        };
+        let bpc = bus.cfg.bytes_per_clock;
+        let lt_bytes = bus.cfg.latency_timer_bytes;
+        if bytes <= lt_bytes || !bus.another_wants(m, now) {
+            return;
+        }
+        let clock = bus.cfg.clock.0.max(1);
+        let elapsed = (now.0 - bus.started.0).div_ceil(clock);
+        let data_clocks = elapsed
+            .saturating_sub(overhead)
+            .saturating_add(1)
+            .max(bus.cfg.data_clocks(lt_bytes));
+        let keep = ((data_clocks as f64 * bpc) as u64).min(bytes);
+        if keep >= bytes {
+            return;
+        }
+        let rest = bytes - keep;
+        let Some((tx, rest_item, last)) = tx.split(keep, rest) else {
+            return;
+        };
+        if matches!(tx, Tx::Write { .. }) {
+            bus.posted_used -= rest;
+        }
+        give_back(&mut bus.masters[m].queue, last, rest_item);
+        bus.current = Some(tx);
+        bus.generation += 1;
+        let end = bus.started + bus.cfg.clocks(overhead + bus.cfg.data_clocks(keep));
+        s.schedule_at(
+            end.max(now),
+            E::from(BusEv::Done {
+                bus: b,
+                generation: bus.generation,
+            }),
+        );
+    }
+
+    /// Turns a lazy bus `b` back to events (see the module doc): replays its
+    /// retries up to now, then schedules the end of the retry under way and
+    /// the wake of every master waiting to retry. Call before changing the
+    /// bus's state.
+    #[inline]
+    pub fn sync<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        if self.lazy {
+            self.unlazy(b, s);
+        }
+    }
+
+    /// [`Bus::sync`] of a lazy bus.
+    fn unlazy<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        let now = s.now();
+        let bus = &mut *self;
+        bus.catch_up(now);
+        bus.lazy = false;
+        if let Some(Tx::Retry { .. }) = bus.current {
+            bus.generation += 1;
+            s.schedule_at(
+                bus.retry_end(),
+                E::from(BusEv::Done {
+                    bus: b,
+                    generation: bus.generation,
+                }),
+            );
+        }
+        for m in &bus.masters {
+            if m.wait_until > now && matches!(m.queue.front(), Some(BusItem::PciRead { .. })) {
+                s.schedule_at(m.wait_until, E::from(BusEv::Wake(b)));
+            }
+        }
+    }
+
+    /// Whether a transaction is under way.
+    #[inline]
+    pub fn is_busy(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// The grant the round robin makes next on this bus (bus `b`), at
+    /// `now`, if a master wants it: its work is taken off the master's
+    /// queue (a write's room taken in the bridge, a delayed read latched in
+    /// a free slot, its fetch in the grant). Call when the bus is idle;
+    /// [`Bus::start`] then starts it.
+    pub fn choose(&mut self, b: usize, now: Picos) -> Option<Grant> {
+        let bus = &*self;
+        let n = bus.masters.len();
+        let m = bus.first_wanting(bus.rr, n, now)?;
+        // The masters before `m` in round-robin order do not want the bus: only
+        // those after it, up to the round-robin start, may be waiting too
+        // (looked at only where the latency timer could cut the transfer).
+        let position = if m >= bus.rr {
+            m - bus.rr
+        } else {
+            m + n - bus.rr
+        };
+        let others = |bus: &Bus| {
+            bus.first_wanting(next_after(m, n), n - 1 - position, now)
+                .is_some()
+        };
+        let cfg = bus.cfg;
+        let item = self.masters[m].queue.front().copied();
+        let func = self.masters[m].func;
+        let mut fetch = None;
+        let (tx, clocks) = match (item, func) {
+            (Some(BusItem::Write { op, left }), Some(_)) => {
+                let bus = &mut *self;
+                let cap = bus.chunk_for(m, left, others);
+                let bytes = left.min(cap).min(bus.bridge.posted_write_buffer);
+                bus.posted_used += bytes;
+                let last = bytes == left;
+                if last {
+                    bus.masters[m].queue.pop_front();
+                } else if let Some(BusItem::Write { left: l, .. }) =
+                    bus.masters[m].queue.front_mut()
+                {
+                    *l -= bytes;
+                }
+                (
+                    Tx::Write { m, op, bytes, last },
+                    cfg.write_overhead + cfg.data_clocks(bytes),
+                )
+            }
+            (Some(BusItem::ReadReq { op, bytes }), Some(f)) => {
+                self.masters[m].queue.pop_front();
+                (Tx::ReadReq { op, bytes, func: f }, cfg.read_request)
+            }
+            (Some(BusItem::PciRead { op, left }), Some(f)) => {
+                let bus = &mut *self;
+                let mine = bus
+                    .delayed
+                    .iter()
+                    .position(|d| matches!(d, Some(d) if d.master == m && d.op == op));
+                match mine {
+                    Some(slot) => {
+                        let d = bus.delayed[slot].expect("slot found above");
+                        if d.ready {
+                            // Taking the data frees the slot: a register read
+                            // waiting for one asks for the bus at once, so the
+                            // arbiter ends this burst at the latency timer
+                            // (as for a master that asked at the grant;
+                            // freeing a slot only lets masters ask, so
+                            // whether another waits is asked once, now).
+                            bus.delayed[slot] = None;
+                            let want = left.min(d.bytes);
+                            let cap = bus.chunk_for(m, want, |bus| bus.another_wants(m, now));
+                            let bytes = want.min(cap);
+                            let last = bytes == left;
+                            if last {
+                                bus.masters[m].queue.pop_front();
+                            } else if let Some(BusItem::PciRead { left: l, .. }) =
+                                bus.masters[m].queue.front_mut()
+                            {
+                                *l -= bytes;
+                            }
+                            (
+                                Tx::PciData {
+                                    m,
+                                    op,
+                                    bytes,
+                                    func: f,
+                                    last,
+                                },
+                                cfg.completion_overhead + cfg.data_clocks(bytes),
+                            )
+                        } else {
+                            (Tx::Retry { m }, cfg.read_request)
+                        }
+                    }
+                    None => {
+                        if let Some(slot) = bus.delayed.iter().position(|d| d.is_none()) {
+                            let bytes = left.min(bus.bridge.delayed_read_prefetch);
+                            bus.delayed[slot] = Some(DelayedRead {
+                                master: m,
+                                op,
+                                bytes,
+                                ready: false,
+                            });
+                            fetch = Some(Fetch {
+                                bus: b,
+                                bytes,
+                                kind: FetchKind::Delayed { slot, op },
+                            });
+                        }
+                        (Tx::Retry { m }, cfg.read_request)
+                    }
+                }
+            }
+            (Some(BusItem::Pio { cpu, target }), None) => {
+                self.masters[m].queue.pop_front();
+                (
+                    Tx::Pio { cpu, target },
+                    cfg.completion_overhead + cfg.data_clocks(PIO_BYTES),
+                )
+            }
+            (Some(BusItem::Completion { func, op, bytes }), None) => {
+                let bus = &mut *self;
+                let chunk = bytes.min(bus.chunk_for(m, bytes, others));
+                if chunk == bytes {
+                    bus.masters[m].queue.pop_front();
+                } else if let Some(BusItem::Completion { bytes: l, .. }) =
+                    bus.masters[m].queue.front_mut()
+                {
+                    *l -= chunk;
+                }
+                (
+                    Tx::Completion {
+                        op,
+                        bytes: chunk,
+                        func,
+                        last: chunk == bytes,
+                    },
+                    cfg.completion_overhead + cfg.data_clocks(chunk),
+                )
+            }
+            _ => return None,
+        };
+        Some(Grant {
+            master: m,
+            tx,
+            clocks,
+            fetch,
+        })
+    }
+
+    /// Starts grant `g` at `now` on this bus (bus `b`) and schedules its end.
+    pub fn start<E: Copy + From<BusEv>>(&mut self, b: usize, g: Grant, s: &mut Scheduler<E>) {
+        let now = s.now();
+        self.rr = next_after(g.master, self.masters.len());
+        self.current = Some(g.tx);
+        self.started = now;
+        self.generation += 1;
+        self.meter.start(now);
+        let generation = self.generation;
+        s.schedule_in(
+            self.cfg.clocks(g.clocks),
+            E::from(BusEv::Done { bus: b, generation }),
+        );
+    }
+
+    /// The transaction that ends now on this bus (bus `b`) was a retry of
+    /// master `m`: it may ask again after the retry interval (its wake
+    /// scheduled), unless nothing but retries can happen on the bus until
+    /// something else changes, when the bus turns lazy (see the module
+    /// doc). Whether it did.
+    pub fn retried<E: Copy + From<BusEv>>(
+        &mut self,
+        b: usize,
+        m: usize,
+        s: &mut Scheduler<E>,
+    ) -> bool {
+        let now = s.now();
+        self.retries += 1;
+        let wake = now + self.bridge.retry_interval;
+        self.masters[m].wait_until = wake;
+        if self.retries_only(now) {
+            // Nothing but retries until something else changes.
+            self.go_lazy(now);
+            return true;
+        }
+        if wake > now {
+            s.schedule_at(wake, E::from(BusEv::Wake(b)));
+        }
+        false
+    }
+
+    /// Whether grant `generation` is the transaction under way (not one cut
+    /// short, whose end is another event).
+    #[inline]
+    pub fn is_current(&self, generation: u64) -> bool {
+        generation == self.generation
+    }
+
+    /// Ends the transaction under way at `now`, if any: what it was.
+    pub(crate) fn end(&mut self, now: Picos) -> Option<Tx> {
+        let tx = self.current.take()?;
+        self.meter.stop(now);
+        Some(tx)
+    }
+
+    /// The transaction under way, if any.
+    #[cfg(test)]
+    pub(crate) fn current(&self) -> Option<Tx> {
+        self.current
+    }
+
+    /// When the first unit (`min(bytes, line)`) of a posted write of
+    /// `bytes` that ends `now` reached the bridge: one line's data phases
+    /// after the write's own clocks began, behind a bridge that streams
+    /// posted writes cut-through (the only reader); else `now`.
+    pub fn write_head(&self, bytes: u64, line: u64, now: Picos) -> Picos {
+        if self.bridge.posted_writes_cut_through {
+            let unit = bytes.min(line);
+            let clocks = self.cfg.write_overhead + self.cfg.data_clocks(unit);
+            (self.started + self.cfg.clocks(clocks)).min(now)
+        } else {
+            now
+        }
+    }
+
+    /// Whether the bus runs its retries without events.
+    #[inline]
+    pub fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
+    /// Whether a posted write booked across the ropes has left them by
+    /// `last` (checked inline: most calls find none).
+    #[inline(always)]
+    pub fn posted_left_by(&self, last: Picos) -> bool {
+        self.leaving.front().is_some_and(|&(t, _)| t <= last)
+    }
+
+    /// The next posted write booked across the ropes that has left them by
+    /// `last`, taken off the booking: its bytes.
+    pub fn take_posted_left(&mut self, last: Picos) -> Option<u64> {
+        match self.leaving.front() {
+            Some(&(t, bytes)) if t <= last => {
+                self.leaving.pop_front();
+                Some(bytes)
+            }
+            _ => None,
+        }
+    }
+
+    /// Books a posted write of `bytes` to leave the ropes at `at`, freeing
+    /// its room in the bridge then.
+    pub fn book_posted_leaving(&mut self, at: Picos, bytes: u64) {
+        self.leaving.push_back((at, bytes));
+    }
+}
+
 /// else as a new item.
-pub(crate) fn give_back(queue: &mut VecDeque<BusItem>, last: bool, rest: BusItem) {
+fn give_back(queue: &mut VecDeque<BusItem>, last: bool, rest: BusItem) {
     match (queue.front_mut(), rest) {
         (Some(BusItem::Write { left, .. }), BusItem::Write { left: r, .. })
         | (Some(BusItem::PciRead { left, .. }), BusItem::PciRead { left: r, .. })
@@ -748,7 +1158,7 @@ impl Tx {
     /// there (no longer the last of its item), the queue item for the `rest`,
     /// and whether the transfer was the last of its item. None for anything
     /// but a write, a delayed read's data or a completion.
-    pub(crate) fn split(self, keep: u64, rest: u64) -> Option<(Tx, BusItem, bool)> {
+    fn split(self, keep: u64, rest: u64) -> Option<(Tx, BusItem, bool)> {
         Some(match self {
             Tx::Write { m, op, last, .. } => (
                 Tx::Write {
@@ -794,7 +1204,7 @@ impl Tx {
 
 /// The master after `m` of `n`, round robin (without a division).
 #[inline]
-pub(crate) fn next_after(m: usize, n: usize) -> usize {
+fn next_after(m: usize, n: usize) -> usize {
     if m + 1 >= n {
         0
     } else {

@@ -7,8 +7,8 @@ use super::ctx::Engines;
 use super::event::Ev;
 use super::state::Platform;
 use crate::engine::Scheduler;
-use crate::sim::bus::{give_back, next_after, Bus, BusItem, DelayedRead, Tx};
-use crate::sim::path::{Fetch, FetchKind, RopeItem, PIO_BYTES};
+use crate::sim::bus::{BusItem, Tx};
+use crate::sim::path::{Fetch, FetchKind, RopeItem};
 use crate::units::Picos;
 
 impl<T: Copy> Platform<T> {
@@ -34,11 +34,7 @@ impl<T: Copy> Platform<T> {
             now
         };
         // Checked here, inline: most calls find nothing due.
-        if self.buses[b]
-            .leaving
-            .front()
-            .is_some_and(|&(t, _)| t <= last)
-        {
+        if self.buses[b].posted_left_by(last) {
             self.bus_settle_posted_due(b, last);
         }
     }
@@ -46,11 +42,7 @@ impl<T: Copy> Platform<T> {
     /// [`Platform::bus_settle_posted`] once a write is due: those that have
     /// left by `last`.
     fn bus_settle_posted_due(&mut self, b: usize, last: Picos) {
-        while let Some(&(t, bytes)) = self.buses[b].leaving.front() {
-            if t > last {
-                break;
-            }
-            self.buses[b].leaving.pop_front();
+        while let Some(bytes) = self.buses[b].take_posted_left(last) {
             self.ropes[b].up_bytes += bytes;
             self.free_posted(b, bytes);
         }
@@ -66,31 +58,16 @@ impl<T: Copy> Platform<T> {
     }
 
     /// If a master of bus `b` waits for room in the bridge's buffer, wakes
-    /// the bus when the next booked posted write leaves the ropes (the
-    /// bus then arbitrates, as an event at its leaving would make it).
+    /// the bus when the next booked posted write leaves the ropes.
     #[inline(always)]
     pub(crate) fn bus_watch_posted(&mut self, b: usize, s: &mut Scheduler<Ev<T>>) {
-        // Nothing booked to leave (a bus without ropes of its own, or none
-        // under way), or no write asks for more than the room left: none
-        // waits (the common cases, checked here, inline).
-        let bus = &self.buses[b];
-        if !bus.leaving.is_empty()
-            && bus.posted_used + bus.largest_write > bus.bridge.posted_write_buffer
-        {
-            self.bus_watch_posted_full(b, s);
-        }
+        self.buses[b].watch_posted(b, s);
     }
 
-    /// [`Platform::bus_watch_posted`] once the buffer may be too full.
-    fn bus_watch_posted_full(&mut self, b: usize, s: &mut Scheduler<Ev<T>>) {
-        let bus = &mut self.buses[b];
-        let Some(&(t, _)) = bus.leaving.front() else {
-            return;
-        };
-        if bus.posted_wake_at != t && bus.waits_for_room(s.now()) {
-            bus.posted_wake_at = t;
-            s.schedule_at(t, Ev::PostedFree(b));
-        }
+    /// Turns a lazy bus `b` back to events (see [`Bus::sync`]).
+    #[inline]
+    pub(crate) fn bus_sync(&mut self, b: usize, s: &mut Scheduler<Ev<T>>) {
+        self.buses[b].sync(b, s);
     }
 
     /// A booked posted write of bus `b` leaves the ropes while a master
@@ -100,238 +77,28 @@ impl<T: Copy> Platform<T> {
         self.bus_arbitrate(b, s);
     }
 
-    /// [`Platform::bus_arbitrate`] once the buffer is settled.
+    /// [`Platform::bus_arbitrate`] once the buffer is settled: an idle bus
+    /// starts its next grant (a delayed read it latches sent up first); a
+    /// busy one may cut its burst at the latency timer.
     fn bus_grant(&mut self, b: usize, s: &mut Scheduler<Ev<T>>) {
-        let now = s.now();
-        let bus = &self.buses[b];
-        if bus.current.is_some() {
-            self.bus_cut_at_latency_timer(b, s);
-            return;
-        }
-        let n = bus.masters.len();
-        let Some(m) = bus.first_wanting(bus.rr, n, now) else {
-            return;
-        };
-        // The masters before `m` in round-robin order do not want the bus: only
-        // those after it, up to the round-robin start, may be waiting too
-        // (looked at only where the latency timer could cut the transfer).
-        let position = if m >= bus.rr {
-            m - bus.rr
-        } else {
-            m + n - bus.rr
-        };
-        let others = |bus: &Bus| {
-            bus.first_wanting(next_after(m, n), n - 1 - position, now)
-                .is_some()
-        };
-        let cfg = bus.cfg;
-        let item = self.buses[b].masters[m].queue.front().copied();
-        let func = self.buses[b].masters[m].func;
-        let (tx, clocks) = match (item, func) {
-            (Some(BusItem::Write { op, left }), Some(_)) => {
-                let bus = &mut self.buses[b];
-                let cap = bus.chunk_for(m, left, others);
-                let bytes = left.min(cap).min(bus.bridge.posted_write_buffer);
-                bus.posted_used += bytes;
-                let last = bytes == left;
-                if last {
-                    bus.masters[m].queue.pop_front();
-                } else if let Some(BusItem::Write { left: l, .. }) =
-                    bus.masters[m].queue.front_mut()
-                {
-                    *l -= bytes;
-                }
-                (
-                    Tx::Write { m, op, bytes, last },
-                    cfg.write_overhead + cfg.data_clocks(bytes),
-                )
-            }
-            (Some(BusItem::ReadReq { op, bytes }), Some(f)) => {
-                self.buses[b].masters[m].queue.pop_front();
-                (Tx::ReadReq { op, bytes, func: f }, cfg.read_request)
-            }
-            (Some(BusItem::PciRead { op, left }), Some(f)) => {
-                let bus = &mut self.buses[b];
-                let mine = bus
-                    .delayed
-                    .iter()
-                    .position(|d| matches!(d, Some(d) if d.master == m && d.op == op));
-                match mine {
-                    Some(slot) => {
-                        let d = bus.delayed[slot].expect("slot found above");
-                        if d.ready {
-                            // Taking the data frees the slot: a register read
-                            // waiting for one asks for the bus at once, so the
-                            // arbiter ends this burst at the latency timer
-                            // (as for a master that asked at the grant;
-                            // freeing a slot only lets masters ask, so
-                            // whether another waits is asked once, now).
-                            bus.delayed[slot] = None;
-                            let want = left.min(d.bytes);
-                            let cap = bus.chunk_for(m, want, |bus| bus.another_wants(m, now));
-                            let bytes = want.min(cap);
-                            let last = bytes == left;
-                            if last {
-                                bus.masters[m].queue.pop_front();
-                            } else if let Some(BusItem::PciRead { left: l, .. }) =
-                                bus.masters[m].queue.front_mut()
-                            {
-                                *l -= bytes;
-                            }
-                            (
-                                Tx::PciData {
-                                    m,
-                                    op,
-                                    bytes,
-                                    func: f,
-                                    last,
-                                },
-                                cfg.completion_overhead + cfg.data_clocks(bytes),
-                            )
-                        } else {
-                            (Tx::Retry { m }, cfg.read_request)
-                        }
-                    }
-                    None => {
-                        if let Some(slot) = bus.delayed.iter().position(|d| d.is_none()) {
-                            let bytes = left.min(bus.bridge.delayed_read_prefetch);
-                            bus.delayed[slot] = Some(DelayedRead {
-                                master: m,
-                                op,
-                                bytes,
-                                ready: false,
-                            });
-                            let fetch = Fetch {
-                                bus: b,
-                                bytes,
-                                kind: FetchKind::Delayed { slot, op },
-                            };
-                            self.up_push(b, RopeItem::ReadReq(fetch), s);
-                        }
-                        (Tx::Retry { m }, cfg.read_request)
-                    }
-                }
-            }
-            (Some(BusItem::Pio { cpu, target }), None) => {
-                self.buses[b].masters[m].queue.pop_front();
-                (
-                    Tx::Pio { cpu, target },
-                    cfg.completion_overhead + cfg.data_clocks(PIO_BYTES),
-                )
-            }
-            (Some(BusItem::Completion { func, op, bytes }), None) => {
-                let bus = &mut self.buses[b];
-                let chunk = bytes.min(bus.chunk_for(m, bytes, others));
-                if chunk == bytes {
-                    bus.masters[m].queue.pop_front();
-                } else if let Some(BusItem::Completion { bytes: l, .. }) =
-                    bus.masters[m].queue.front_mut()
-                {
-                    *l -= chunk;
-                }
-                (
-                    Tx::Completion {
-                        op,
-                        bytes: chunk,
-                        func,
-                        last: chunk == bytes,
-                    },
-                    cfg.completion_overhead + cfg.data_clocks(chunk),
-                )
-            }
-            _ => return,
-        };
         let bus = &mut self.buses[b];
-        bus.rr = next_after(m, n);
-        bus.current = Some(tx);
-        bus.started = now;
-        bus.generation += 1;
-        bus.meter.start(now);
-        s.schedule_in(cfg.clocks(clocks), Ev::BusDone(b, bus.generation));
-    }
-
-    /// Another master asks for bus `b` during a data transfer longer than the
-    /// latency timer: the arbiter takes the grant away, so the transfer ends
-    /// when the timer expires (or with the data phase under way, if it
-    /// already has), and the rest goes back to the front of its master's
-    /// queue (PCI 2.2 3.5.4; PCI-X 1.0 likewise, at the next 128-byte
-    /// boundary, not modelled). A delayed read's data beyond the cut is
-    /// discarded, as at a cut made at the grant.
-    fn bus_cut_at_latency_timer(&mut self, b: usize, s: &mut Scheduler<Ev<T>>) {
-        let now = s.now();
-        let bus = &mut self.buses[b];
-        let Some(tx) = bus.current else {
+        if bus.is_busy() {
+            bus.cut_at_latency_timer(b, s);
+            return;
+        }
+        let Some(grant) = bus.choose(b, s.now()) else {
             return;
         };
-        let (m, bytes, overhead) = match tx {
-            Tx::Write { m, bytes, .. } => (m, bytes, bus.cfg.write_overhead),
-            Tx::PciData { m, bytes, .. } => (m, bytes, bus.cfg.completion_overhead),
-            Tx::Completion { bytes, .. } => {
-                (bus.completion_master(), bytes, bus.cfg.completion_overhead)
-            }
-            _ => return,
-        };
-        let bpc = bus.cfg.bytes_per_clock;
-        let lt_bytes = bus.cfg.latency_timer_bytes;
-        if bytes <= lt_bytes || !bus.another_wants(m, now) {
-            return;
+        if let Some(fetch) = grant.fetch {
+            self.up_push(b, RopeItem::ReadReq(fetch), s);
         }
-        let clock = bus.cfg.clock.0.max(1);
-        let elapsed = (now.0 - bus.started.0).div_ceil(clock);
-        let data_clocks = elapsed
-            .saturating_sub(overhead)
-            .saturating_add(1)
-            .max(bus.cfg.data_clocks(lt_bytes));
-        let keep = ((data_clocks as f64 * bpc) as u64).min(bytes);
-        if keep >= bytes {
-            return;
-        }
-        let rest = bytes - keep;
-        let Some((tx, rest_item, last)) = tx.split(keep, rest) else {
-            return;
-        };
-        if matches!(tx, Tx::Write { .. }) {
-            bus.posted_used -= rest;
-        }
-        give_back(&mut bus.masters[m].queue, last, rest_item);
-        bus.current = Some(tx);
-        bus.generation += 1;
-        let end = bus.started + bus.cfg.clocks(overhead + bus.cfg.data_clocks(keep));
-        s.schedule_at(end.max(now), Ev::BusDone(b, bus.generation));
-    }
-
-    /// Turns a lazy bus `b` back to events (see the module doc): replays its
-    /// retries up to now, then schedules the end of the retry under way and
-    /// the wake of every master waiting to retry. Call before changing the
-    /// bus's state.
-    #[inline]
-    pub(crate) fn bus_sync(&mut self, b: usize, s: &mut Scheduler<Ev<T>>) {
-        if self.buses[b].lazy {
-            self.bus_unlazy(b, s);
-        }
-    }
-
-    /// [`Platform::bus_sync`] of a lazy bus.
-    fn bus_unlazy(&mut self, b: usize, s: &mut Scheduler<Ev<T>>) {
-        let now = s.now();
-        let bus = &mut self.buses[b];
-        bus.catch_up(now);
-        bus.lazy = false;
-        if let Some(Tx::Retry { .. }) = bus.current {
-            bus.generation += 1;
-            s.schedule_at(bus.retry_end(), Ev::BusDone(b, bus.generation));
-        }
-        for m in &bus.masters {
-            if m.wait_until > now && matches!(m.queue.front(), Some(BusItem::PciRead { .. })) {
-                s.schedule_at(m.wait_until, Ev::BusWake(b));
-            }
-        }
+        self.buses[b].start(b, grant, s);
     }
 
     /// A retried master of bus `b` may ask again: a lazy bus replays its
     /// retries, one on events arbitrates.
     pub(crate) fn bus_wake(&mut self, b: usize, s: &mut Scheduler<Ev<T>>) {
-        if self.buses[b].lazy {
+        if self.buses[b].is_lazy() {
             self.buses[b].catch_up(s.now());
         } else {
             self.bus_arbitrate(b, s);
@@ -416,30 +183,19 @@ impl<T: Copy> Platform<T> {
         s: &mut Scheduler<Ev<T>>,
     ) {
         let now = s.now();
-        if generation != self.buses[b].generation {
+        if !self.buses[b].is_current(generation) {
             // The transaction was cut short and ends at another event.
             return;
         }
         self.bus_settle_posted(b, now, false);
-        let Some(tx) = self.buses[b].current.take() else {
+        let Some(tx) = self.buses[b].end(now) else {
             return;
         };
-        self.buses[b].meter.stop(now);
         match tx {
             Tx::Write { m, op, bytes, last } => {
                 self.buses[b].data_bytes += bytes;
                 self.totals.bus_write_bytes += bytes;
-                // Its first cache line reached the bridge one line's data
-                // phases after the write's own clocks began (read only
-                // behind a bridge that streams posted writes cut-through).
-                let bus = &self.buses[b];
-                let head = if bus.bridge.posted_writes_cut_through {
-                    let unit = bytes.min(self.cfg.memory.line);
-                    let clocks = bus.cfg.write_overhead + bus.cfg.data_clocks(unit);
-                    (bus.started + bus.cfg.clocks(clocks)).min(now)
-                } else {
-                    now
-                };
+                let head = self.buses[b].write_head(bytes, self.cfg.memory.line, now);
                 let item = RopeItem::Write { bytes, head };
                 self.up_push(b, item, s);
                 if last {
@@ -457,19 +213,10 @@ impl<T: Copy> Platform<T> {
                 self.up_push(b, RopeItem::ReadReq(fetch), s);
             }
             Tx::Retry { m } => {
-                let bus = &mut self.buses[b];
-                bus.retries += 1;
-                let wake = now + bus.bridge.retry_interval;
-                bus.masters[m].wait_until = wake;
-                if bus.retries_only(now) {
-                    // Nothing but retries until something else changes.
-                    bus.go_lazy(now);
+                if self.buses[b].retried(b, m, s) {
                     // A writer waiting for room wakes it when room frees.
                     self.bus_watch_posted(b, s);
                     return;
-                }
-                if wake > now {
-                    s.schedule_at(wake, Ev::BusWake(b));
                 }
             }
             Tx::PciData {
@@ -524,7 +271,7 @@ mod tests {
 
     /// The kind of transaction on bus 0 now.
     fn on_bus(sys: &System) -> &'static str {
-        match sys.p.buses[0].current {
+        match sys.p.buses[0].current() {
             Some(Tx::Completion { .. }) => "completion",
             Some(Tx::Pio { .. }) => "register read",
             Some(_) => "other",
@@ -628,7 +375,7 @@ mod tests {
         // The read's data has the bus; taking it frees the slot, so the
         // register read asks at once and has the bus when the timer expires,
         // with no other event to make the arbiter look.
-        assert!(matches!(sys.p.buses[0].current, Some(Tx::PciData { .. })));
+        assert!(matches!(sys.p.buses[0].current(), Some(Tx::PciData { .. })));
         let limits = Limits {
             max_time: Picos::from_ns(50_000.0),
             max_events: 10_000,

@@ -6,6 +6,7 @@
 //!
 //! Uses only hardware types.
 
+use crate::sim::bus::BusEv;
 use crate::sim::csma::MediumEv;
 use crate::sim::path::Fetch;
 use crate::sim::wire::Way;
@@ -44,4 +45,15 @@ pub enum Ev<T> {
     Medium(usize, MediumEv),
     /// A timer the engine of function `f` set has fired.
     Engine(usize, T),
+}
+
+impl<T> From<BusEv> for Ev<T> {
+    #[inline]
+    fn from(ev: BusEv) -> Self {
+        match ev {
+            BusEv::Done { bus, generation } => Ev::BusDone(bus, generation),
+            BusEv::Wake(bus) => Ev::BusWake(bus),
+            BusEv::PostedFree(bus) => Ev::PostedFree(bus),
+        }
+    }
 }

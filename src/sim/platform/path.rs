@@ -44,7 +44,7 @@ impl<T: Copy> Platform<T> {
         let dir = &mut r.dirs[0];
         let (start, end) = dir.book(now, now.max(dir.ctrl_start), time);
         if let RopeItem::Write { bytes, .. } = item {
-            self.buses[b].leaving.push_back((end, bytes));
+            self.buses[b].book_posted_leaving(end, bytes);
             self.bus_watch_posted(b, s);
         }
         match self.cfg.buses[b].controller {
