@@ -285,16 +285,8 @@ fn drop_test_modules(code: &str) -> String {
 
 impl Crate {
     fn load() -> Crate {
-        let src = src_dir();
-        let mut paths = Vec::new();
-        rust_files(&src, &mut paths);
         let mut files = Vec::new();
-        for p in paths {
-            let rel = p
-                .strip_prefix(&src)
-                .expect("below src")
-                .to_string_lossy()
-                .replace('\\', "/");
+        for (rel, code) in all_code() {
             // The binary is a crate of its own.
             if rel == "main.rs" || rel == "fit_cli.rs" || rel.starts_with("bin/") {
                 continue;
@@ -307,12 +299,7 @@ impl Crate {
             if module.last().is_some_and(|m| m == "mod" || m == "lib") {
                 module.pop();
             }
-            let text = std::fs::read_to_string(&p).expect("a source file reads");
-            files.push(File {
-                rel,
-                module,
-                code: strip(&text),
-            });
+            files.push(File { rel, module, code });
         }
         let modules = files
             .iter()
@@ -712,27 +699,34 @@ fn sim_part(rel: &str) -> &'static str {
     }
 }
 
-/// Breaking it: `use crate::sim::engines::EngineEv;` in `src/sim/cpu.rs`,
-/// or the top's `Ev` named in `src/sim/platform/`, makes it fail.
-#[test]
-fn hardware_and_platform_look_only_down() {
+/// The uses of the crate's files that `forbidden(from, to)` forbids (paths
+/// below `src/`), each as `src/from uses src/to (path)`.
+fn forbidden_uses(forbidden: impl Fn(&str, &str) -> bool) -> Vec<String> {
     let krate = Crate::load();
     let mut bad = Vec::new();
     for (f, to) in krate.edges() {
         let from = &krate.files[f].rel;
         for (g, path) in to {
             let rel = &krate.files[g].rel;
-            let ok = match (sim_part(from), sim_part(rel)) {
-                ("hardware", "hardware" | "outside the simulation") => true,
-                ("hardware", _) => false,
-                ("platform", "above the platform") => false,
-                _ => true,
-            };
-            if !ok {
+            if forbidden(from, rel) {
                 bad.push(format!("src/{from} uses src/{rel} ({path})"));
             }
         }
     }
+    bad
+}
+
+/// Breaking it: `use crate::sim::engines::EngineEv;` in `src/sim/cpu.rs`,
+/// or the top's `Ev` named in `src/sim/platform/`, makes it fail.
+#[test]
+fn hardware_and_platform_look_only_down() {
+    let bad = forbidden_uses(|from, to| {
+        matches!(
+            (sim_part(from), sim_part(to)),
+            ("hardware", "platform" | "result" | "above the platform")
+                | ("platform", "above the platform")
+        )
+    });
     assert!(bad.is_empty(), "uses up the layers:\n{}", bad.join("\n"));
 }
 
@@ -740,20 +734,9 @@ fn hardware_and_platform_look_only_down() {
 /// makes it fail.
 #[test]
 fn the_engine_knows_only_units() {
-    let krate = Crate::load();
-    let mut bad = Vec::new();
-    for (f, to) in krate.edges() {
-        let from = &krate.files[f].rel;
-        if !from.starts_with("engine/") {
-            continue;
-        }
-        for (g, path) in to {
-            let rel = &krate.files[g].rel;
-            if !rel.starts_with("engine/") && rel != "units.rs" {
-                bad.push(format!("src/{from} uses src/{rel} ({path})"));
-            }
-        }
-    }
+    let bad = forbidden_uses(|from, to| {
+        from.starts_with("engine/") && !to.starts_with("engine/") && to != "units.rs"
+    });
     assert!(
         bad.is_empty(),
         "the engine uses the crate beyond units:\n{}",

@@ -55,14 +55,17 @@
 //! The component: [`BusCfg`] and [`BridgeCfg`] (its configuration), [`Bus`]
 //! (its masters, the transaction under way, the bridge's posted-write
 //! buffer and delayed-read slots, the lazy replay of retries). Its
-//! interface: the queues of its masters and the arbitration, grant and
-//! transaction-end steps the platform drives (`platform::bus`), which
-//! schedules its events and hands its transactions on to the path and to
-//! DMA.
+//! interface: the masters' queues and delayed-read slots, which the
+//! platform fills; [`Bus::choose`] and [`Bus::start`] (a grant),
+//! [`Bus::cut_at_latency_timer`], [`Bus::retried`], [`Bus::sync`],
+//! [`Bus::watch_posted`] and the posted writes booked to leave the ropes;
+//! the bus schedules its own events ([`BusEv`]) through any scheduler
+//! whose event type converts from them, and the platform hands them back
+//! and hands on what a transaction's end carries.
 //!
 //! A hardware file: it uses only other hardware (`path`'s fetches, the
-//! meters) and the model's protocol; never the platform, an engine, a
-//! workload, the assembly or the top-level event.
+//! meters), the engine's scheduler and the model's protocol; never the
+//! platform, an engine, a workload, the assembly or the top-level event.
 
 use std::collections::VecDeque;
 

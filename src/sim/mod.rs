@@ -1,8 +1,17 @@
-//! The hardware simulation: components wired from a [`config::SystemCfg`] and
-//! driven by the engine. The [`platform`] (buses and bridges in [`bus`], ropes
-//! and memory in [`path`], [`cpu`]s, [`wire`]s, the DMA front end in [`dma`])
-//! offers services to the adapter function [`engines`]; the [`workloads`]
-//! (TCP, diskbench) are apart from the engines that carry them.
+//! The hardware simulation of one experiment, in layers, each using only
+//! the layers below it (checked by `tests/architecture.rs`):
+//! - hardware, each file one component's configuration, state and event
+//!   handling: buses and bridges ([`bus`]), ropes and I/O controllers
+//!   ([`path`]), [`memory`], [`cpu`]s, [`dma`] ports, [`wire`]s, half-duplex
+//!   segments ([`csma`]), the far ends ([`testbed`]), [`meter`]s;
+//! - the [`platform`], which coordinates the hardware (a DMA crossing bus,
+//!   ropes, controller and memory) and offers the engines its services,
+//!   generic over the engines' event token;
+//! - the adapter function [`engines`] and the [`workloads`] (TCP,
+//!   diskbench) they carry, configured by the assembly ([`config`]);
+//! - the [`system`] (the platform monomorphised to the engines' events,
+//!   and the engines) and the [`run`] of an experiment, with its
+//!   [`result`].
 
 pub mod bus;
 pub mod config;

@@ -1,7 +1,10 @@
-//! The platform's side of the buses: arbitration and grants, the bridge's
-//! posted-write buffer as the ropes empty it, lazy retries turned back to
-//! events, and what a transaction's end sets going (ropes, DMA
-//! completions).
+//! The platform's side of the buses. Each [`crate::sim::bus::Bus`]
+//! arbitrates, grants, cuts a burst, retries and replays its retries on its
+//! own, scheduling its own events; the platform settles a bridge's
+//! posted-write buffer as the ropes empty it, sends up the delayed read a
+//! grant latches, queues completions and register reads at a bridge, and
+//! hands a transaction's end on (up the ropes, to the function's DMA, to
+//! the next bus down).
 
 use super::ctx::Engines;
 use super::event::Ev;
