@@ -41,8 +41,12 @@
 //!
 //! The component: [`CpuCfg`] (the protocol stack's costs), the pool's
 //! [`CpuPlacement`], and each [`Cpu`]'s queues of [`CpuJob`]s, whose
-//! engine event it carries as an opaque token `T`. The platform
-//! (`platform::cpu`) queues and ends work and schedules its events.
+//! engine event it carries as an opaque token `T`. Its interface:
+//! [`Cpu::submit`], [`Cpu::start_next`] (the cost of the work it starts,
+//! whose end the platform schedules), [`Cpu::begin_reads`],
+//! [`Cpu::read_returned`] and [`Cpu::finish`]; the platform
+//! (`platform::cpu`) sends the register reads across the bus and hands the
+//! finished job's event to the engine.
 //!
 //! A hardware file: it uses only other hardware (the meters) and the
 //! units; never the platform, an engine, a workload, the assembly or the
@@ -229,16 +233,16 @@ pub struct CpuJob<T> {
 #[derive(Debug)]
 pub struct Cpu<T> {
     /// Interrupt work waiting (served first).
-    pub(crate) interrupts: VecDeque<(Picos, CpuJob<T>)>,
+    interrupts: VecDeque<(Picos, CpuJob<T>)>,
     /// Process work waiting.
-    pub(crate) queue: VecDeque<(Picos, CpuJob<T>)>,
+    queue: VecDeque<(Picos, CpuJob<T>)>,
     /// The work under way.
-    pub(crate) current: Option<CpuJob<T>>,
+    current: Option<CpuJob<T>>,
     /// Register reads the current work still waits for (the CPU is stalled,
     /// and counted busy, while one is out).
-    pub(crate) pio_left: u32,
+    pio_left: u32,
     /// When the register read now out left the CPU.
-    pub(crate) pio_since: Picos,
+    pio_since: Picos,
     /// Busy time.
     pub meter: BusyMeter,
 }
@@ -253,6 +257,65 @@ impl<T> Default for Cpu<T> {
             pio_since: Picos(0),
             meter: BusyMeter::default(),
         }
+    }
+}
+
+impl<T: Copy> Cpu<T> {
+    /// Queues `job` costing `cost`, as interrupt work (served before waiting
+    /// process work) or process work.
+    pub fn submit(&mut self, cost: Picos, job: CpuJob<T>, interrupt: bool) {
+        if interrupt {
+            self.interrupts.push_back((cost, job));
+        } else {
+            self.queue.push_back((cost, job));
+        }
+    }
+
+    /// If the CPU is idle, starts the next work waiting (interrupt work
+    /// first) at `now`: its cost, for the platform to schedule its end.
+    pub fn start_next(&mut self, now: Picos) -> Option<Picos> {
+        if self.current.is_some() {
+            return None;
+        }
+        let (cost, job) = self
+            .interrupts
+            .pop_front()
+            .or_else(|| self.queue.pop_front())?;
+        self.current = Some(job);
+        self.meter.start(now);
+        Some(cost)
+    }
+
+    /// The work under way, if any.
+    pub fn current(&self) -> Option<CpuJob<T>> {
+        self.current
+    }
+
+    /// The work under way has done its computing: it stalls for `reads`
+    /// register reads, one at a time, the first leaving at `now`.
+    pub fn begin_reads(&mut self, reads: u32, now: Picos) {
+        self.pio_left = reads;
+        self.pio_since = now;
+    }
+
+    /// The register read out has returned at `now`: how long it took, and
+    /// whether another must follow (leaving now).
+    pub fn read_returned(&mut self, now: Picos) -> (Picos, bool) {
+        let took = now - self.pio_since;
+        self.pio_left = self.pio_left.saturating_sub(1);
+        let more = self.pio_left > 0;
+        if more {
+            self.pio_since = now;
+        }
+        (took, more)
+    }
+
+    /// Ends the work under way at `now`: the job it was.
+    pub fn finish(&mut self, now: Picos) -> Option<CpuJob<T>> {
+        let job = self.current.take()?;
+        self.pio_left = 0;
+        self.meter.stop(now);
+        Some(job)
     }
 }
 

@@ -4,8 +4,10 @@
 //! when it has arrived.
 //!
 //! The component: [`Wire`] (one direction of a link) and what it carries
-//! ([`Frame`], [`FrameKind`], [`Way`]). The platform (`platform::wire`)
-//! schedules a frame's arrival and hands it to the engine.
+//! ([`Frame`], [`FrameKind`], [`Way`]). Its interface: [`Wire::start`]
+//! (the crossing time, whose end the platform schedules) and
+//! [`Wire::arrive`]; the platform (`platform::wire`) hands the frame to the
+//! engine.
 //!
 //! A hardware file: it uses only other hardware (the meters) and the
 //! units; never the platform, an engine, a workload, the assembly or the
@@ -64,8 +66,8 @@ pub enum Way {
 #[derive(Debug)]
 pub struct Wire {
     /// Wire bytes per second, worked out for the hot path.
-    pub(crate) moves: MoveRate,
-    pub(crate) current: Option<Frame>,
+    moves: MoveRate,
+    current: Option<Frame>,
     /// Busy time.
     pub meter: BusyMeter,
 }
@@ -90,5 +92,13 @@ impl Wire {
         self.current = Some(frame);
         self.meter.start(now);
         self.moves.time(frame.wire_bytes)
+    }
+
+    /// The frame on the wire has arrived at the other end at `now`: the
+    /// frame, taken off the wire.
+    pub fn arrive(&mut self, now: Picos) -> Option<Frame> {
+        let frame = self.current.take()?;
+        self.meter.stop(now);
+        Some(frame)
     }
 }

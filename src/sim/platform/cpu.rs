@@ -21,43 +21,31 @@ impl<T: Copy> Platform<T> {
         interrupt: bool,
         s: &mut Scheduler<Ev<T>>,
     ) {
-        let cpu = &mut self.cpus[c];
-        if interrupt {
-            cpu.interrupts.push_back((cost, job));
-        } else {
-            cpu.queue.push_back((cost, job));
-        }
+        self.cpus[c].submit(cost, job, interrupt);
         self.cpu_start(c, s);
     }
 
+    /// If CPU `c` is idle, it starts its next work; its end is scheduled.
     fn cpu_start(&mut self, c: usize, s: &mut Scheduler<Ev<T>>) {
-        let cpu = &mut self.cpus[c];
-        if cpu.current.is_some() {
-            return;
+        if let Some(cost) = self.cpus[c].start_next(s.now()) {
+            s.schedule_in(cost, Ev::CpuDone(c));
         }
-        let Some((cost, job)) = cpu.interrupts.pop_front().or_else(|| cpu.queue.pop_front()) else {
-            return;
-        };
-        cpu.current = Some(job);
-        cpu.meter.start(s.now());
-        s.schedule_in(cost, Ev::CpuDone(c));
     }
 
     /// CPU `c` reads a register of the card of function `f`.
     fn cpu_read_register(&mut self, c: usize, f: usize, s: &mut Scheduler<Ev<T>>) {
         let b = self.place[f].bus;
-        self.cpus[c].pio_since = s.now();
         self.down_push(b, RopeItem::PioReq { cpu: c, target: b }, s);
     }
 
     /// CPU `c` finished computing its current work: it reads the device's
     /// registers the work calls for, one at a time, then finishes.
     pub(crate) fn cpu_done(&mut self, c: usize, e: &mut impl Engines<T>, s: &mut Scheduler<Ev<T>>) {
-        let Some(job) = self.cpus[c].current else {
+        let Some(job) = self.cpus[c].current() else {
             return;
         };
         if job.register_reads > 0 {
-            self.cpus[c].pio_left = job.register_reads;
+            self.cpus[c].begin_reads(job.register_reads, s.now());
             self.cpu_read_register(c, job.func, s);
         } else {
             self.cpu_finish(c, e, s);
@@ -71,29 +59,26 @@ impl<T: Copy> Platform<T> {
         e: &mut impl Engines<T>,
         s: &mut Scheduler<Ev<T>>,
     ) {
-        let Some(job) = self.cpus[c].current else {
+        let Some(job) = self.cpus[c].current() else {
             return;
         };
-        let took = s.now() - self.cpus[c].pio_since;
+        let (took, more) = self.cpus[c].read_returned(s.now());
         let stats = &mut self.register_reads[job.func];
         stats.0 += 1;
         stats.1 += took;
-        let cpu = &mut self.cpus[c];
-        cpu.pio_left = cpu.pio_left.saturating_sub(1);
-        if cpu.pio_left > 0 {
+        if more {
             self.cpu_read_register(c, job.func, s);
         } else {
             self.cpu_finish(c, e, s);
         }
     }
 
-    /// CPU `c` is done with its current work and starts the next.
+    /// CPU `c` is done with its current work and starts the next; the
+    /// engine hears of the work done.
     fn cpu_finish(&mut self, c: usize, e: &mut impl Engines<T>, s: &mut Scheduler<Ev<T>>) {
-        let Some(job) = self.cpus[c].current.take() else {
+        let Some(job) = self.cpus[c].finish(s.now()) else {
             return;
         };
-        self.cpus[c].pio_left = 0;
-        self.cpus[c].meter.stop(s.now());
         self.cpu_start(c, s);
         self.tell(e, job.func, job.done, s);
     }

@@ -19,11 +19,9 @@ impl<T: Copy> Platform<T> {
         e: &mut impl Engines<T>,
         s: &mut Scheduler<Ev<T>>,
     ) {
-        let w = &mut self.wires[f][way as usize];
-        let Some(frame) = w.current.take() else {
+        let Some(frame) = self.wires[f][way as usize].arrive(s.now()) else {
             return;
         };
-        w.meter.stop(s.now());
         e.frame_arrived(f, way, frame, &mut Ctx::new(self, s, f));
     }
 
