@@ -894,6 +894,7 @@ impl Bus {
     /// queue (a write's room taken in the bridge, a delayed read latched in
     /// a free slot, its fetch in the grant). Call when the bus is idle;
     /// [`Bus::start`] then starts it.
+    #[inline]
     pub fn choose(&mut self, b: usize, now: Picos) -> Option<Grant> {
         let bus = &*self;
         let n = bus.masters.len();
@@ -1036,6 +1037,7 @@ impl Bus {
     }
 
     /// Starts grant `g` at `now` on this bus (bus `b`) and schedules its end.
+    #[inline]
     pub fn start<E: Copy + From<BusEv>>(&mut self, b: usize, g: Grant, s: &mut Scheduler<E>) {
         let now = s.now();
         self.rr = next_after(g.master, self.masters.len());
@@ -1055,6 +1057,7 @@ impl Bus {
     /// scheduled), unless nothing but retries can happen on the bus until
     /// something else changes, when the bus turns lazy (see the module
     /// doc). Whether it did.
+    #[inline]
     pub fn retried<E: Copy + From<BusEv>>(
         &mut self,
         b: usize,
@@ -1084,6 +1087,7 @@ impl Bus {
     }
 
     /// Ends the transaction under way at `now`, if any: what it was.
+    #[inline]
     pub(crate) fn end(&mut self, now: Picos) -> Option<Tx> {
         let tx = self.current.take()?;
         self.meter.stop(now);
@@ -1100,6 +1104,7 @@ impl Bus {
     /// `bytes` that ends `now` reached the bridge: one line's data phases
     /// after the write's own clocks began, behind a bridge that streams
     /// posted writes cut-through (the only reader); else `now`.
+    #[inline]
     pub fn write_head(&self, bytes: u64, line: u64, now: Picos) -> Picos {
         if self.bridge.posted_writes_cut_through {
             let unit = bytes.min(line);
@@ -1125,6 +1130,7 @@ impl Bus {
 
     /// The next posted write booked across the ropes that has left them by
     /// `last`, taken off the booking: its bytes.
+    #[inline]
     pub fn take_posted_left(&mut self, last: Picos) -> Option<u64> {
         match self.leaving.front() {
             Some(&(t, bytes)) if t <= last => {
@@ -1137,6 +1143,7 @@ impl Bus {
 
     /// Books a posted write of `bytes` to leave the ropes at `at`, freeing
     /// its room in the bridge then.
+    #[inline]
     pub fn book_posted_leaving(&mut self, at: Picos, bytes: u64) {
         self.leaving.push_back((at, bytes));
     }

@@ -263,6 +263,7 @@ impl<T> Default for Cpu<T> {
 impl<T: Copy> Cpu<T> {
     /// Queues `job` costing `cost`, as interrupt work (served before waiting
     /// process work) or process work.
+    #[inline]
     pub fn submit(&mut self, cost: Picos, job: CpuJob<T>, interrupt: bool) {
         if interrupt {
             self.interrupts.push_back((cost, job));
@@ -273,6 +274,7 @@ impl<T: Copy> Cpu<T> {
 
     /// If the CPU is idle, starts the next work waiting (interrupt work
     /// first) at `now`: its cost, for the platform to schedule its end.
+    #[inline]
     pub fn start_next(&mut self, now: Picos) -> Option<Picos> {
         if self.current.is_some() {
             return None;
@@ -287,12 +289,14 @@ impl<T: Copy> Cpu<T> {
     }
 
     /// The work under way, if any.
+    #[inline]
     pub fn current(&self) -> Option<CpuJob<T>> {
         self.current
     }
 
     /// The work under way has done its computing: it stalls for `reads`
     /// register reads, one at a time, the first leaving at `now`.
+    #[inline]
     pub fn begin_reads(&mut self, reads: u32, now: Picos) {
         self.pio_left = reads;
         self.pio_since = now;
@@ -300,6 +304,7 @@ impl<T: Copy> Cpu<T> {
 
     /// The register read out has returned at `now`: how long it took, and
     /// whether another must follow (leaving now).
+    #[inline]
     pub fn read_returned(&mut self, now: Picos) -> (Picos, bool) {
         let took = now - self.pio_since;
         self.pio_left = self.pio_left.saturating_sub(1);
@@ -311,6 +316,7 @@ impl<T: Copy> Cpu<T> {
     }
 
     /// Ends the work under way at `now`: the job it was.
+    #[inline]
     pub fn finish(&mut self, now: Picos) -> Option<CpuJob<T>> {
         let job = self.current.take()?;
         self.pio_left = 0;

@@ -96,6 +96,7 @@ impl Wire {
 
     /// The frame on the wire has arrived at the other end at `now`: the
     /// frame, taken off the wire.
+    #[inline]
     pub fn arrive(&mut self, now: Picos) -> Option<Frame> {
         let frame = self.current.take()?;
         self.meter.stop(now);
