@@ -50,18 +50,98 @@
 //! for them. The replay looks only at the masters it retries: the others
 //! cannot ask until something outside the bus changes. Every entry point
 //! that changes the bus first catches up and turns the bus back to events
-//! (`Platform::bus_sync`).
+//! (the platform's `bus_sync`).
+//!
+//! The component: [`BusCfg`] and [`BridgeCfg`] (its configuration), [`Bus`]
+//! (its masters, the transaction under way, the bridge's posted-write
+//! buffer and delayed-read slots, the lazy replay of retries). Its
+//! interface: the masters' queues and delayed-read slots, which the
+//! platform fills; [`Bus::choose`] and [`Bus::start`] (a grant),
+//! [`Bus::cut_at_latency_timer`], [`Bus::retried`], [`Bus::sync`],
+//! [`Bus::watch_posted`] and the posted writes booked to leave the ropes;
+//! the bus schedules its own events ([`BusEv`]) through any scheduler
+//! whose event type converts from them, and the platform hands them back
+//! and hands on what a transaction's end carries.
+//!
+//! A hardware file: it uses only other hardware (`path`'s fetches, the
+//! meters), the engine's scheduler and the model's protocol; never the
+//! platform, an engine, a workload, the assembly or the top-level event.
 
 use std::collections::VecDeque;
 
-use super::config::{BridgeCfg, BusCfg};
 use super::meter::BusyMeter;
+
 use super::path::{Fetch, FetchKind, PIO_BYTES};
-use super::platform::Platform;
-use super::{Ev, System};
 use crate::engine::Scheduler;
 use crate::model::Protocol;
-use crate::units::Picos;
+use crate::units::{BytesPerSec, Picos};
+
+/// A bus in the mode negotiated between a card and its slot (its timing:
+/// plain numbers, copied freely on the hot path).
+#[derive(Debug, Clone, Copy)]
+pub struct BusCfg {
+    /// PCI or PCI-X.
+    pub protocol: Protocol,
+    /// One clock.
+    pub clock: Picos,
+    /// Bytes moved per clock (width x transfers per clock).
+    pub bytes_per_clock: f64,
+    /// Clocks of a posted write besides data.
+    pub write_overhead: u64,
+    /// Clocks of a read request (Retry or Split Response).
+    pub read_request: u64,
+    /// Clocks of a read-data transaction besides data.
+    pub completion_overhead: u64,
+    /// Burst cap, in clocks, when another master waits.
+    pub latency_timer: u64,
+    /// Largest burst of one transaction.
+    pub max_burst: u64,
+    /// Bytes a burst may move when another master waits: the latency
+    /// timer's clocks of data, at least one clock's (derived, for the hot path).
+    pub latency_timer_bytes: u64,
+    /// `bytes_per_clock` when it is a whole number, else 0 (derived, for the
+    /// hot path's integer arithmetic).
+    pub whole_bytes_per_clock: u64,
+}
+
+impl BusCfg {
+    /// Peak data rate.
+    pub fn peak(&self) -> BytesPerSec {
+        BytesPerSec(self.bytes_per_clock * 1e12 / self.clock.0 as f64)
+    }
+    /// Clocks to move `bytes` of data.
+    #[inline]
+    pub fn data_clocks(&self, bytes: u64) -> u64 {
+        let whole = self.whole_bytes_per_clock;
+        if whole > 0 {
+            // Integer arithmetic for the usual whole number of bytes a clock.
+            bytes.div_ceil(whole)
+        } else {
+            crate::units::ceil_u64((bytes as f64) / self.bytes_per_clock)
+        }
+    }
+    /// Duration of `clocks` clocks.
+    pub fn clocks(&self, clocks: u64) -> Picos {
+        Picos(self.clock.0 * clocks)
+    }
+}
+
+/// The bus adapter (bridge) above a slot.
+#[derive(Debug, Clone)]
+pub struct BridgeCfg {
+    /// Posted-write buffer, bytes.
+    pub posted_write_buffer: u64,
+    /// Delayed-read slots (PCI mode).
+    pub delayed_read_slots: usize,
+    /// Bytes fetched per delayed read.
+    pub delayed_read_prefetch: u64,
+    /// Wait of a retried master before it asks again.
+    pub retry_interval: Picos,
+    /// In PCI mode a register read waits for a free delayed-read slot.
+    pub register_reads_use_delayed_slots: bool,
+    /// A posted write starts up the ropes once its first line is in.
+    pub posted_writes_cut_through: bool,
+}
 
 /// Work queued at a master.
 #[derive(Debug, Clone, Copy)]
@@ -136,7 +216,7 @@ pub struct DelayedRead {
 
 /// The transaction on the bus now.
 #[derive(Debug, Clone, Copy)]
-enum Tx {
+pub(crate) enum Tx {
     Write {
         m: usize,
         op: u64,
@@ -192,8 +272,8 @@ pub struct Bus {
     pub posted_used: u64,
     /// Posted writes booked across the ropes (see `path`): when each
     /// leaves them, freeing its bytes in the bridge, in order. Applied to
-    /// `posted_used` by [`Platform::bus_settle_posted`].
-    pub(super) leaving: VecDeque<(Picos, u64)>,
+    /// `posted_used` by the platform (`bus_settle_posted`).
+    leaving: VecDeque<(Picos, u64)>,
     /// The time of the last wake booked for a master waiting for room.
     posted_wake_at: Picos,
     /// The most room a write asks for: its masters' largest burst, within
@@ -211,11 +291,11 @@ pub struct Bus {
     lazy_at: Picos,
     /// Whether retries may run without events (tests turn it off to check
     /// that the two ways agree).
-    pub(super) lazy_retries: bool,
+    pub(crate) lazy_retries: bool,
     /// Periods of retries [`Bus::catch_up`] skipped at once (for tests).
-    pub(super) periods_skipped: u64,
+    pub(crate) periods_skipped: u64,
     /// Wakes for a master waiting for room in the buffer (for tests).
-    pub(super) posted_wakes: u64,
+    pub(crate) posted_wakes: u64,
     /// The retry starts one replay of [`Bus::catch_up`] has seen, kept
     /// between replays so that replaying allocates nothing.
     seen: SeenStarts,
@@ -654,6 +734,421 @@ impl Bus {
 
 /// Puts the rest of a cut transfer back at the front of its master's queue:
 /// onto the item it came from while that is still queued (`last` false),
+/// An event of bus `bus`, for the platform to schedule (its event type
+/// converts from this one).
+#[derive(Debug, Clone, Copy)]
+pub enum BusEv {
+    /// The transaction on the bus ends.
+    Done {
+        /// The bus.
+        bus: usize,
+        /// The bus's grant count at its grant, to drop a stale end after a
+        /// cut.
+        generation: u64,
+    },
+    /// A retried master on the bus may ask again.
+    Wake(usize),
+    /// A posted write booked across the ropes above the bus leaves them
+    /// while a master of the bus waits for room in its bridge.
+    PostedFree(usize),
+}
+
+/// A grant of the bus: the master, its transaction and the transaction's
+/// clocks, and the delayed read to fetch that it latched, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct Grant {
+    master: usize,
+    tx: Tx,
+    clocks: u64,
+    /// A delayed read latched at this grant, for the platform to send up.
+    pub fetch: Option<Fetch>,
+}
+
+impl Bus {
+    /// If a master of bus `b` waits for room in the bridge's buffer, wakes
+    /// the bus when the next booked posted write leaves the ropes (the
+    /// bus then arbitrates, as an event at its leaving would make it).
+    #[inline(always)]
+    pub fn watch_posted<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        // Nothing booked to leave (a bus without ropes of its own, or none
+        // under way), or no write asks for more than the room left: none
+        // waits (the common cases, checked here, inline).
+        let bus = &*self;
+        if !bus.leaving.is_empty()
+            && bus.posted_used + bus.largest_write > bus.bridge.posted_write_buffer
+        {
+            self.watch_posted_full(b, s);
+        }
+    }
+
+    /// [`Bus::watch_posted`] once the buffer may be too full.
+    fn watch_posted_full<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        let bus = &mut *self;
+        let Some(&(t, _)) = bus.leaving.front() else {
+            return;
+        };
+        if bus.posted_wake_at != t && bus.waits_for_room(s.now()) {
+            bus.posted_wake_at = t;
+            s.schedule_at(t, E::from(BusEv::PostedFree(b)));
+        }
+    }
+
+    /// Another master asks for this bus (bus `b`) during a data transfer longer than the
+    /// latency timer: the arbiter takes the grant away, so the transfer ends
+    /// when the timer expires (or with the data phase under way, if it
+    /// already has), and the rest goes back to the front of its master's
+    /// queue (PCI 2.2 3.5.4; PCI-X 1.0 likewise, at the next 128-byte
+    /// boundary, not modelled). A delayed read's data beyond the cut is
+    /// discarded, as at a cut made at the grant.
+    pub fn cut_at_latency_timer<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        let now = s.now();
+        let bus = &mut *self;
+        let Some(tx) = bus.current else {
+            return;
+        };
+        let (m, bytes, overhead) = match tx {
+            Tx::Write { m, bytes, .. } => (m, bytes, bus.cfg.write_overhead),
+            Tx::PciData { m, bytes, .. } => (m, bytes, bus.cfg.completion_overhead),
+            Tx::Completion { bytes, .. } => {
+                (bus.completion_master(), bytes, bus.cfg.completion_overhead)
+            }
+            _ => return,
+        };
+        let bpc = bus.cfg.bytes_per_clock;
+        let lt_bytes = bus.cfg.latency_timer_bytes;
+        if bytes <= lt_bytes || !bus.another_wants(m, now) {
+            return;
+        }
+        let clock = bus.cfg.clock.0.max(1);
+        let elapsed = (now.0 - bus.started.0).div_ceil(clock);
+        let data_clocks = elapsed
+            .saturating_sub(overhead)
+            .saturating_add(1)
+            .max(bus.cfg.data_clocks(lt_bytes));
+        let keep = ((data_clocks as f64 * bpc) as u64).min(bytes);
+        if keep >= bytes {
+            return;
+        }
+        let rest = bytes - keep;
+        let Some((tx, rest_item, last)) = tx.split(keep, rest) else {
+            return;
+        };
+        if matches!(tx, Tx::Write { .. }) {
+            bus.posted_used -= rest;
+        }
+        give_back(&mut bus.masters[m].queue, last, rest_item);
+        bus.current = Some(tx);
+        bus.generation += 1;
+        let end = bus.started + bus.cfg.clocks(overhead + bus.cfg.data_clocks(keep));
+        s.schedule_at(
+            end.max(now),
+            E::from(BusEv::Done {
+                bus: b,
+                generation: bus.generation,
+            }),
+        );
+    }
+
+    /// Turns a lazy bus `b` back to events (see the module doc): replays its
+    /// retries up to now, then schedules the end of the retry under way and
+    /// the wake of every master waiting to retry. Call before changing the
+    /// bus's state.
+    #[inline]
+    pub fn sync<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        if self.lazy {
+            self.unlazy(b, s);
+        }
+    }
+
+    /// [`Bus::sync`] of a lazy bus.
+    fn unlazy<E: Copy + From<BusEv>>(&mut self, b: usize, s: &mut Scheduler<E>) {
+        let now = s.now();
+        let bus = &mut *self;
+        bus.catch_up(now);
+        bus.lazy = false;
+        if let Some(Tx::Retry { .. }) = bus.current {
+            bus.generation += 1;
+            s.schedule_at(
+                bus.retry_end(),
+                E::from(BusEv::Done {
+                    bus: b,
+                    generation: bus.generation,
+                }),
+            );
+        }
+        for m in &bus.masters {
+            if m.wait_until > now && matches!(m.queue.front(), Some(BusItem::PciRead { .. })) {
+                s.schedule_at(m.wait_until, E::from(BusEv::Wake(b)));
+            }
+        }
+    }
+
+    /// Whether a transaction is under way.
+    #[inline]
+    pub fn is_busy(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// The grant the round robin makes next on this bus (bus `b`), at
+    /// `now`, if a master wants it: its work is taken off the master's
+    /// queue (a write's room taken in the bridge, a delayed read latched in
+    /// a free slot, its fetch in the grant). Call when the bus is idle;
+    /// [`Bus::start`] then starts it.
+    #[inline]
+    pub fn choose(&mut self, b: usize, now: Picos) -> Option<Grant> {
+        let bus = &*self;
+        let n = bus.masters.len();
+        let m = bus.first_wanting(bus.rr, n, now)?;
+        // The masters before `m` in round-robin order do not want the bus: only
+        // those after it, up to the round-robin start, may be waiting too
+        // (looked at only where the latency timer could cut the transfer).
+        let position = if m >= bus.rr {
+            m - bus.rr
+        } else {
+            m + n - bus.rr
+        };
+        let others = |bus: &Bus| {
+            bus.first_wanting(next_after(m, n), n - 1 - position, now)
+                .is_some()
+        };
+        let cfg = bus.cfg;
+        let item = self.masters[m].queue.front().copied();
+        let func = self.masters[m].func;
+        let mut fetch = None;
+        let (tx, clocks) = match (item, func) {
+            (Some(BusItem::Write { op, left }), Some(_)) => {
+                let bus = &mut *self;
+                let cap = bus.chunk_for(m, left, others);
+                let bytes = left.min(cap).min(bus.bridge.posted_write_buffer);
+                bus.posted_used += bytes;
+                let last = bytes == left;
+                if last {
+                    bus.masters[m].queue.pop_front();
+                } else if let Some(BusItem::Write { left: l, .. }) =
+                    bus.masters[m].queue.front_mut()
+                {
+                    *l -= bytes;
+                }
+                (
+                    Tx::Write { m, op, bytes, last },
+                    cfg.write_overhead + cfg.data_clocks(bytes),
+                )
+            }
+            (Some(BusItem::ReadReq { op, bytes }), Some(f)) => {
+                self.masters[m].queue.pop_front();
+                (Tx::ReadReq { op, bytes, func: f }, cfg.read_request)
+            }
+            (Some(BusItem::PciRead { op, left }), Some(f)) => {
+                let bus = &mut *self;
+                let mine = bus
+                    .delayed
+                    .iter()
+                    .position(|d| matches!(d, Some(d) if d.master == m && d.op == op));
+                match mine {
+                    Some(slot) => {
+                        let d = bus.delayed[slot].expect("slot found above");
+                        if d.ready {
+                            // Taking the data frees the slot: a register read
+                            // waiting for one asks for the bus at once, so the
+                            // arbiter ends this burst at the latency timer
+                            // (as for a master that asked at the grant;
+                            // freeing a slot only lets masters ask, so
+                            // whether another waits is asked once, now).
+                            bus.delayed[slot] = None;
+                            let want = left.min(d.bytes);
+                            let cap = bus.chunk_for(m, want, |bus| bus.another_wants(m, now));
+                            let bytes = want.min(cap);
+                            let last = bytes == left;
+                            if last {
+                                bus.masters[m].queue.pop_front();
+                            } else if let Some(BusItem::PciRead { left: l, .. }) =
+                                bus.masters[m].queue.front_mut()
+                            {
+                                *l -= bytes;
+                            }
+                            (
+                                Tx::PciData {
+                                    m,
+                                    op,
+                                    bytes,
+                                    func: f,
+                                    last,
+                                },
+                                cfg.completion_overhead + cfg.data_clocks(bytes),
+                            )
+                        } else {
+                            (Tx::Retry { m }, cfg.read_request)
+                        }
+                    }
+                    None => {
+                        if let Some(slot) = bus.delayed.iter().position(|d| d.is_none()) {
+                            let bytes = left.min(bus.bridge.delayed_read_prefetch);
+                            bus.delayed[slot] = Some(DelayedRead {
+                                master: m,
+                                op,
+                                bytes,
+                                ready: false,
+                            });
+                            fetch = Some(Fetch {
+                                bus: b,
+                                bytes,
+                                kind: FetchKind::Delayed { slot, op },
+                            });
+                        }
+                        (Tx::Retry { m }, cfg.read_request)
+                    }
+                }
+            }
+            (Some(BusItem::Pio { cpu, target }), None) => {
+                self.masters[m].queue.pop_front();
+                (
+                    Tx::Pio { cpu, target },
+                    cfg.completion_overhead + cfg.data_clocks(PIO_BYTES),
+                )
+            }
+            (Some(BusItem::Completion { func, op, bytes }), None) => {
+                let bus = &mut *self;
+                let chunk = bytes.min(bus.chunk_for(m, bytes, others));
+                if chunk == bytes {
+                    bus.masters[m].queue.pop_front();
+                } else if let Some(BusItem::Completion { bytes: l, .. }) =
+                    bus.masters[m].queue.front_mut()
+                {
+                    *l -= chunk;
+                }
+                (
+                    Tx::Completion {
+                        op,
+                        bytes: chunk,
+                        func,
+                        last: chunk == bytes,
+                    },
+                    cfg.completion_overhead + cfg.data_clocks(chunk),
+                )
+            }
+            _ => return None,
+        };
+        Some(Grant {
+            master: m,
+            tx,
+            clocks,
+            fetch,
+        })
+    }
+
+    /// Starts grant `g` at `now` on this bus (bus `b`) and schedules its end.
+    #[inline]
+    pub fn start<E: Copy + From<BusEv>>(&mut self, b: usize, g: Grant, s: &mut Scheduler<E>) {
+        let now = s.now();
+        self.rr = next_after(g.master, self.masters.len());
+        self.current = Some(g.tx);
+        self.started = now;
+        self.generation += 1;
+        self.meter.start(now);
+        let generation = self.generation;
+        s.schedule_in(
+            self.cfg.clocks(g.clocks),
+            E::from(BusEv::Done { bus: b, generation }),
+        );
+    }
+
+    /// The transaction that ends now on this bus (bus `b`) was a retry of
+    /// master `m`: it may ask again after the retry interval (its wake
+    /// scheduled), unless nothing but retries can happen on the bus until
+    /// something else changes, when the bus turns lazy (see the module
+    /// doc). Whether it did.
+    #[inline]
+    pub fn retried<E: Copy + From<BusEv>>(
+        &mut self,
+        b: usize,
+        m: usize,
+        s: &mut Scheduler<E>,
+    ) -> bool {
+        let now = s.now();
+        self.retries += 1;
+        let wake = now + self.bridge.retry_interval;
+        self.masters[m].wait_until = wake;
+        if self.retries_only(now) {
+            // Nothing but retries until something else changes.
+            self.go_lazy(now);
+            return true;
+        }
+        if wake > now {
+            s.schedule_at(wake, E::from(BusEv::Wake(b)));
+        }
+        false
+    }
+
+    /// Whether grant `generation` is the transaction under way (not one cut
+    /// short, whose end is another event).
+    #[inline]
+    pub fn is_current(&self, generation: u64) -> bool {
+        generation == self.generation
+    }
+
+    /// Ends the transaction under way at `now`, if any: what it was.
+    #[inline]
+    pub(crate) fn end(&mut self, now: Picos) -> Option<Tx> {
+        let tx = self.current.take()?;
+        self.meter.stop(now);
+        Some(tx)
+    }
+
+    /// The transaction under way, if any.
+    #[cfg(test)]
+    pub(crate) fn current(&self) -> Option<Tx> {
+        self.current
+    }
+
+    /// When the first unit (`min(bytes, line)`) of a posted write of
+    /// `bytes` that ends `now` reached the bridge: one line's data phases
+    /// after the write's own clocks began, behind a bridge that streams
+    /// posted writes cut-through (the only reader); else `now`.
+    #[inline]
+    pub fn write_head(&self, bytes: u64, line: u64, now: Picos) -> Picos {
+        if self.bridge.posted_writes_cut_through {
+            let unit = bytes.min(line);
+            let clocks = self.cfg.write_overhead + self.cfg.data_clocks(unit);
+            (self.started + self.cfg.clocks(clocks)).min(now)
+        } else {
+            now
+        }
+    }
+
+    /// Whether the bus runs its retries without events.
+    #[inline]
+    pub fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
+    /// Whether a posted write booked across the ropes has left them by
+    /// `last` (checked inline: most calls find none).
+    #[inline(always)]
+    pub fn posted_left_by(&self, last: Picos) -> bool {
+        self.leaving.front().is_some_and(|&(t, _)| t <= last)
+    }
+
+    /// The next posted write booked across the ropes that has left them by
+    /// `last`, taken off the booking: its bytes.
+    #[inline]
+    pub fn take_posted_left(&mut self, last: Picos) -> Option<u64> {
+        match self.leaving.front() {
+            Some(&(t, bytes)) if t <= last => {
+                self.leaving.pop_front();
+                Some(bytes)
+            }
+            _ => None,
+        }
+    }
+
+    /// Books a posted write of `bytes` to leave the ropes at `at`, freeing
+    /// its room in the bridge then.
+    #[inline]
+    pub fn book_posted_leaving(&mut self, at: Picos, bytes: u64) {
+        self.leaving.push_back((at, bytes));
+    }
+}
+
 /// else as a new item.
 fn give_back(queue: &mut VecDeque<BusItem>, last: bool, rest: BusItem) {
     match (queue.front_mut(), rest) {
@@ -717,485 +1212,6 @@ impl Tx {
     }
 }
 
-impl Platform {
-    /// Grants the bus of `b` to the next waiting master, if it is idle
-    /// (after the posted writes that have left the ropes free their room),
-    /// and books a wake for a master still waiting for room.
-    pub(super) fn bus_arbitrate(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        self.bus_sync(b, s);
-        self.bus_settle_posted(b, s.now(), false);
-        self.bus_grant(b, s);
-        self.bus_watch_posted(b, s);
-    }
-
-    /// Applies to the bridge's buffer of bus `b` the posted writes that have
-    /// left the ropes by `now` (before `now` if `strict`: what events would
-    /// have brought when the simulation stops at `now`), and counts their
-    /// bytes as carried up.
-    #[inline(always)]
-    pub(super) fn bus_settle_posted(&mut self, b: usize, now: Picos, strict: bool) {
-        let last = if strict {
-            Picos(now.0.saturating_sub(1))
-        } else {
-            now
-        };
-        // Checked here, inline: most calls find nothing due.
-        if self.buses[b]
-            .leaving
-            .front()
-            .is_some_and(|&(t, _)| t <= last)
-        {
-            self.bus_settle_posted_due(b, last);
-        }
-    }
-
-    /// [`Platform::bus_settle_posted`] once a write is due: those that have
-    /// left by `last`.
-    fn bus_settle_posted_due(&mut self, b: usize, last: Picos) {
-        while let Some(&(t, bytes)) = self.buses[b].leaving.front() {
-            if t > last {
-                break;
-            }
-            self.buses[b].leaving.pop_front();
-            self.ropes[b].up_bytes += bytes;
-            self.free_posted(b, bytes);
-        }
-    }
-
-    /// A posted write of `bytes` has left the bridge of bus `b` (crossed its
-    /// ropes, or the slot's bus for an on-card bridge): its room is free,
-    /// and its bytes count as carried up.
-    pub(super) fn free_posted(&mut self, b: usize, bytes: u64) {
-        let bus = &mut self.buses[b];
-        bus.posted_used = bus.posted_used.saturating_sub(bytes);
-        self.totals.rope_write_bytes += bytes;
-    }
-
-    /// If a master of bus `b` waits for room in the bridge's buffer, wakes
-    /// the bus when the next booked posted write leaves the ropes (the
-    /// bus then arbitrates, as an event at its leaving would make it).
-    #[inline(always)]
-    pub(super) fn bus_watch_posted(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        // Nothing booked to leave (a bus without ropes of its own, or none
-        // under way), or no write asks for more than the room left: none
-        // waits (the common cases, checked here, inline).
-        let bus = &self.buses[b];
-        if !bus.leaving.is_empty()
-            && bus.posted_used + bus.largest_write > bus.bridge.posted_write_buffer
-        {
-            self.bus_watch_posted_full(b, s);
-        }
-    }
-
-    /// [`Platform::bus_watch_posted`] once the buffer may be too full.
-    fn bus_watch_posted_full(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        let bus = &mut self.buses[b];
-        let Some(&(t, _)) = bus.leaving.front() else {
-            return;
-        };
-        if bus.posted_wake_at != t && bus.waits_for_room(s.now()) {
-            bus.posted_wake_at = t;
-            s.schedule_at(t, Ev::PostedFree(b));
-        }
-    }
-
-    /// A booked posted write of bus `b` leaves the ropes while a master
-    /// waits for room: the bus catches up and arbitrates.
-    pub(super) fn bus_posted_free(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        self.buses[b].posted_wakes += 1;
-        self.bus_arbitrate(b, s);
-    }
-
-    /// [`Platform::bus_arbitrate`] once the buffer is settled.
-    fn bus_grant(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        let now = s.now();
-        let bus = &self.buses[b];
-        if bus.current.is_some() {
-            self.bus_cut_at_latency_timer(b, s);
-            return;
-        }
-        let n = bus.masters.len();
-        let Some(m) = bus.first_wanting(bus.rr, n, now) else {
-            return;
-        };
-        // The masters before `m` in round-robin order do not want the bus: only
-        // those after it, up to the round-robin start, may be waiting too
-        // (looked at only where the latency timer could cut the transfer).
-        let position = if m >= bus.rr {
-            m - bus.rr
-        } else {
-            m + n - bus.rr
-        };
-        let others = |bus: &Bus| {
-            bus.first_wanting(next_after(m, n), n - 1 - position, now)
-                .is_some()
-        };
-        let cfg = bus.cfg;
-        let item = self.buses[b].masters[m].queue.front().copied();
-        let func = self.buses[b].masters[m].func;
-        let (tx, clocks) = match (item, func) {
-            (Some(BusItem::Write { op, left }), Some(_)) => {
-                let bus = &mut self.buses[b];
-                let cap = bus.chunk_for(m, left, others);
-                let bytes = left.min(cap).min(bus.bridge.posted_write_buffer);
-                bus.posted_used += bytes;
-                let last = bytes == left;
-                if last {
-                    bus.masters[m].queue.pop_front();
-                } else if let Some(BusItem::Write { left: l, .. }) =
-                    bus.masters[m].queue.front_mut()
-                {
-                    *l -= bytes;
-                }
-                (
-                    Tx::Write { m, op, bytes, last },
-                    cfg.write_overhead + cfg.data_clocks(bytes),
-                )
-            }
-            (Some(BusItem::ReadReq { op, bytes }), Some(f)) => {
-                self.buses[b].masters[m].queue.pop_front();
-                (Tx::ReadReq { op, bytes, func: f }, cfg.read_request)
-            }
-            (Some(BusItem::PciRead { op, left }), Some(f)) => {
-                let bus = &mut self.buses[b];
-                let mine = bus
-                    .delayed
-                    .iter()
-                    .position(|d| matches!(d, Some(d) if d.master == m && d.op == op));
-                match mine {
-                    Some(slot) => {
-                        let d = bus.delayed[slot].expect("slot found above");
-                        if d.ready {
-                            // Taking the data frees the slot: a register read
-                            // waiting for one asks for the bus at once, so the
-                            // arbiter ends this burst at the latency timer
-                            // (as for a master that asked at the grant;
-                            // freeing a slot only lets masters ask, so
-                            // whether another waits is asked once, now).
-                            bus.delayed[slot] = None;
-                            let want = left.min(d.bytes);
-                            let cap = bus.chunk_for(m, want, |bus| bus.another_wants(m, now));
-                            let bytes = want.min(cap);
-                            let last = bytes == left;
-                            if last {
-                                bus.masters[m].queue.pop_front();
-                            } else if let Some(BusItem::PciRead { left: l, .. }) =
-                                bus.masters[m].queue.front_mut()
-                            {
-                                *l -= bytes;
-                            }
-                            (
-                                Tx::PciData {
-                                    m,
-                                    op,
-                                    bytes,
-                                    func: f,
-                                    last,
-                                },
-                                cfg.completion_overhead + cfg.data_clocks(bytes),
-                            )
-                        } else {
-                            (Tx::Retry { m }, cfg.read_request)
-                        }
-                    }
-                    None => {
-                        if let Some(slot) = bus.delayed.iter().position(|d| d.is_none()) {
-                            let bytes = left.min(bus.bridge.delayed_read_prefetch);
-                            bus.delayed[slot] = Some(DelayedRead {
-                                master: m,
-                                op,
-                                bytes,
-                                ready: false,
-                            });
-                            let fetch = Fetch {
-                                bus: b,
-                                bytes,
-                                kind: FetchKind::Delayed { slot, op },
-                            };
-                            self.up_push(b, super::path::RopeItem::ReadReq(fetch), s);
-                        }
-                        (Tx::Retry { m }, cfg.read_request)
-                    }
-                }
-            }
-            (Some(BusItem::Pio { cpu, target }), None) => {
-                self.buses[b].masters[m].queue.pop_front();
-                (
-                    Tx::Pio { cpu, target },
-                    cfg.completion_overhead + cfg.data_clocks(PIO_BYTES),
-                )
-            }
-            (Some(BusItem::Completion { func, op, bytes }), None) => {
-                let bus = &mut self.buses[b];
-                let chunk = bytes.min(bus.chunk_for(m, bytes, others));
-                if chunk == bytes {
-                    bus.masters[m].queue.pop_front();
-                } else if let Some(BusItem::Completion { bytes: l, .. }) =
-                    bus.masters[m].queue.front_mut()
-                {
-                    *l -= chunk;
-                }
-                (
-                    Tx::Completion {
-                        op,
-                        bytes: chunk,
-                        func,
-                        last: chunk == bytes,
-                    },
-                    cfg.completion_overhead + cfg.data_clocks(chunk),
-                )
-            }
-            _ => return,
-        };
-        let bus = &mut self.buses[b];
-        bus.rr = next_after(m, n);
-        bus.current = Some(tx);
-        bus.started = now;
-        bus.generation += 1;
-        bus.meter.start(now);
-        s.schedule_in(cfg.clocks(clocks), Ev::BusDone(b, bus.generation));
-    }
-
-    /// Another master asks for bus `b` during a data transfer longer than the
-    /// latency timer: the arbiter takes the grant away, so the transfer ends
-    /// when the timer expires (or with the data phase under way, if it
-    /// already has), and the rest goes back to the front of its master's
-    /// queue (PCI 2.2 3.5.4; PCI-X 1.0 likewise, at the next 128-byte
-    /// boundary, not modelled). A delayed read's data beyond the cut is
-    /// discarded, as at a cut made at the grant.
-    fn bus_cut_at_latency_timer(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        let now = s.now();
-        let bus = &mut self.buses[b];
-        let Some(tx) = bus.current else {
-            return;
-        };
-        let (m, bytes, overhead) = match tx {
-            Tx::Write { m, bytes, .. } => (m, bytes, bus.cfg.write_overhead),
-            Tx::PciData { m, bytes, .. } => (m, bytes, bus.cfg.completion_overhead),
-            Tx::Completion { bytes, .. } => {
-                (bus.completion_master(), bytes, bus.cfg.completion_overhead)
-            }
-            _ => return,
-        };
-        let bpc = bus.cfg.bytes_per_clock;
-        let lt_bytes = bus.cfg.latency_timer_bytes;
-        if bytes <= lt_bytes || !bus.another_wants(m, now) {
-            return;
-        }
-        let clock = bus.cfg.clock.0.max(1);
-        let elapsed = (now.0 - bus.started.0).div_ceil(clock);
-        let data_clocks = elapsed
-            .saturating_sub(overhead)
-            .saturating_add(1)
-            .max(bus.cfg.data_clocks(lt_bytes));
-        let keep = ((data_clocks as f64 * bpc) as u64).min(bytes);
-        if keep >= bytes {
-            return;
-        }
-        let rest = bytes - keep;
-        let Some((tx, rest_item, last)) = tx.split(keep, rest) else {
-            return;
-        };
-        if matches!(tx, Tx::Write { .. }) {
-            bus.posted_used -= rest;
-        }
-        give_back(&mut bus.masters[m].queue, last, rest_item);
-        bus.current = Some(tx);
-        bus.generation += 1;
-        let end = bus.started + bus.cfg.clocks(overhead + bus.cfg.data_clocks(keep));
-        s.schedule_at(end.max(now), Ev::BusDone(b, bus.generation));
-    }
-
-    /// Turns a lazy bus `b` back to events (see the module doc): replays its
-    /// retries up to now, then schedules the end of the retry under way and
-    /// the wake of every master waiting to retry. Call before changing the
-    /// bus's state.
-    #[inline]
-    pub(super) fn bus_sync(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        if self.buses[b].lazy {
-            self.bus_unlazy(b, s);
-        }
-    }
-
-    /// [`Platform::bus_sync`] of a lazy bus.
-    fn bus_unlazy(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        let now = s.now();
-        let bus = &mut self.buses[b];
-        bus.catch_up(now);
-        bus.lazy = false;
-        if let Some(Tx::Retry { .. }) = bus.current {
-            bus.generation += 1;
-            s.schedule_at(bus.retry_end(), Ev::BusDone(b, bus.generation));
-        }
-        for m in &bus.masters {
-            if m.wait_until > now && matches!(m.queue.front(), Some(BusItem::PciRead { .. })) {
-                s.schedule_at(m.wait_until, Ev::BusWake(b));
-            }
-        }
-    }
-
-    /// A retried master of bus `b` may ask again: a lazy bus replays its
-    /// retries, one on events arbitrates.
-    pub(super) fn bus_wake(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        if self.buses[b].lazy {
-            self.buses[b].catch_up(s.now());
-        } else {
-            self.bus_arbitrate(b, s);
-        }
-    }
-
-    /// Queues `item` at master `m` of bus `b` and arbitrates.
-    pub(super) fn bus_enqueue(&mut self, b: usize, m: usize, item: BusItem, s: &mut Scheduler<Ev>) {
-        self.bus_sync(b, s);
-        self.buses[b].masters[m].queue.push_back(item);
-        self.bus_arbitrate(b, s);
-    }
-
-    /// Queues a split completion at the bridge of bus `b`.
-    pub(super) fn bus_push_completion(
-        &mut self,
-        b: usize,
-        func: usize,
-        op: u64,
-        bytes: u64,
-        s: &mut Scheduler<Ev>,
-    ) {
-        let bm = self.buses[b].completion_master();
-        self.bus_enqueue(b, bm, BusItem::Completion { func, op, bytes }, s);
-    }
-
-    /// Queues a register read by CPU `cpu` of a card on bus `target` at the
-    /// bridge of bus `b`.
-    pub(super) fn bus_push_pio(
-        &mut self,
-        b: usize,
-        cpu: usize,
-        target: usize,
-        s: &mut Scheduler<Ev>,
-    ) {
-        let bm = self.buses[b].request_master();
-        self.bus_enqueue(b, bm, BusItem::Pio { cpu, target }, s);
-    }
-
-    /// The bus one step below `b` on the way to bus `target` (the secondary
-    /// bus of the on-card bridge on `b` that `target` is, or sits behind).
-    fn bus_toward(&self, b: usize, target: usize) -> usize {
-        let mut t = target;
-        while let Some(cb) = self.cfg.buses[t].upstream {
-            let parent = self.cfg.card_bridges[cb].parent;
-            if parent == b {
-                return t;
-            }
-            t = parent;
-        }
-        target
-    }
-
-    /// Marks delayed-read slot `slot` of bus `b` ready.
-    pub(super) fn bus_delayed_ready(
-        &mut self,
-        b: usize,
-        slot: usize,
-        op: u64,
-        s: &mut Scheduler<Ev>,
-    ) {
-        self.bus_sync(b, s);
-        if let Some(d) = self.buses[b].delayed[slot].as_mut() {
-            if d.op == op {
-                d.ready = true;
-            }
-        }
-    }
-}
-
-impl System {
-    /// The transaction on bus `b` ends.
-    pub(super) fn bus_done(&mut self, b: usize, generation: u64, s: &mut Scheduler<Ev>) {
-        let now = s.now();
-        if generation != self.p.buses[b].generation {
-            // The transaction was cut short and ends at another event.
-            return;
-        }
-        self.p.bus_settle_posted(b, now, false);
-        let Some(tx) = self.p.buses[b].current.take() else {
-            return;
-        };
-        self.p.buses[b].meter.stop(now);
-        match tx {
-            Tx::Write { m, op, bytes, last } => {
-                self.p.buses[b].data_bytes += bytes;
-                self.p.totals.bus_write_bytes += bytes;
-                // Its first cache line reached the bridge one line's data
-                // phases after the write's own clocks began (read only
-                // behind a bridge that streams posted writes cut-through).
-                let bus = &self.p.buses[b];
-                let head = if bus.bridge.posted_writes_cut_through {
-                    let unit = bytes.min(self.p.cfg.memory.line);
-                    let clocks = bus.cfg.write_overhead + bus.cfg.data_clocks(unit);
-                    (bus.started + bus.cfg.clocks(clocks)).min(now)
-                } else {
-                    now
-                };
-                let item = super::path::RopeItem::Write { bytes, head };
-                self.p.up_push(b, item, s);
-                if last {
-                    if let Some(f) = self.p.buses[b].masters[m].func {
-                        self.dma_write_done(f, op, s);
-                    }
-                }
-            }
-            Tx::ReadReq { op, bytes, func } => {
-                let fetch = Fetch {
-                    bus: b,
-                    bytes,
-                    kind: FetchKind::Split { func, op },
-                };
-                self.p.up_push(b, super::path::RopeItem::ReadReq(fetch), s);
-            }
-            Tx::Retry { m } => {
-                let bus = &mut self.p.buses[b];
-                bus.retries += 1;
-                let wake = now + bus.bridge.retry_interval;
-                bus.masters[m].wait_until = wake;
-                if bus.retries_only(now) {
-                    // Nothing but retries until something else changes.
-                    bus.go_lazy(now);
-                    // A writer waiting for room wakes it when room frees.
-                    self.p.bus_watch_posted(b, s);
-                    return;
-                }
-                if wake > now {
-                    s.schedule_at(wake, Ev::BusWake(b));
-                }
-            }
-            Tx::PciData {
-                op, bytes, func, ..
-            } => {
-                self.p.buses[b].data_bytes += bytes;
-                self.dma_read_data(func, op, bytes, false, s);
-            }
-            Tx::Completion {
-                op,
-                bytes,
-                func,
-                last,
-            } => {
-                self.p.buses[b].data_bytes += bytes;
-                self.dma_read_data(func, op, bytes, last, s);
-            }
-            Tx::Pio { cpu, target } if target != b => {
-                // On to the card's own bus, through its bridge.
-                let next = self.p.bus_toward(b, target);
-                self.p.bus_push_pio(next, cpu, target, s);
-            }
-            Tx::Pio { cpu, .. } => {
-                self.p.up_push(b, super::path::RopeItem::PioData { cpu }, s);
-            }
-        }
-        self.p.bus_arbitrate(b, s);
-    }
-}
-
 /// The master after `m` of `n`, round robin (without a division).
 #[inline]
 fn next_after(m: usize, n: usize) -> usize {
@@ -1227,178 +1243,5 @@ mod tests {
         assert_eq!(seen.find(&[1, 1, 2]), None);
         seen.clear();
         assert_eq!(seen.find(&[7, 7]), None);
-    }
-    use crate::engine::{run_until, Limits};
-
-    /// The system of the first experiment of Figure 2 (GigE receive on PCI-X),
-    /// not started: its buses are idle and empty.
-    fn idle_system() -> System {
-        idle_system_of("gige-rx.pcix.c1")
-    }
-
-    /// The system of experiment `id` of Figure 2, not started.
-    fn idle_system_of(id: &str) -> System {
-        System::new(
-            super::super::tests::config_of("hp2g-fig2-gige-receive", id),
-            1,
-        )
-    }
-
-    /// The kind of transaction on bus 0 now.
-    fn on_bus(sys: &System) -> &'static str {
-        match sys.p.buses[0].current {
-            Some(Tx::Completion { .. }) => "completion",
-            Some(Tx::Pio { .. }) => "register read",
-            Some(_) => "other",
-            None => "idle",
-        }
-    }
-
-    #[test]
-    fn a_register_read_does_not_wait_behind_queued_completions() {
-        let mut sys = idle_system();
-        let mut s = Scheduler::new();
-        // Three completions are queued at the bridge, then a register read.
-        for op in 0..3 {
-            sys.p.bus_push_completion(0, 0, op, 512, &mut s);
-        }
-        sys.p.bus_push_pio(0, 0, 0, &mut s);
-        // What the bus carries, step by step (each tenure lasts far longer
-        // than a step), consecutive repeats merged.
-        let mut order = vec![on_bus(&sys)];
-        let limits = Limits {
-            max_time: Picos::from_ns(20_000.0),
-            max_events: 10_000,
-        };
-        for step in 1..20_000u64 {
-            run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
-            let now = on_bus(&sys);
-            if order.last() != Some(&now) {
-                order.push(now);
-            }
-        }
-        assert!(
-            order.starts_with(&["completion", "register read", "completion", "idle"]),
-            "the read goes between the completions: {order:?}"
-        );
-    }
-
-    #[test]
-    fn a_long_burst_ends_at_the_latency_timer_when_another_master_asks() {
-        let mut sys = idle_system();
-        let mut s = Scheduler::new();
-        let cfg = sys.p.buses[0].cfg;
-        // One completion of a whole bus burst: with nobody waiting at the
-        // grant, it is granted in one tenure.
-        sys.p.bus_push_completion(0, 0, 0, cfg.max_burst, &mut s);
-        let limits = Limits {
-            max_time: Picos::from_ns(50_000.0),
-            max_events: 10_000,
-        };
-        run_until(&mut sys, &mut s, Picos::from_ns(100.0), limits);
-        assert_eq!(on_bus(&sys), "completion");
-        // A register read arrives 100 ns into it.
-        sys.p.bus_push_pio(0, 0, 0, &mut s);
-        let mut read_at = None;
-        for step in 101..50_000u64 {
-            run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
-            if read_at.is_none() && on_bus(&sys) == "register read" {
-                read_at = Some(step as f64);
-            }
-        }
-        let timer_ns = cfg.clocks(cfg.completion_overhead + cfg.latency_timer).0 as f64 / 1e3;
-        let whole_ns = cfg
-            .clocks(cfg.completion_overhead + cfg.data_clocks(cfg.max_burst))
-            .0 as f64
-            / 1e3;
-        let read_at = read_at.expect("the register read gets the bus");
-        assert!(
-            read_at >= timer_ns && read_at <= timer_ns + 20.0,
-            "the read gets the bus at {read_at} ns: the timer expires at {timer_ns} ns, the whole burst ends at {whole_ns} ns"
-        );
-        assert_eq!(on_bus(&sys), "idle");
-        assert_eq!(
-            sys.p.buses[0].data_bytes, cfg.max_burst,
-            "the rest of the burst follows the read"
-        );
-    }
-
-    #[test]
-    fn a_register_read_waiting_for_the_slot_ends_the_burst_that_frees_it_at_the_latency_timer() {
-        let mut sys = idle_system_of("gige-rx.pci66.c1");
-        let mut s = Scheduler::new();
-        let cfg = sys.p.buses[0].cfg;
-        let bus = &mut sys.p.buses[0];
-        assert_eq!(bus.cfg.protocol, Protocol::Pci);
-        assert_eq!(bus.delayed.len(), 1);
-        bus.bridge.register_reads_use_delayed_slots = true;
-        // The bridge's only slot holds a whole burst's data, ready for the
-        // delayed read of master 1; a register read waits for the slot.
-        let bytes = cfg.max_burst.min(bus.bridge.delayed_read_prefetch);
-        assert!(bytes > cfg.latency_timer_bytes);
-        bus.delayed[0] = Some(DelayedRead {
-            master: 1,
-            op: 99,
-            bytes,
-            ready: true,
-        });
-        bus.masters[1].queue.push_back(BusItem::PciRead {
-            op: 99,
-            left: bytes,
-        });
-        sys.p.bus_push_pio(0, 0, 0, &mut s);
-        // The read's data has the bus; taking it frees the slot, so the
-        // register read asks at once and has the bus when the timer expires,
-        // with no other event to make the arbiter look.
-        assert!(matches!(sys.p.buses[0].current, Some(Tx::PciData { .. })));
-        let limits = Limits {
-            max_time: Picos::from_ns(50_000.0),
-            max_events: 10_000,
-        };
-        let read_at = (1..20_000u64)
-            .find(|&step| {
-                run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
-                on_bus(&sys) == "register read"
-            })
-            .expect("the register read gets the bus") as f64;
-        let timer_ns = cfg.clocks(cfg.completion_overhead + cfg.latency_timer).0 as f64 / 1e3;
-        let whole_ns = cfg
-            .clocks(cfg.completion_overhead + cfg.data_clocks(bytes))
-            .0 as f64
-            / 1e3;
-        assert!(
-            read_at >= timer_ns && read_at <= timer_ns + 20.0,
-            "the read gets the bus at {read_at} ns: the timer expires at {timer_ns} ns, the whole burst ends at {whole_ns} ns"
-        );
-    }
-
-    #[test]
-    fn in_pci_mode_a_register_read_waits_for_a_free_delayed_read_slot() {
-        let limits = Limits {
-            max_time: Picos::from_ns(50_000.0),
-            max_events: 10_000,
-        };
-        // When the register read first has the bus, within 5 us, with the
-        // bridge's only slot held by a DMA read that never completes.
-        let read_at = |use_slots: bool| {
-            let mut sys = idle_system_of("gige-rx.pci66.c1");
-            assert_eq!(sys.p.buses[0].cfg.protocol, Protocol::Pci);
-            assert_eq!(sys.p.buses[0].delayed.len(), 1);
-            sys.p.buses[0].bridge.register_reads_use_delayed_slots = use_slots;
-            sys.p.buses[0].delayed[0] = Some(DelayedRead {
-                master: 1,
-                op: 99,
-                bytes: 512,
-                ready: false,
-            });
-            let mut s = Scheduler::new();
-            sys.p.bus_push_pio(0, 0, 0, &mut s);
-            (1..5_000u64).find(|&step| {
-                run_until(&mut sys, &mut s, Picos::from_ns(step as f64), limits);
-                on_bus(&sys) == "register read"
-            })
-        };
-        assert!(read_at(false).is_some(), "a bridge tracking reads apart");
-        assert_eq!(read_at(true), None, "the read waits for the slot");
     }
 }

@@ -1,9 +1,15 @@
 //! Assembly: turns validated descriptions into the typed, unit-resolved
 //! configuration the components run with. All defaults come from model files.
 
-use super::cpu::CpuPlacement;
+pub use super::bus::{BridgeCfg, BusCfg};
+pub use super::cpu::{CpuCfg, CpuPlacement};
+pub use super::dma::DmaCfg;
 use super::engines::raw_dma::RawDmaTest;
 pub use super::engines::veth::VethCfg;
+pub use super::memory::MemoryCfg;
+pub use super::path::{ControllerCfg, PathCfg};
+pub use super::platform::{CardBridgeCfg, PlacedBus};
+pub use super::testbed::TestbedCfg;
 use crate::error::{Error, Result};
 use crate::model::negotiate_mode;
 use crate::model::schema::{
@@ -12,38 +18,9 @@ use crate::model::schema::{
     TestbedParams, VethParams,
 };
 use crate::model::{
-    BusSpec, EngineKind, Experiment, Framing, ParamSet, Protocol, Registry, ServerSpec,
-    WorkloadKind,
+    BusSpec, EngineKind, Experiment, Framing, ParamSet, Registry, ServerSpec, WorkloadKind,
 };
 use crate::units::{BytesPerSec, Picos};
-
-/// A bus in the mode negotiated between a card and its slot (its timing:
-/// plain numbers, copied freely on the hot path).
-#[derive(Debug, Clone, Copy)]
-pub struct BusCfg {
-    /// PCI or PCI-X.
-    pub protocol: Protocol,
-    /// One clock.
-    pub clock: Picos,
-    /// Bytes moved per clock (width x transfers per clock).
-    pub bytes_per_clock: f64,
-    /// Clocks of a posted write besides data.
-    pub write_overhead: u64,
-    /// Clocks of a read request (Retry or Split Response).
-    pub read_request: u64,
-    /// Clocks of a read-data transaction besides data.
-    pub completion_overhead: u64,
-    /// Burst cap, in clocks, when another master waits.
-    pub latency_timer: u64,
-    /// Largest burst of one transaction.
-    pub max_burst: u64,
-    /// Bytes a burst may move when another master waits: the latency
-    /// timer's clocks of data, at least one clock's (derived, for the hot path).
-    pub latency_timer_bytes: u64,
-    /// `bytes_per_clock` when it is a whole number, else 0 (derived, for the
-    /// hot path's integer arithmetic).
-    pub whole_bytes_per_clock: u64,
-}
 
 impl BusCfg {
     /// The timing of a bus mode, from its description.
@@ -75,42 +52,6 @@ impl BusCfg {
         };
         self
     }
-    /// Peak data rate.
-    pub fn peak(&self) -> BytesPerSec {
-        BytesPerSec(self.bytes_per_clock * 1e12 / self.clock.0 as f64)
-    }
-    /// Clocks to move `bytes` of data.
-    #[inline]
-    pub fn data_clocks(&self, bytes: u64) -> u64 {
-        let whole = self.whole_bytes_per_clock;
-        if whole > 0 {
-            // Integer arithmetic for the usual whole number of bytes a clock.
-            bytes.div_ceil(whole)
-        } else {
-            crate::units::ceil_u64((bytes as f64) / self.bytes_per_clock)
-        }
-    }
-    /// Duration of `clocks` clocks.
-    pub fn clocks(&self, clocks: u64) -> Picos {
-        Picos(self.clock.0 * clocks)
-    }
-}
-
-/// The bus adapter (bridge) above a slot.
-#[derive(Debug, Clone)]
-pub struct BridgeCfg {
-    /// Posted-write buffer, bytes.
-    pub posted_write_buffer: u64,
-    /// Delayed-read slots (PCI mode).
-    pub delayed_read_slots: usize,
-    /// Bytes fetched per delayed read.
-    pub delayed_read_prefetch: u64,
-    /// Wait of a retried master before it asks again.
-    pub retry_interval: Picos,
-    /// In PCI mode a register read waits for a free delayed-read slot.
-    pub register_reads_use_delayed_slots: bool,
-    /// A posted write starts up the ropes once its first line is in.
-    pub posted_writes_cut_through: bool,
 }
 
 impl BridgeCfg {
@@ -125,53 +66,6 @@ impl BridgeCfg {
             posted_writes_cut_through: bp.posted_writes_cut_through.is_some_and(|c| c >= 0.5),
         }
     }
-}
-
-/// The path from a slot's bridge to memory.
-#[derive(Debug, Clone)]
-pub struct PathCfg {
-    /// Ropes of this slot times the rope rate (shared by both directions).
-    pub rope_rate: BytesPerSec,
-    /// Header bytes per rope packet.
-    pub rope_overhead: u64,
-    /// Fixed round trip of a DMA read outside memory.
-    pub io_read_latency: Picos,
-}
-
-/// Memory of the partition, as DMA sees it.
-#[derive(Debug, Clone)]
-pub struct MemoryCfg {
-    /// Latency of a line from the local cell.
-    pub local: Picos,
-    /// Latency of a line from a remote cell.
-    pub remote: Picos,
-    /// Probability a line is remote: (cells - 1) / cells with interleaving.
-    pub p_remote: f64,
-    /// Interleave unit.
-    pub line: u64,
-    /// Line fetches in flight per DMA read.
-    pub lines_in_flight: u64,
-    /// The partition's memory bandwidth (each cell's times its cells), if
-    /// modelled.
-    pub bandwidth: Option<BytesPerSec>,
-}
-
-/// Host CPU and protocol stack costs.
-#[derive(Debug, Clone)]
-pub struct CpuCfg {
-    /// Per packet received and per ACK sent, memory stalls included.
-    pub per_packet: Picos,
-    /// Per data segment sent, memory stalls included.
-    pub per_segment_sent: Picos,
-    /// Per KiB of payload, in ps.
-    pub per_kib_ps: f64,
-    /// Per disk I/O.
-    pub per_io: Picos,
-    /// Segments per ACK.
-    pub ack_every: u32,
-    /// Per send() call of a sending application (zero when the server's
-    /// model leaves `cpu_per_send_call` out).
-    pub per_send_call: Picos,
 }
 
 /// ATM cells under a frame: AAL5 pads the frame and its trailer to a whole
@@ -331,27 +225,6 @@ pub struct HbaCfg {
     pub processor_per_io: Picos,
 }
 
-/// The far ends of the links.
-#[derive(Debug, Clone)]
-pub struct TestbedCfg {
-    /// netperf peer ACK turnaround.
-    pub peer_turnaround: Picos,
-    /// netperf peer receive processing per segment.
-    pub peer_per_segment: Picos,
-    /// netperf peer receive processing per KiB of payload, picoseconds.
-    pub peer_ps_per_kib: f64,
-    /// netperf peer's time to build an ACK.
-    pub peer_per_ack: Picos,
-    /// The peer's adapter processor's time per frame (data in, ACK out).
-    pub peer_processor_per_frame: Picos,
-    /// Disk array service time besides transfer.
-    pub target_latency: Picos,
-    /// Disk array service time per KiB of the I/O, picoseconds.
-    pub target_ps_per_kib: f64,
-    /// Default outstanding I/Os per direction.
-    pub outstanding: u32,
-}
-
 impl TestbedCfg {
     /// The netperf peer's costs for the data segments it receives.
     pub fn peer_cost(&self) -> crate::sim::workloads::tcp::PeerCost {
@@ -361,14 +234,6 @@ impl TestbedCfg {
             per_kib_ps: self.peer_ps_per_kib,
             per_ack: self.peer_per_ack,
         }
-    }
-
-    /// The disk array's service time for an I/O of `bytes`.
-    pub fn target_service(&self, bytes: u64) -> Picos {
-        self.target_latency
-            + Picos(crate::units::round_u64(
-                self.target_ps_per_kib * bytes as f64 / 1024.0,
-            ))
     }
 }
 
@@ -419,17 +284,6 @@ pub struct Route {
     pub ingress: bool,
 }
 
-/// How a function's DMA engine uses the bus.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DmaCfg {
-    /// Bytes per read request.
-    pub max_read: u64,
-    /// Read requests in flight.
-    pub max_outstanding: u32,
-    /// Bytes per write burst.
-    pub write_burst: u64,
-}
-
 impl FunctionCfg {
     /// The function's DMA engine settings.
     pub fn dma(&self) -> DmaCfg {
@@ -477,52 +331,6 @@ pub struct PlacedFunction {
     pub bus: usize,
     /// Engine and workload.
     pub cfg: FunctionCfg,
-}
-
-/// One bus segment (the bus of one card, or of several sharing it), its
-/// bridge and path.
-#[derive(Debug, Clone)]
-pub struct PlacedBus {
-    /// `card@slot` label (`card@slot+card@slot` for a shared segment).
-    pub label: String,
-    /// Name of the negotiated bus mode.
-    pub mode: String,
-    /// The bus.
-    pub bus: BusCfg,
-    /// Its bridge.
-    pub bridge: BridgeCfg,
-    /// The path above it.
-    pub path: PathCfg,
-    /// The I/O controller its ropes end at (index into
-    /// `SystemCfg::controllers`), if the server has one there.
-    pub controller: Option<usize>,
-    /// For the secondary bus of an on-card bridge: that bridge (index into
-    /// `SystemCfg::card_bridges`), which carries everything the bus sends
-    /// up across the slot's bus; `None` for a bus whose own ropes go up.
-    pub upstream: Option<usize>,
-}
-
-/// An on-card PCI-to-PCI bridge: a master on the slot's bus (`parent`)
-/// for the functions on its secondary bus.
-#[derive(Debug, Clone)]
-pub struct CardBridgeCfg {
-    /// Index of the slot's bus (where it masters).
-    pub parent: usize,
-    /// How it reads and bursts on that bus.
-    pub dma: DmaCfg,
-}
-
-/// An I/O controller's link to memory, shared by the slots under it.
-#[derive(Debug, Clone)]
-pub struct ControllerCfg {
-    /// `server/controller` label.
-    pub label: String,
-    /// Bytes per second each way.
-    pub rate: BytesPerSec,
-    /// Header bytes per packet.
-    pub overhead: u64,
-    /// Bytes per second both ways together, if the two directions share it.
-    pub rate_both_ways: Option<BytesPerSec>,
 }
 
 /// Everything one experiment runs with.

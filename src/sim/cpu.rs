@@ -38,15 +38,42 @@
 //! - ACKs sent on the interrupt CPU too: by arithmetic, if GigE receive alone
 //!   is CPU-limited at 929 Mbit/s with 1.5 packets per segment, bidirectional
 //!   is limited near 1390 Mbit/s, 11% above the paper (not simulated).
+//!
+//! The component: [`CpuCfg`] (the protocol stack's costs), the pool's
+//! [`CpuPlacement`], and each [`Cpu`]'s queues of [`CpuJob`]s, whose
+//! engine event it carries as an opaque token `T`. Its interface:
+//! [`Cpu::submit`], [`Cpu::start_next`] (the cost of the work it starts,
+//! whose end the platform schedules), [`Cpu::begin_reads`],
+//! [`Cpu::read_returned`] and [`Cpu::finish`]; the platform
+//! (`platform::cpu`) sends the register reads across the bus and hands the
+//! finished job's event to the engine.
+//!
+//! A hardware file: it uses only other hardware (the meters) and the
+//! units; never the platform, an engine, a workload, the assembly or the
+//! top-level event.
 
 use std::collections::VecDeque;
 
-use super::engines::EngineEv;
 use super::meter::BusyMeter;
-use super::platform::Platform;
-use super::{Ev, System};
-use crate::engine::Scheduler;
 use crate::units::Picos;
+
+/// Host CPU and protocol stack costs.
+#[derive(Debug, Clone)]
+pub struct CpuCfg {
+    /// Per packet received and per ACK sent, memory stalls included.
+    pub per_packet: Picos,
+    /// Per data segment sent, memory stalls included.
+    pub per_segment_sent: Picos,
+    /// Per KiB of payload, in ps.
+    pub per_kib_ps: f64,
+    /// Per disk I/O.
+    pub per_io: Picos,
+    /// Segments per ACK.
+    pub ack_every: u32,
+    /// Per send() call of a sending application (zero when the server's
+    /// model leaves `cpu_per_send_call` out).
+    pub per_send_call: Picos,
+}
 
 /// The part a CPU plays for an adapter function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,24 +218,26 @@ impl CpuPlacement {
 /// Work queued on a CPU for function `func`: when done, the CPU makes
 /// `register_reads` reads of the card's registers, then `done` goes back to
 /// the function's engine.
+/// `T` is the engine's event token (the CPU only carries it back).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CpuJob {
+pub struct CpuJob<T> {
     /// The function the work is for.
     pub func: usize,
     /// The engine's event when it is done.
-    pub done: EngineEv,
+    pub done: T,
     /// Register reads after the computing part (a driver's per interrupt).
     pub register_reads: u32,
 }
 
 /// One CPU.
-#[derive(Debug, Default)]
-pub struct Cpu {
+#[derive(Debug)]
+pub struct Cpu<T> {
     /// Interrupt work waiting (served first).
-    interrupts: VecDeque<(Picos, CpuJob)>,
+    interrupts: VecDeque<(Picos, CpuJob<T>)>,
     /// Process work waiting.
-    queue: VecDeque<(Picos, CpuJob)>,
-    current: Option<CpuJob>,
+    queue: VecDeque<(Picos, CpuJob<T>)>,
+    /// The work under way.
+    current: Option<CpuJob<T>>,
     /// Register reads the current work still waits for (the CPU is stalled,
     /// and counted busy, while one is out).
     pio_left: u32,
@@ -218,89 +247,81 @@ pub struct Cpu {
     pub meter: BusyMeter,
 }
 
-impl Platform {
-    /// Queues `job` costing `cost` on CPU `c`, as interrupt work (served
-    /// before waiting process work) or process work.
-    pub(super) fn cpu_submit(
-        &mut self,
-        c: usize,
-        cost: Picos,
-        job: CpuJob,
-        interrupt: bool,
-        s: &mut Scheduler<Ev>,
-    ) {
-        let cpu = &mut self.cpus[c];
-        if interrupt {
-            cpu.interrupts.push_back((cost, job));
-        } else {
-            cpu.queue.push_back((cost, job));
+impl<T> Default for Cpu<T> {
+    fn default() -> Self {
+        Cpu {
+            interrupts: VecDeque::new(),
+            queue: VecDeque::new(),
+            current: None,
+            pio_left: 0,
+            pio_since: Picos(0),
+            meter: BusyMeter::default(),
         }
-        self.cpu_start(c, s);
-    }
-
-    fn cpu_start(&mut self, c: usize, s: &mut Scheduler<Ev>) {
-        let cpu = &mut self.cpus[c];
-        if cpu.current.is_some() {
-            return;
-        }
-        let Some((cost, job)) = cpu.interrupts.pop_front().or_else(|| cpu.queue.pop_front()) else {
-            return;
-        };
-        cpu.current = Some(job);
-        cpu.meter.start(s.now());
-        s.schedule_in(cost, Ev::CpuDone(c));
-    }
-
-    /// CPU `c` reads a register of the card of function `f`.
-    fn cpu_read_register(&mut self, c: usize, f: usize, s: &mut Scheduler<Ev>) {
-        let b = self.place[f].bus;
-        self.cpus[c].pio_since = s.now();
-        self.down_push(b, super::path::RopeItem::PioReq { cpu: c, target: b }, s);
     }
 }
 
-impl System {
-    /// CPU `c` finished computing its current work: it reads the device's
-    /// registers the work calls for, one at a time, then finishes.
-    pub(super) fn cpu_done(&mut self, c: usize, s: &mut Scheduler<Ev>) {
-        let Some(job) = self.p.cpus[c].current else {
-            return;
-        };
-        if job.register_reads > 0 {
-            self.p.cpus[c].pio_left = job.register_reads;
-            self.p.cpu_read_register(c, job.func, s);
+impl<T: Copy> Cpu<T> {
+    /// Queues `job` costing `cost`, as interrupt work (served before waiting
+    /// process work) or process work.
+    #[inline]
+    pub fn submit(&mut self, cost: Picos, job: CpuJob<T>, interrupt: bool) {
+        if interrupt {
+            self.interrupts.push_back((cost, job));
         } else {
-            self.cpu_finish(c, s);
+            self.queue.push_back((cost, job));
         }
     }
 
-    /// The register read CPU `c` was stalled on has returned.
-    pub(super) fn cpu_pio_done(&mut self, c: usize, s: &mut Scheduler<Ev>) {
-        let Some(job) = self.p.cpus[c].current else {
-            return;
-        };
-        let took = s.now() - self.p.cpus[c].pio_since;
-        let stats = &mut self.p.register_reads[job.func];
-        stats.0 += 1;
-        stats.1 += took;
-        let cpu = &mut self.p.cpus[c];
-        cpu.pio_left = cpu.pio_left.saturating_sub(1);
-        if cpu.pio_left > 0 {
-            self.p.cpu_read_register(c, job.func, s);
-        } else {
-            self.cpu_finish(c, s);
+    /// If the CPU is idle, starts the next work waiting (interrupt work
+    /// first) at `now`: its cost, for the platform to schedule its end.
+    #[inline]
+    pub fn start_next(&mut self, now: Picos) -> Option<Picos> {
+        if self.current.is_some() {
+            return None;
         }
+        let (cost, job) = self
+            .interrupts
+            .pop_front()
+            .or_else(|| self.queue.pop_front())?;
+        self.current = Some(job);
+        self.meter.start(now);
+        Some(cost)
     }
 
-    /// CPU `c` is done with its current work and starts the next.
-    fn cpu_finish(&mut self, c: usize, s: &mut Scheduler<Ev>) {
-        let Some(job) = self.p.cpus[c].current.take() else {
-            return;
-        };
-        self.p.cpus[c].pio_left = 0;
-        self.p.cpus[c].meter.stop(s.now());
-        self.p.cpu_start(c, s);
-        self.engine_event(job.func, job.done, s);
+    /// The work under way, if any.
+    #[inline]
+    pub fn current(&self) -> Option<CpuJob<T>> {
+        self.current
+    }
+
+    /// The work under way has done its computing: it stalls for `reads`
+    /// register reads, one at a time, the first leaving at `now`.
+    #[inline]
+    pub fn begin_reads(&mut self, reads: u32, now: Picos) {
+        self.pio_left = reads;
+        self.pio_since = now;
+    }
+
+    /// The register read out has returned at `now`: how long it took, and
+    /// whether another must follow (leaving now).
+    #[inline]
+    pub fn read_returned(&mut self, now: Picos) -> (Picos, bool) {
+        let took = now - self.pio_since;
+        self.pio_left = self.pio_left.saturating_sub(1);
+        let more = self.pio_left > 0;
+        if more {
+            self.pio_since = now;
+        }
+        (took, more)
+    }
+
+    /// Ends the work under way at `now`: the job it was.
+    #[inline]
+    pub fn finish(&mut self, now: Picos) -> Option<CpuJob<T>> {
+        let job = self.current.take()?;
+        self.pio_left = 0;
+        self.meter.stop(now);
+        Some(job)
     }
 }
 

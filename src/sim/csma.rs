@@ -26,6 +26,14 @@
 //! Left out: late collisions (a segment within the 802.3 diameter has none),
 //! the receivers' side of a collision (fragments are discarded unseen),
 //! frame bursting.
+//!
+//! The component's interface: [`Medium`] takes its events ([`MediumEv`])
+//! and offered frames and answers with [`Action`]s (events to schedule,
+//! frames delivered), which the platform carries out.
+//!
+//! A hardware file: it uses only other hardware (the meters), the engine's
+//! random stream and the units; never the platform, an engine, a workload,
+//! the assembly or the top-level event.
 
 use super::meter::BusyMeter;
 use crate::engine::RngStream;
@@ -269,39 +277,6 @@ impl<F: Copy> Medium<F> {
     }
 }
 
-impl super::System {
-    /// An event of the half-duplex segment of function `f`: a frame that
-    /// got through reaches the engine (as at the end of a wire), then the
-    /// engine may offer its station the next.
-    pub(super) fn medium_event(
-        &mut self,
-        f: usize,
-        ev: MediumEv,
-        s: &mut crate::engine::Scheduler<super::Ev>,
-    ) {
-        let Some((m, _)) = &mut self.p.media[f] else {
-            return;
-        };
-        let mut out = Vec::new();
-        m.handle(ev, s.now(), &mut out);
-        for a in out {
-            match a {
-                Action::Schedule(at, ev) => s.schedule_at(at, super::Ev::Medium(f, ev)),
-                Action::Delivered(station, frame) => {
-                    let way = if station == 0 {
-                        super::wire::Way::Out
-                    } else {
-                        super::wire::Way::In
-                    };
-                    let mut cx = super::platform::Ctx::new(&mut self.p, s, f);
-                    self.engines[f].frame_arrived(way, frame, &mut cx);
-                    self.engines[f].kick(way, &mut cx);
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -435,7 +410,7 @@ pub(crate) mod tests {
     fn full_duplex_has_no_medium_and_half_duplex_collides_data_with_acks() {
         use crate::sim::config::FunctionCfg;
         for (id, half) in [("netperf.100full", false), ("netperf.100half", true)] {
-            let cfg = crate::sim::tests::config_of("matrox-table2-netperf", id);
+            let cfg = crate::sim::system::tests::config_of("matrox-table2-netperf", id);
             let FunctionCfg::Nic { eth, .. } = &cfg.functions[0].cfg else {
                 panic!("a NIC");
             };

@@ -2,7 +2,7 @@
 //! posted write that reaches memory occupy it for their bytes at the
 //! partition's memory bandwidth (the cells' memories are interleaved by
 //! line, so DMA sees the sum over the partition's cells), one after the
-//! other. A read's data is ready when both its latency (`path::memory_time`)
+//! other. A read's data is ready when both its latency ([`memory_time`])
 //! and its turn at the memory have passed; a write only occupies it. The
 //! CPUs' own memory traffic (copies, cache misses) is not counted: their
 //! cost is time in the CPU model, so the utilisation reported is DMA's.
@@ -15,10 +15,57 @@
 //! once the simulation reaches its arrival, before anything that arrives
 //! later. So first come, first served holds in order of arrival whatever
 //! order the bookings are made in.
+//!
+//! The component: [`MemoryCfg`], a read's latency ([`memory_time`]) and the
+//! bandwidth node ([`MemoryNode`]), which the platform asks when a read is
+//! served and books writes on.
+//!
+//! A hardware file: it uses the engine's random stream and the units only.
 
 use std::collections::VecDeque;
 
+use crate::engine::RngStream;
 use crate::units::{BytesPerSec, MoveRate, Picos};
+
+/// Memory of the partition, as DMA sees it.
+#[derive(Debug, Clone)]
+pub struct MemoryCfg {
+    /// Latency of a line from the local cell.
+    pub local: Picos,
+    /// Latency of a line from a remote cell.
+    pub remote: Picos,
+    /// Probability a line is remote: (cells - 1) / cells with interleaving.
+    pub p_remote: f64,
+    /// Interleave unit.
+    pub line: u64,
+    /// Line fetches in flight per DMA read.
+    pub lines_in_flight: u64,
+    /// The partition's memory bandwidth (each cell's times its cells), if
+    /// modelled.
+    pub bandwidth: Option<BytesPerSec>,
+}
+
+/// Memory time of a read of `bytes`.
+pub fn memory_time(m: &MemoryCfg, bytes: u64, rng: &mut RngStream) -> Picos {
+    let lines = bytes.div_ceil(m.line).max(1);
+    let mut t = Picos(0);
+    let mut left = lines;
+    while left > 0 {
+        let g = left.min(m.lines_in_flight);
+        left -= g;
+        let mut worst = m.local;
+        if m.p_remote > 0.0 {
+            for _ in 0..g {
+                if rng.chance(m.p_remote) {
+                    worst = m.remote;
+                    break;
+                }
+            }
+        }
+        t += worst;
+    }
+    t
+}
 
 /// The memory's bandwidth, served first come, first served.
 #[derive(Debug, Clone)]
@@ -171,5 +218,36 @@ mod tests {
         let mut m = MemoryNode::new(None);
         assert_eq!(m.serve(Picos(5), 1 << 20), Picos(5));
         assert_eq!(m.util(Picos(100)), None);
+    }
+
+    fn mem(p_remote: f64, in_flight: u64) -> MemoryCfg {
+        MemoryCfg {
+            local: Picos(200_000),
+            remote: Picos(500_000),
+            p_remote,
+            line: 64,
+            lines_in_flight: in_flight,
+            bandwidth: None,
+        }
+    }
+
+    #[test]
+    fn one_cell_reads_are_all_local() {
+        let mut r = RngStream::new(1, 1);
+        assert_eq!(memory_time(&mem(0.0, 8), 512, &mut r), Picos(200_000));
+        assert_eq!(memory_time(&mem(0.0, 4), 512, &mut r), Picos(400_000));
+    }
+
+    #[test]
+    fn a_group_waits_for_its_slowest_line() {
+        let mut r = RngStream::new(1, 1);
+        let n = 10_000;
+        let mean: f64 = (0..n)
+            .map(|_| memory_time(&mem(0.5, 8), 512, &mut r).0 as f64)
+            .sum::<f64>()
+            / n as f64;
+        // P(all 8 local) = 1/256.
+        let expect = 500_000.0 - 300_000.0 / 256.0;
+        assert!((mean - expect).abs() < 2_000.0, "{mean}");
     }
 }

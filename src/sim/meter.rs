@@ -1,4 +1,6 @@
 //! Busy-time meters for utilisation, resettable at the end of warm-up.
+//!
+//! A leaf of the hardware: uses the units only.
 
 use crate::units::Picos;
 

@@ -86,16 +86,46 @@
 //! plus the memory time of its lines, and returns across the ropes with its
 //! data. Memory time: the read's cache lines are fetched `lines_in_flight` at a
 //! time; each group waits for its slowest line, local or remote.
+//!
+//! The component: [`PathCfg`] and [`ControllerCfg`] (its configuration),
+//! [`Rope`] and [`Controller`] (the two stages' state), the packets that
+//! cross them ([`RopeItem`], [`Fetch`]) and the timing of a hand-off from
+//! one stage to the next ([`handoff_time`]). The platform (`platform::path`)
+//! moves packets through the stages, to memory and back, and schedules
+//! their events.
+//!
+//! A hardware file: it uses only other hardware (the meters) and the
+//! units; never the platform, an engine, a workload, the assembly or the
+//! top-level event.
 
 use std::collections::VecDeque;
 
-use super::config::{MemoryCfg, PathCfg};
-use super::dma::DmaDone;
 use super::meter::BookedMeter;
-use super::platform::Platform;
-use super::Ev;
-use crate::engine::{RngStream, Scheduler};
-use crate::units::{MoveRate, Picos};
+use crate::units::{BytesPerSec, MoveRate, Picos};
+
+/// The path from a slot's bridge to memory.
+#[derive(Debug, Clone)]
+pub struct PathCfg {
+    /// Ropes of this slot times the rope rate (shared by both directions).
+    pub rope_rate: BytesPerSec,
+    /// Header bytes per rope packet.
+    pub rope_overhead: u64,
+    /// Fixed round trip of a DMA read outside memory.
+    pub io_read_latency: Picos,
+}
+
+/// An I/O controller's link to memory, shared by the slots under it.
+#[derive(Debug, Clone)]
+pub struct ControllerCfg {
+    /// `server/controller` label.
+    pub label: String,
+    /// Bytes per second each way.
+    pub rate: BytesPerSec,
+    /// Header bytes per packet.
+    pub overhead: u64,
+    /// Bytes per second both ways together, if the two directions share it.
+    pub rate_both_ways: Option<BytesPerSec>,
+}
 
 /// Bytes of one register read (a 64-bit register).
 pub const PIO_BYTES: u64 = 8;
@@ -170,23 +200,23 @@ pub struct RopeDir {
     /// Packets waiting to cross; going down, booked ahead (see
     /// [`Rope::booked_down`]), the packets booked that have not yet
     /// arrived, in order.
-    queue: VecDeque<RopeItem>,
-    current: Option<RopeItem>,
+    pub(crate) queue: VecDeque<RopeItem>,
+    pub(crate) current: Option<RopeItem>,
     /// The packet crossing has already been handed on to the controller
     /// (going up, cut-through).
-    current_handed: bool,
+    pub(crate) current_handed: bool,
     /// Packets of this bus and direction waiting for their hand-off time to
     /// the next stage: going up, from these ropes into the controller;
     /// going down, from the controller onto these ropes.
-    handoff: VecDeque<RopeItem>,
+    pub(crate) handoff: VecDeque<RopeItem>,
     /// Since when the ropes have been idle with nothing to send and free to
     /// send it (not held back by flow control), if they are.
-    idle_since: Option<Picos>,
+    pub(crate) idle_since: Option<Picos>,
     /// Going up into a controller: when the last packet handed to it starts
     /// across its link (flow control holds the next one back till then).
-    ctrl_start: Picos,
+    pub(crate) ctrl_start: Picos,
     /// The time of the last wake booked for the end of that hold.
-    wake_at: Picos,
+    pub(crate) wake_at: Picos,
     /// Booked ahead (see [`RopeDir::book`]): when the ropes have carried
     /// every packet booked so far.
     free_at: Picos,
@@ -199,7 +229,7 @@ impl RopeDir {
     /// see [`Rope::booked_up`] and [`Rope::booked_down`]), joining at `at`
     /// (`now` or later): it starts once the packets booked before it are
     /// through. Its start and end.
-    fn book(&mut self, now: Picos, at: Picos, time: Picos) -> (Picos, Picos) {
+    pub(crate) fn book(&mut self, now: Picos, at: Picos, time: Picos) -> (Picos, Picos) {
         let start = at.max(self.free_at);
         let end = start + time;
         self.free_at = end;
@@ -215,17 +245,17 @@ pub struct Rope {
     /// Rate and latency.
     pub cfg: PathCfg,
     /// `cfg.rope_rate`, worked out for the hot path.
-    moves: MoveRate,
+    pub(crate) moves: MoveRate,
     /// Up (0) and down (1).
     pub dirs: [RopeDir; 2],
     /// Packets going up are booked across when they are pushed, with no
     /// event (see the module doc): the ropes end at memory or at a
     /// controller only they feed, and their bridge does not stream posted
     /// writes cut-through.
-    pub(super) booked_up: bool,
+    pub(crate) booked_up: bool,
     /// Packets going down are booked across when they join the ropes, their
     /// arrival at the bus an event (see the module doc).
-    pub(super) booked_down: bool,
+    pub(crate) booked_down: bool,
     /// Payload bytes carried up since the last reset.
     pub up_bytes: u64,
     /// Payload bytes carried down since the last reset.
@@ -234,7 +264,7 @@ pub struct Rope {
 
 impl Rope {
     /// The ropes as a stage of the path, for [`handoff_time`].
-    fn stage(&self) -> Stage {
+    pub(crate) fn stage(&self) -> Stage {
         Stage {
             rate: self.moves,
             overhead: self.cfg.rope_overhead,
@@ -261,34 +291,34 @@ impl Rope {
 #[derive(Debug)]
 pub struct Controller {
     /// Rate and header.
-    pub cfg: super::config::ControllerCfg,
+    pub cfg: ControllerCfg,
     /// `cfg.rate` and `cfg.rate_both_ways`, worked out for the hot path.
-    moves: MoveRate,
-    moves_both_ways: Option<MoveRate>,
+    pub(crate) moves: MoveRate,
+    pub(crate) moves_both_ways: Option<MoveRate>,
     /// Per direction: when the link is free, busy time.
     pub dirs: [CtrlDir; 2],
     /// Where the link's capacity both ways together (if it has one) is
     /// booked up to: packets of either direction take it in the order they
     /// join.
-    both_ways_free: Picos,
+    pub(crate) both_ways_free: Picos,
     /// The ropes of one bus only end here: a packet joins the link's FIFO
     /// at its hand-off time when it starts across the ropes (no other
     /// bus's packet can come between).
-    pub(super) one_bus: bool,
+    pub(crate) one_bus: bool,
 }
 
 /// One direction of an I/O controller's link.
 #[derive(Debug, Default)]
 pub struct CtrlDir {
     /// When it has carried every packet booked so far.
-    free_at: Picos,
+    pub(crate) free_at: Picos,
     /// Busy time, booked ahead.
     pub meter: BookedMeter,
 }
 
 impl Controller {
     /// The controller's link as a stage of the path, for [`handoff_time`].
-    fn stage(&self) -> Stage {
+    pub(crate) fn stage(&self) -> Stage {
         Stage {
             rate: self.moves,
             overhead: self.cfg.overhead,
@@ -296,7 +326,7 @@ impl Controller {
     }
 
     /// An idle link.
-    pub fn new(cfg: super::config::ControllerCfg) -> Controller {
+    pub fn new(cfg: ControllerCfg) -> Controller {
         Controller {
             moves: MoveRate::new(cfg.rate),
             moves_both_ways: cfg.rate_both_ways.map(MoveRate::new),
@@ -310,7 +340,7 @@ impl Controller {
 
 impl RopeItem {
     /// Payload bytes of the packet.
-    fn payload(&self) -> u64 {
+    pub(crate) fn payload(&self) -> u64 {
         match self {
             RopeItem::Write { bytes, .. } => *bytes,
             RopeItem::ReadReq(_) | RopeItem::PioReq { .. } => 0,
@@ -319,7 +349,7 @@ impl RopeItem {
         }
     }
 
-    fn dir(&self) -> usize {
+    pub(crate) fn dir(&self) -> usize {
         match self {
             RopeItem::Write { .. } | RopeItem::ReadReq(_) | RopeItem::PioData { .. } => 0,
             RopeItem::ReadData(_) | RopeItem::PioReq { .. } => 1,
@@ -365,374 +395,9 @@ pub fn handoff_time(
     Picos(end.0.saturating_sub(whole.0 - tail.0.min(whole.0))).max(head)
 }
 
-/// Memory time of a read of `bytes`.
-pub fn memory_time(m: &MemoryCfg, bytes: u64, rng: &mut RngStream) -> Picos {
-    let lines = bytes.div_ceil(m.line).max(1);
-    let mut t = Picos(0);
-    let mut left = lines;
-    while left > 0 {
-        let g = left.min(m.lines_in_flight);
-        left -= g;
-        let mut worst = m.local;
-        if m.p_remote > 0.0 {
-            for _ in 0..g {
-                if rng.chance(m.p_remote) {
-                    worst = m.remote;
-                    break;
-                }
-            }
-        }
-        t += worst;
-    }
-    t
-}
-
-impl Platform {
-    /// Queues a packet on the ropes above bus `b`.
-    pub(super) fn rope_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
-        let d = item.dir();
-        if d == 0 && self.ropes[b].booked_up {
-            return self.rope_book_up(b, item, s);
-        }
-        if d == 1 && self.ropes[b].booked_down {
-            return self.rope_book_down(b, item, s.now(), s);
-        }
-        self.ropes[b].dirs[d].queue.push_back(item);
-        self.rope_start(b, d, s);
-    }
-
-    /// The ropes above bus `b` going up, held back by flow control, may send
-    /// again.
-    pub(super) fn rope_wake(&mut self, b: usize, s: &mut Scheduler<Ev>) {
-        self.rope_start(b, 0, s);
-    }
-
-    /// Books packet `item` across the ropes above bus `b` going up (see
-    /// [`Rope::booked_up`]): it starts when they have carried the packets
-    /// before it and, under a controller, when the last of those has
-    /// started across the controller's link (flow control); a posted write
-    /// frees its bridge's buffer when it is through (the bus settles it,
-    /// and a master waiting for room is woken then); it joins the
-    /// controller at its hand-off time, or arrives.
-    fn rope_book_up(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
-        let now = s.now();
-        let r = &mut self.ropes[b];
-        let time = r.moves.time(item.payload() + r.cfg.rope_overhead);
-        let dir = &mut r.dirs[0];
-        let (start, end) = dir.book(now, now.max(dir.ctrl_start), time);
-        if let RopeItem::Write { bytes, .. } = item {
-            self.buses[b].leaving.push_back((end, bytes));
-            self.bus_watch_posted(b, s);
-        }
-        match self.cfg.buses[b].controller {
-            Some(c) => {
-                let (first, second) = (self.ropes[b].stage(), self.ctrls[c].stage());
-                let line = self.cfg.memory.line;
-                let at = handoff_time(start, end, item.payload(), line, first, second);
-                self.ctrl_push(c, b, item, at, s);
-            }
-            None => self.arrive_up(b, item, end, s),
-        }
-    }
-
-    /// Books packet `item` across the ropes above bus `b` going down,
-    /// joining them at `at` (now, or its hand-off from the controller): it
-    /// starts when they have carried the packets before it, and reaches the
-    /// bus in an event at its end. Packets join in order of time (one
-    /// bus's hand-off times rise with its packets), so booking them as they
-    /// come serves them first come, first served.
-    fn rope_book_down(&mut self, b: usize, item: RopeItem, at: Picos, s: &mut Scheduler<Ev>) {
-        let r = &mut self.ropes[b];
-        let time = r.moves.time(item.payload() + r.cfg.rope_overhead);
-        let dir = &mut r.dirs[1];
-        let (_, end) = dir.book(s.now(), at, time);
-        dir.queue.push_back(item);
-        s.schedule_at(end, Ev::RopeDone(b, 1));
-    }
-
-    fn rope_start(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
-        let now = s.now();
-        let r = &mut self.ropes[b];
-        let rate = r.moves;
-        let overhead = r.cfg.rope_overhead;
-        let dir = &mut r.dirs[d];
-        if dir.current.is_some() {
-            return;
-        }
-        // Rope flow control: the controller takes the ropes' next packet up
-        // only once the one before has started across its link.
-        if d == 0 && dir.ctrl_start > now {
-            dir.idle_since = None;
-            if dir.wake_at != dir.ctrl_start {
-                dir.wake_at = dir.ctrl_start;
-                s.schedule_at(dir.ctrl_start, Ev::RopeWake(b));
-            }
-            return;
-        }
-        let Some(item) = dir.queue.pop_front() else {
-            dir.idle_since.get_or_insert(now);
-            return;
-        };
-        let payload = item.payload();
-        let whole = rate.time(payload + overhead);
-        // Behind a cut-through bridge a posted write streams from the bus:
-        // the ropes, idle since `idle_since`, may have started on it once
-        // its first line was in the bridge, and finish it no earlier than
-        // one line's time after its last byte came off the bus (now).
-        let idle = dir.idle_since.take();
-        let (start, end) = match (item, idle) {
-            (RopeItem::Write { bytes, head }, Some(idle))
-                if self.buses[b].bridge.posted_writes_cut_through =>
-            {
-                let start = head.max(idle).min(now);
-                let tail = rate.time(bytes.min(self.cfg.memory.line) + overhead);
-                (start, (start + whole).max(now + tail))
-            }
-            _ => (now, now + whole),
-        };
-        dir.current = Some(item);
-        dir.current_handed = false;
-        dir.meter.book(now, start, end);
-        s.schedule_at(end, Ev::RopeDone(b, d));
-        // Going up into a controller: cut-through (see the module doc).
-        if let (0, Some(c)) = (d, self.cfg.buses[b].controller) {
-            let (first, second) = (self.ropes[b].stage(), self.ctrls[c].stage());
-            let line = self.cfg.memory.line;
-            let at = handoff_time(start, end, payload, line, first, second).max(now);
-            let one_bus = self.ctrls[c].one_bus;
-            if at < end {
-                self.ropes[b].dirs[0].current_handed = true;
-                if one_bus {
-                    self.ctrl_push(c, b, item, at, s);
-                } else {
-                    self.hand_on(b, 0, item, at, s);
-                }
-            }
-        }
-    }
-
-    /// Hands packet `item` of bus `b` going in direction `d` on to its next
-    /// stage (up: the controller; down: the ropes) at time `at`: now, if
-    /// nothing of the bus waits for its hand-off before it, else in order.
-    fn hand_on(&mut self, b: usize, d: usize, item: RopeItem, at: Picos, s: &mut Scheduler<Ev>) {
-        let waiting = &mut self.ropes[b].dirs[d].handoff;
-        if at == s.now() && waiting.is_empty() {
-            self.handoff_enter(b, d, item, s);
-        } else {
-            waiting.push_back(item);
-            s.schedule_at(at, Ev::Handoff(b, d));
-        }
-    }
-
-    /// The first packet of bus `b` waiting for its hand-off in direction
-    /// `d` enters its next stage.
-    pub(super) fn handoff(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
-        if let Some(item) = self.ropes[b].dirs[d].handoff.pop_front() {
-            self.handoff_enter(b, d, item, s);
-        }
-    }
-
-    fn handoff_enter(&mut self, b: usize, d: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
-        match self.cfg.buses[b].controller {
-            Some(c) if d == 0 => self.ctrl_push(c, b, item, s.now(), s),
-            _ => self.rope_push(b, item, s),
-        }
-    }
-
-    /// The packet on direction `d` of the ropes above bus `b` has crossed:
-    /// going up, on to the I/O controller if the bus has one, else it has
-    /// arrived; going down, it reaches the bus.
-    pub(super) fn rope_done(&mut self, b: usize, d: usize, s: &mut Scheduler<Ev>) {
-        let booked = d == 1 && self.ropes[b].booked_down;
-        let dir = &mut self.ropes[b].dirs[d];
-        let Some(item) = (if booked {
-            dir.queue.pop_front()
-        } else {
-            dir.current.take()
-        }) else {
-            return;
-        };
-        let handed = std::mem::take(&mut self.ropes[b].dirs[d].current_handed);
-        match item {
-            RopeItem::Write { bytes, .. } => {
-                self.ropes[b].up_bytes += bytes;
-                self.posted_write_left_bridge(b, bytes, s);
-            }
-            RopeItem::ReadData(f) => self.ropes[b].down_bytes += f.bytes,
-            _ => {}
-        }
-        match self.cfg.buses[b].controller {
-            // Already in the controller (cut-through).
-            Some(_) if d == 0 && handed => {}
-            Some(c) if d == 0 => self.ctrl_push(c, b, item, s.now(), s),
-            _ => self.path_arrived(b, item, s),
-        }
-        if !booked {
-            self.rope_start(b, d, s);
-        }
-    }
-
-    /// A posted write of bus `b` has crossed its ropes: the bus adapter's
-    /// buffer is free again. Above the ropes an I/O controller (an SBA, an
-    /// IKE) takes the packet into buffers of its own, as rope flow control
-    /// returns a credit once the far end has taken a packet, so the
-    /// bridge's window covers the ropes and not the controller's link too
-    /// (the controller's queue is not bounded: its link rate is).
-    pub(super) fn posted_write_left_bridge(&mut self, b: usize, bytes: u64, s: &mut Scheduler<Ev>) {
-        self.bus_sync(b, s);
-        self.free_posted(b, bytes);
-        self.bus_arbitrate(b, s);
-    }
-
-    /// Queues a packet going down towards bus `b`: through its I/O
-    /// controller, if any, then its ropes; towards the secondary bus of an
-    /// on-card bridge, down to the slot's bus first.
-    pub(super) fn down_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
-        if let Some(cb) = self.cfg.buses[b].upstream {
-            let parent = self.cfg.card_bridges[cb].parent;
-            return self.down_push(parent, item, s);
-        }
-        match self.cfg.buses[b].controller {
-            Some(c) => self.ctrl_push(c, b, item, s.now(), s),
-            None => self.rope_push(b, item, s),
-        }
-    }
-
-    /// Sends a packet of bus `b` up: onto its ropes, or, from the secondary
-    /// bus of an on-card bridge, through the bridge: a posted write becomes
-    /// the bridge's write on the slot's bus, a read request its read there
-    /// (the bus hears of either once the bridge is done), and a register's
-    /// value goes on up from the slot's bus (not behind the bridge's posted
-    /// writes: left out).
-    pub(super) fn up_push(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
-        let Some(cb) = self.cfg.buses[b].upstream else {
-            return self.rope_push(b, item, s);
-        };
-        let port = self.cfg.functions.len() + cb;
-        let forwarded = |item| DmaDone::Forwarded { bus: b, item };
-        match item {
-            RopeItem::Write { bytes, .. } => self.dma_write(port, bytes, forwarded(item), s),
-            RopeItem::ReadReq(f) => {
-                self.dma_read(port, f.bytes, forwarded(RopeItem::ReadData(f)), s)
-            }
-            RopeItem::PioData { .. } => {
-                let parent = self.cfg.card_bridges[cb].parent;
-                self.up_push(parent, item, s)
-            }
-            // Nothing else goes up.
-            RopeItem::ReadData(_) | RopeItem::PioReq { .. } => self.rope_push(b, item, s),
-        }
-    }
-
-    /// Packet `item` of bus `b` joins direction `item.dir()` of I/O
-    /// controller `c` at `at` (now, or later for a hand-off from its only
-    /// ropes): books its crossing, first come, first served, and what its
-    /// end brings (see the module doc). Going up, flow control holds the
-    /// bus's ropes back until it starts across.
-    fn ctrl_push(&mut self, c: usize, b: usize, item: RopeItem, at: Picos, s: &mut Scheduler<Ev>) {
-        let d = item.dir();
-        let ctrl = &mut self.ctrls[c];
-        let (rate, overhead) = (ctrl.moves, ctrl.cfg.overhead);
-        let bytes = item.payload() + overhead;
-        let start = at.max(ctrl.dirs[d].free_at);
-        let mut end = start + rate.time(bytes);
-        // A link whose two directions share one capacity: the packet also
-        // books its bytes' time at that rate, from when it joins, after what
-        // either direction booked before it (from its start instead, a
-        // packet queued behind its own direction would leave the shared
-        // capacity idle until then, and the other direction with it).
-        if let Some(both) = ctrl.moves_both_ways {
-            let from = ctrl.both_ways_free.max(at);
-            ctrl.both_ways_free = from + both.time(bytes);
-            end = end.max(ctrl.both_ways_free);
-        }
-        ctrl.dirs[d].free_at = end;
-        ctrl.dirs[d].meter.book(s.now(), start, end);
-        if d == 0 {
-            self.ropes[b].dirs[0].ctrl_start = start;
-            self.arrive_up(b, item, end, s);
-        } else {
-            // Onto the ropes: cut-through (see the module doc).
-            let (first, second) = (self.ctrls[c].stage(), self.ropes[b].stage());
-            let line = self.cfg.memory.line;
-            let on = handoff_time(start, end, item.payload(), line, first, second);
-            if self.ropes[b].booked_down {
-                self.rope_book_down(b, item, on, s);
-            } else {
-                self.hand_on(b, 1, item, on, s);
-            }
-        }
-    }
-
-    /// Books what packet `item` of bus `b`, going up, brings when it has
-    /// crossed the whole path at `at` (now or later): a posted write's turn
-    /// at the memory, a register value's return to its CPU; a read request
-    /// arrives in an event, which draws its memory time then.
-    fn arrive_up(&mut self, b: usize, item: RopeItem, at: Picos, s: &mut Scheduler<Ev>) {
-        match item {
-            RopeItem::Write { bytes, .. } => self.memory.book_write(at, bytes),
-            RopeItem::PioData { cpu } => {
-                // The fixed part of the round trip (bus adapters and cell
-                // controller), as for a DMA read.
-                let back = at + self.ropes[b].cfg.io_read_latency;
-                s.schedule_at(back, Ev::PioDone(cpu));
-            }
-            RopeItem::ReadReq(f) => s.schedule_at(at, Ev::MemAsk(f)),
-            // Going down: never sent up (`RopeItem::dir`).
-            RopeItem::ReadData(_) | RopeItem::PioReq { .. } => {}
-        }
-    }
-
-    /// A read request of bus `f.bus` has crossed the path up to memory.
-    pub(super) fn mem_ask(&mut self, f: Fetch, s: &mut Scheduler<Ev>) {
-        self.path_arrived(f.bus, RopeItem::ReadReq(f), s);
-    }
-
-    /// A packet of bus `b` has crossed the whole path: a posted write is in
-    /// memory (its bridge's buffer freed at the ropes), a read request goes to memory, read data and a
-    /// register read reach the bus, a register's value heads for its CPU.
-    pub(super) fn path_arrived(&mut self, b: usize, item: RopeItem, s: &mut Scheduler<Ev>) {
-        match item {
-            // Its bridge's buffer was freed when it left the ropes; it
-            // occupies the memory. A register's value heads for its CPU.
-            RopeItem::Write { .. } | RopeItem::PioData { .. } => {
-                self.arrive_up(b, item, s.now(), s)
-            }
-            RopeItem::ReadReq(f) => {
-                let t = self.ropes[b].cfg.io_read_latency
-                    + memory_time(&self.cfg.memory, f.bytes, &mut self.rng);
-                let now = s.now();
-                let served = self.memory.serve(now, f.bytes);
-                s.schedule_at((now + t).max(served), Ev::MemDone(f));
-            }
-            RopeItem::ReadData(f) => match f.kind {
-                FetchKind::Split { func, op } => self.bus_push_completion(b, func, op, f.bytes, s),
-                FetchKind::Delayed { slot, op } => self.bus_delayed_ready(b, slot, op, s),
-            },
-            RopeItem::PioReq { cpu, target } => self.bus_push_pio(b, cpu, target, s),
-        }
-    }
-
-    /// Memory has answered fetch `f`: its data goes down the ropes.
-    pub(super) fn mem_done(&mut self, f: Fetch, s: &mut Scheduler<Ev>) {
-        self.down_push(f.bus, RopeItem::ReadData(f), s);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn mem(p_remote: f64, in_flight: u64) -> MemoryCfg {
-        MemoryCfg {
-            local: Picos(200_000),
-            remote: Picos(500_000),
-            p_remote,
-            line: 64,
-            lines_in_flight: in_flight,
-            bandwidth: None,
-        }
-    }
 
     #[test]
     fn a_packet_is_handed_on_to_finish_one_line_after_the_first_stage() {
@@ -759,25 +424,5 @@ mod tests {
             let at = handoff_time(Picos(0), end, payload, 64, link, rope);
             assert_eq!(at, end, "{payload} bytes");
         }
-    }
-
-    #[test]
-    fn one_cell_reads_are_all_local() {
-        let mut r = RngStream::new(1, 1);
-        assert_eq!(memory_time(&mem(0.0, 8), 512, &mut r), Picos(200_000));
-        assert_eq!(memory_time(&mem(0.0, 4), 512, &mut r), Picos(400_000));
-    }
-
-    #[test]
-    fn a_group_waits_for_its_slowest_line() {
-        let mut r = RngStream::new(1, 1);
-        let n = 10_000;
-        let mean: f64 = (0..n)
-            .map(|_| memory_time(&mem(0.5, 8), 512, &mut r).0 as f64)
-            .sum::<f64>()
-            / n as f64;
-        // P(all 8 local) = 1/256.
-        let expect = 500_000.0 - 300_000.0 / 256.0;
-        assert!((mean - expect).abs() < 2_000.0, "{mean}");
     }
 }

@@ -2,11 +2,18 @@
 //! function's engine puts the next frame on an idle wire (its own on the way
 //! out, the far end's, netperf peer or disk array, on the way in) and hears
 //! when it has arrived.
+//!
+//! The component: [`Wire`] (one direction of a link) and what it carries
+//! ([`Frame`], [`FrameKind`], [`Way`]). Its interface: [`Wire::start`]
+//! (the crossing time, whose end the platform schedules) and
+//! [`Wire::arrive`]; the platform (`platform::wire`) hands the frame to the
+//! engine.
+//!
+//! A hardware file: it uses only other hardware (the meters) and the
+//! units; never the platform, an engine, a workload, the assembly or the
+//! top-level event.
 
 use super::meter::BusyMeter;
-use super::platform::Ctx;
-use super::{Ev, System};
-use crate::engine::Scheduler;
 use crate::units::{BytesPerSec, MoveRate, Picos};
 
 /// What a frame carries (the upper layer's unit: a TCP segment or ACK, an
@@ -86,19 +93,13 @@ impl Wire {
         self.meter.start(now);
         self.moves.time(frame.wire_bytes)
     }
-}
 
-impl System {
-    /// The frame on wire `way` of `f` has arrived at the other end: the
-    /// engine hears of it, then the wire takes the next frame.
-    pub(super) fn wire_done(&mut self, f: usize, way: Way, s: &mut Scheduler<Ev>) {
-        let w = &mut self.p.wires[f][way as usize];
-        let Some(frame) = w.current.take() else {
-            return;
-        };
-        w.meter.stop(s.now());
-        let mut cx = Ctx::new(&mut self.p, s, f);
-        self.engines[f].frame_arrived(way, frame, &mut cx);
-        self.engines[f].kick(way, &mut cx);
+    /// The frame on the wire has arrived at the other end at `now`: the
+    /// frame, taken off the wire.
+    #[inline]
+    pub fn arrive(&mut self, now: Picos) -> Option<Frame> {
+        let frame = self.current.take()?;
+        self.meter.stop(now);
+        Some(frame)
     }
 }

@@ -27,10 +27,10 @@
 
 use std::collections::VecDeque;
 
+use super::Ctx;
 use super::{kick_wire, EngineEv};
 use crate::sim::config::{FcCfg, HbaCfg};
 use crate::sim::cpu::CpuRole;
-use crate::sim::platform::Ctx;
 use crate::sim::wire::{Frame, FrameKind, Way};
 use crate::sim::workloads::diskbench::{DiskStreams, Diskbench};
 use crate::units::Picos;

@@ -18,9 +18,12 @@ pub mod raw_dma;
 pub mod veth;
 
 use super::config::FunctionCfg;
-use super::platform::Ctx;
 use super::wire::{Frame, Way};
 use crate::units::BytesPerSec;
+
+/// The platform's services as the engines see them: its context with their
+/// event type.
+pub type Ctx<'a> = super::platform::Ctx<'a, EngineEv>;
 
 /// An event of one engine kind, namespaced by its engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

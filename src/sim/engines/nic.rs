@@ -58,10 +58,10 @@
 
 use std::collections::VecDeque;
 
+use super::Ctx;
 use super::{kick_wire, EngineEv};
 use crate::sim::config::{EthCfg, NicCfg, Route};
 use crate::sim::cpu::CpuRole;
-use crate::sim::platform::Ctx;
 use crate::sim::wire::{Frame, FrameKind, Way};
 use crate::sim::workloads::tcp::{packet_cost, segment_sent_cost, TcpConn};
 

@@ -15,8 +15,8 @@
 //! no CPU work, so what it measures is the bus, its bridge and the path
 //! above them.
 
+use super::Ctx;
 use super::EngineEv;
-use crate::sim::platform::Ctx;
 
 /// What a raw DMA function waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,13 +35,13 @@
 //! application, and loss (a full receive buffer would be a dropped frame;
 //! the TCP window keeps the sender within the socket).
 
+use super::Ctx;
 use super::EngineEv;
 use crate::error::{Error, Result};
 use crate::model::schema::VethParams;
 use crate::model::{Workload, WorkloadKind};
 use crate::sim::config::CpuCfg;
 use crate::sim::cpu::CpuRole;
-use crate::sim::platform::Ctx;
 use crate::sim::workloads::tcp::{packet_cost, segment_sent_cost, PeerCost, TcpConn};
 use crate::units::{round_u64, Picos};
 

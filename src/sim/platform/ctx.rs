@@ -1,70 +1,62 @@
-//! The platform: everything an adapter function engine runs on (buses and
-//! their bridges, the ropes above them, memory, CPUs, wires), and the
-//! services it offers an engine through [`Ctx`]: DMA reads and writes, CPU
-//! work, sending a frame on a wire, and timers.
+//! What the platform and the engines see of each other: [`Ctx`], the
+//! services the platform offers the engine of one function while it handles
+//! an event (DMA reads and writes, CPU work, sending a frame on a wire,
+//! timers), and [`Engines`], the one thing the platform asks of the layer
+//! above it: to hand an engine its event or an arrived frame.
 //!
 //! An engine sees only its own function's view ([`Ctx`] carries the function
-//! index): it never reaches into another component's state, and the platform
-//! never looks inside an engine except through the dispatch in
-//! [`super::engines`].
+//! index): it never reaches into another component's state, and the
+//! platform never looks inside an engine: it knows an engine's events only
+//! as a token `T` it carries back.
+//!
+//! Uses the platform's state and events and hardware types; never an
+//! engine, a workload or the assembly.
 
-use super::config::{CpuCfg, SystemCfg, TestbedCfg};
-use super::cpu::{Cpu, CpuJob, CpuPlacement, CpuRole};
-use super::engines::EngineEv;
-use super::wire::{Frame, Way, Wire};
-use super::{bus, dma, path, Ev, Totals};
-use crate::engine::{RngStream, Scheduler};
+use super::event::Ev;
+use super::state::Platform;
+use crate::engine::Scheduler;
+use crate::sim::cpu::{CpuCfg, CpuJob, CpuRole};
+use crate::sim::csma::Action;
+use crate::sim::dma::DmaDone;
+use crate::sim::testbed::TestbedCfg;
+use crate::sim::wire::{Frame, Way};
 use crate::units::Picos;
 
-/// Where one DMA port sits (a function, or an on-card bridge mastering its
-/// slot's bus) and how it reads.
-#[derive(Debug, Clone, Copy)]
-pub struct DmaPlace {
-    /// Index of its bus.
-    pub bus: usize,
-    /// Its index among the functions on that bus.
-    pub local: usize,
-    /// Bytes per PCI-X read request.
-    pub max_read: u64,
-    /// PCI-X read requests in flight at most.
-    pub max_outstanding: u32,
+/// The adapter engines, as the platform sees them: whom it hands each
+/// function's events and arrived frames (implemented by the layer above,
+/// so that the platform names no engine).
+pub trait Engines<T> {
+    /// Hands `ev` to the engine of function `f`.
+    fn event(&mut self, f: usize, ev: T, cx: &mut Ctx<'_, T>);
+    /// A frame on wire `way` of function `f` has arrived at the other end:
+    /// the engine takes it, then may put the next frame on that wire.
+    fn frame_arrived(&mut self, f: usize, way: Way, frame: Frame, cx: &mut Ctx<'_, T>);
 }
 
-/// The shared hardware of one experiment, without the adapter engines.
-pub struct Platform {
-    pub(super) cfg: SystemCfg,
-    pub(super) buses: Vec<bus::Bus>,
-    pub(super) ropes: Vec<path::Rope>,
-    /// The I/O controllers' links to memory.
-    pub(super) ctrls: Vec<path::Controller>,
-    /// The memory's bandwidth, shared by every DMA.
-    pub(super) memory: super::memory::MemoryNode,
-    pub(super) cpus: Vec<Cpu>,
-    pub(super) placement: CpuPlacement,
-    pub(super) wires: Vec<[Wire; 2]>,
-    /// Per function: its half-duplex segment and the preamble each frame
-    /// carries on it, if its link is half duplex (then its wires are unused).
-    pub(super) media: Vec<Option<(super::csma::Medium<Frame>, u64)>>,
-    pub(super) ports: Vec<dma::DmaPort>,
-    pub(super) place: Vec<DmaPlace>,
-    pub(super) rng: RngStream,
-    pub(super) totals: Totals,
-    /// Per function: register reads completed and their total stall, since
-    /// the last reset.
-    pub(super) register_reads: Vec<(u64, Picos)>,
+impl<T: Copy> Platform<T> {
+    /// Hands `ev` to the engine of function `f` (through `e`), now.
+    pub(crate) fn tell(
+        &mut self,
+        e: &mut impl Engines<T>,
+        f: usize,
+        ev: T,
+        s: &mut Scheduler<Ev<T>>,
+    ) {
+        e.event(f, ev, &mut Ctx::new(self, s, f));
+    }
 }
 
 /// The services the platform offers the engine of function `f` while it
 /// handles one event.
-pub struct Ctx<'a> {
-    p: &'a mut Platform,
-    s: &'a mut Scheduler<Ev>,
+pub struct Ctx<'a, T> {
+    p: &'a mut Platform<T>,
+    s: &'a mut Scheduler<Ev<T>>,
     f: usize,
 }
 
-impl<'a> Ctx<'a> {
+impl<'a, T: Copy> Ctx<'a, T> {
     /// The view of function `f`.
-    pub(super) fn new(p: &'a mut Platform, s: &'a mut Scheduler<Ev>, f: usize) -> Ctx<'a> {
+    pub(crate) fn new(p: &'a mut Platform<T>, s: &'a mut Scheduler<Ev<T>>, f: usize) -> Ctx<'a, T> {
         Ctx { p, s, f }
     }
 
@@ -75,22 +67,22 @@ impl<'a> Ctx<'a> {
 
     /// Starts a DMA read of `bytes` from host memory; `done` comes back to
     /// the engine when the last byte has arrived.
-    pub fn dma_read(&mut self, bytes: u64, done: EngineEv) {
+    pub fn dma_read(&mut self, bytes: u64, done: T) {
         self.p
-            .dma_read(self.f, bytes, dma::DmaDone::Engine(done), self.s);
+            .dma_read(self.f, bytes, DmaDone::Engine(done), self.s);
     }
 
     /// Starts a posted DMA write of `bytes` to host memory; `done` comes back
     /// to the engine when its last burst has been posted.
-    pub fn dma_write(&mut self, bytes: u64, done: EngineEv) {
+    pub fn dma_write(&mut self, bytes: u64, done: T) {
         self.p
-            .dma_write(self.f, bytes, dma::DmaDone::Engine(done), self.s);
+            .dma_write(self.f, bytes, DmaDone::Engine(done), self.s);
     }
 
     /// Queues work costing `cost` on the CPU that plays `role` for this
     /// function; after it the CPU makes `register_reads` reads of the card's
     /// registers, one at a time, and then `done` comes back to the engine.
-    pub fn cpu(&mut self, role: CpuRole, cost: Picos, done: EngineEv, register_reads: u32) {
+    pub fn cpu(&mut self, role: CpuRole, cost: Picos, done: T, register_reads: u32) {
         let c = self.p.placement.cpu(role, self.f);
         let job = CpuJob {
             func: self.f,
@@ -103,7 +95,7 @@ impl<'a> Ctx<'a> {
 
     /// Queues work costing `cost` on this function's own on-card processor
     /// (firmware), one piece at a time; then `done` comes back to the engine.
-    pub fn card_processor(&mut self, cost: Picos, done: EngineEv) {
+    pub fn card_processor(&mut self, cost: Picos, done: T) {
         let c = self.p.placement.cpus() + self.f;
         let job = CpuJob {
             func: self.f,
@@ -146,7 +138,7 @@ impl<'a> Ctx<'a> {
                 &mut out,
             );
             for a in out {
-                if let super::csma::Action::Schedule(at, ev) = a {
+                if let Action::Schedule(at, ev) = a {
                     self.s.schedule_at(at, Ev::Medium(self.f, ev));
                 }
             }
@@ -158,17 +150,17 @@ impl<'a> Ctx<'a> {
 
     /// Hands `ev` to the engine of function `g` now (IP forwarding: the
     /// server's stack passes a packet from one port's driver to another's).
-    pub fn to_function(&mut self, g: usize, ev: EngineEv) {
+    pub fn to_function(&mut self, g: usize, ev: T) {
         self.s.schedule_in(Picos(0), Ev::Engine(g, ev));
     }
 
     /// Sends `ev` to this engine `delay` from now.
-    pub fn after(&mut self, delay: Picos, ev: EngineEv) {
+    pub fn after(&mut self, delay: Picos, ev: T) {
         self.s.schedule_in(delay, Ev::Engine(self.f, ev));
     }
 
     /// Sends `ev` to this engine at time `at`.
-    pub fn at(&mut self, at: Picos, ev: EngineEv) {
+    pub fn at(&mut self, at: Picos, ev: T) {
         self.s.schedule_at(at, Ev::Engine(self.f, ev));
     }
 }
