@@ -10,8 +10,8 @@ use super::raw::{RawExperiment, RawFigure, RawScenario, RawWorkload, SCENARIO};
 use super::{bundled_files, check_name, known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
-    negotiate_mode, Direction, EngineKind, Experiment, FigureScope, FigureSpec, Registry, RunSpec,
-    Scenario, ServerSpec, Workload, WorkloadKind,
+    negotiate_mode, Direction, Experiment, FigureScope, FigureSpec, Registry, RunSpec, Scenario,
+    ServerSpec, Workload, WorkloadKind,
 };
 use crate::units::readable;
 
@@ -614,9 +614,11 @@ pub(super) fn workload(
             ));
         }
     }
-    let kind = match (w.kind.get_ref().as_str(), engine) {
+    let name = w.kind.get_ref().as_str();
+    let fits = engine.is_some_and(|e| e.carries(name));
+    let kind = match (name, engine) {
         _ if foreign_keys => None,
-        ("netperf-tcp-stream", Some(EngineKind::Nic | EngineKind::Veth)) => {
+        ("netperf-tcp-stream", Some(_)) if fits => {
             let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
             let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
             socket.zip(message).map(|(socket_bytes, message_bytes)| {
@@ -626,7 +628,7 @@ pub(super) fn workload(
                 }
             })
         }
-        ("ip-forward", Some(EngineKind::Nic)) => {
+        ("ip-forward", Some(_)) if fits => {
             let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
             let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
             let to = match (&w.to, place) {
@@ -674,9 +676,9 @@ pub(super) fn workload(
                 _ => None,
             }
         }
-        ("diskbench", Some(EngineKind::Hba)) | ("dma", Some(EngineKind::RawDma)) => {
+        ("diskbench" | "dma", Some(_)) if fits => {
             // Disk I/Os of 128 KiB by default, DMA blocks of 4 KiB.
-            let disk = engine == Some(EngineKind::Hba);
+            let disk = name == "diskbench";
             let (default_kib, what) = if disk {
                 (128.0, "outstanding I/Os")
             } else {

@@ -15,7 +15,7 @@ pub use scenario::{
     Direction, Experiment, FigureScope, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind,
 };
 pub use spec::{
-    negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineKind, Framing,
+    negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineDef, EngineKind, Framing,
     FunctionSpec, IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec,
     TestbedSpec,
 };

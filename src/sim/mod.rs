@@ -112,10 +112,10 @@ impl System {
             let rate = pf.cfg.wire_rate();
             wires.push([wire::Wire::new(rate), wire::Wire::new(rate)]);
             media.push(match &pf.cfg {
-                config::FunctionCfg::Nic { eth, .. } => eth.csma.clone().map(|c| {
+                config::FunctionCfg::Nic(n) => n.eth.csma.clone().map(|c| {
                     // Each segment draws its backoffs from its own stream.
                     let rng = RngStream::new(seed, 1000 + gi as u64);
-                    (csma::Medium::new(c, 2, rng), eth.preamble)
+                    (csma::Medium::new(c, 2, rng), n.eth.preamble)
                 }),
                 _ => None,
             });

@@ -15,7 +15,10 @@
 //! no CPU work, so what it measures is the bus, its bridge and the path
 //! above them.
 
-use super::EngineEv;
+use super::{DmaCfg, EngineEv, EngineType, FunctionInput, Reads};
+use crate::error::Result;
+use crate::model::schema::{self, RawDmaParams};
+use crate::model::{EngineDef, WorkloadKind};
 use crate::sim::platform::Ctx;
 
 /// What a raw DMA function waits for.
@@ -36,6 +39,84 @@ pub struct RawDmaTest {
     pub reads: u32,
     /// Blocks written to host memory kept in flight (0: no writes).
     pub writes: u32,
+}
+
+/// A raw DMA test function: its DMA engine and the test it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawDmaCfg {
+    /// DMA engine.
+    pub dma: DmaCfg,
+    /// The test.
+    pub test: RawDmaTest,
+}
+
+/// What model files know of the raw DMA engine.
+pub static KIND: EngineDef = EngineDef {
+    name: "dma",
+    rules: schema::RAW_DMA,
+    framings: &[],
+    workloads: &["dma"],
+};
+
+impl EngineType for RawDma {
+    type Ev = RawDmaEv;
+    type Cfg = RawDmaCfg;
+    const KIND: &'static EngineDef = &KIND;
+
+    fn assemble(input: &FunctionInput) -> Result<RawDmaCfg> {
+        let f = input.spec;
+        let fp = RawDmaParams::from_set(&f.params, &f.at)?;
+        let mut test = RawDmaTest {
+            block: 0,
+            reads: 0,
+            writes: 0,
+        };
+        for w in input.work() {
+            if let WorkloadKind::RawDma {
+                block_bytes,
+                outstanding,
+            } = w.kind
+            {
+                use crate::model::Direction::*;
+                test.block = block_bytes;
+                match w.direction {
+                    Out => test.reads = outstanding,
+                    In => test.writes = outstanding,
+                    Both => (test.reads, test.writes) = (outstanding, outstanding),
+                }
+            }
+        }
+        Ok(RawDmaCfg {
+            dma: DmaCfg::from_params(fp.max_read, fp.max_outstanding_reads, fp.write_burst),
+            test,
+        })
+    }
+
+    fn build(c: &RawDmaCfg) -> RawDma {
+        RawDma::new(c.test)
+    }
+    fn start(&mut self, cx: &mut Ctx) {
+        RawDma::start(self, cx)
+    }
+    #[inline]
+    fn handle(&mut self, ev: RawDmaEv, cx: &mut Ctx) {
+        RawDma::handle(self, ev, cx)
+    }
+    fn delivered(&self) -> (u64, u64) {
+        (self.delivered_out, self.delivered_in)
+    }
+    fn reset_counters(&mut self) {
+        (self.delivered_out, self.delivered_in) = (0, 0);
+    }
+    fn dma(c: &RawDmaCfg) -> DmaCfg {
+        c.dma
+    }
+    fn busy(c: &RawDmaCfg) -> bool {
+        c.test.reads > 0 || c.test.writes > 0
+    }
+    fn reads(_: &RawDmaCfg) -> Reads {
+        Reads::default()
+    }
 }
 
 /// Raw DMA state.
