@@ -10,7 +10,10 @@
 //! numbers): differences between points are the model's, not the noise's.
 
 use crate::error::{Error, Result};
-use crate::model::{negotiate_mode, Experiment, Registry, Scenario, Workload, WorkloadKind};
+use crate::model::{
+    fit_card, fit_segments, negotiate_mode, CardProblem, CardRequest, Experiment, Registry,
+    Scenario, Workload, WorkloadKind,
+};
 use crate::sim::ExperimentResult;
 use crate::stats::mean_ci95;
 use crate::units::readable;
@@ -848,44 +851,36 @@ fn check_point(reg: &Registry, e: &Experiment) -> std::result::Result<(), String
         .servers
         .get(&e.server)
         .ok_or_else(|| format!("unknown server `{}`", e.server))?;
+    let mut fits = Vec::new();
     for (j, (label, adapter, slot)) in e.cards.iter().enumerate() {
-        let spec = reg
-            .adapters
-            .get(adapter)
-            .ok_or_else(|| format!("unknown adapter `{adapter}`"))?;
-        let Some(s) = server.slots.iter().find(|s| &s.name == slot) else {
-            return Err(format!(
+        let request = CardRequest {
+            adapter,
+            slot,
+            link: e.links.get(j).and_then(|l| l.as_deref()),
+            cells: Some(e.cells),
+        };
+        let earlier: Vec<&str> = e.cards[..j].iter().map(|c| c.2.as_str()).collect();
+        let problems = match fit_card(reg, server, request, &earlier) {
+            Ok(fit) => {
+                fits.push(fit);
+                continue;
+            }
+            Err(problems) => problems,
+        };
+        return Err(match &problems[0] {
+            p @ (CardProblem::UnknownAdapter(_) | CardProblem::UnknownLink(_)) => p.to_string(),
+            CardProblem::UnknownSlot(_) => format!(
                 "card `{label}`: server `{}` has no slot `{slot}`",
                 server.name
-            ));
-        };
-        if negotiate_mode(spec, s).is_none() {
-            return Err(format!(
-                "card `{label}`: adapter `{adapter}` (modes {}) cannot run in slot `{slot}` (modes {})",
-                spec.modes.join(", "),
-                s.modes.join(", ")
-            ));
-        }
-        if let Some(other) = e.cards[..j].iter().find(|c| &c.2 == slot) {
-            return Err(format!(
+            ),
+            CardProblem::SlotTaken(k) => format!(
                 "cards `{}` and `{label}` are both in slot `{slot}`",
-                other.0
-            ));
-        }
-        if let Some(why) = server.not_owned(s, e.cells) {
-            return Err(format!("card `{label}`: {why}"));
-        }
-        if let Some(Some(l)) = e.links.get(j) {
-            let link = reg
-                .links
-                .get(l)
-                .ok_or_else(|| format!("unknown link `{l}`"))?;
-            if let Some(why) = reg.link_mismatch(spec, link) {
-                return Err(format!("card `{label}`: {why}"));
-            }
-        }
+                e.cards[*k].0
+            ),
+            p => format!("card `{label}`: {p}"),
+        });
     }
-    Ok(())
+    fit_segments(&fits).map(|_| ())
 }
 
 /// Cells beyond the server's range are refused before anything runs.

@@ -1,5 +1,15 @@
 //! Assembly: turns validated descriptions into the typed, unit-resolved
 //! configuration the components run with. All defaults come from model files.
+//!
+//! Assembly sits above the hardware and the engines: it resolves the
+//! experiment's cards with the one card check ([`crate::model::fit_card`],
+//! [`crate::model::fit_segments`]), builds the platform's part (buses,
+//! bridges, ropes, controllers, memory, CPU and stack costs, test bed) and
+//! asks each function's engine kind for its own configuration
+//! ([`FunctionCfg::assemble`], dispatched over the list in
+//! [`super::engines`]), then places the CPUs. The engines' configuration
+//! types live in their own files and are re-exported here. A server's CPU
+//! costs are read once, typed, through [`StackCosts`].
 
 use super::cpu::CpuPlacement;
 pub use super::engines::framing::{CellCfg, EthCfg, FcCfg};
@@ -11,12 +21,14 @@ use super::engines::{whole, FunctionInput};
 pub use super::engines::{DmaCfg, FunctionCfg};
 pub use super::workloads::diskbench::DiskStreams;
 use crate::error::{Error, Result};
-use crate::model::negotiate_mode;
 use crate::model::schema::{
     BridgeParams, BusParams, CardBridgeParams, CpuParams, IoControllerParams, ServerParams,
     TestbedParams,
 };
-use crate::model::{BusSpec, Experiment, Protocol, Registry, ServerSpec};
+use crate::model::{
+    fit_card, fit_segments, BusSpec, CardFit, CardRequest, Experiment, Protocol, Registry,
+    ServerSpec,
+};
 use crate::units::{BytesPerSec, Picos};
 
 /// A bus in the mode negotiated between a card and its slot (its timing:
@@ -300,28 +312,69 @@ pub struct SystemCfg {
     pub placement: CpuPlacement,
 }
 
-/// The server's CPU cost `key` (ns; ns per KiB for `cpu_per_kb`): its own
-/// value, or, when absent, the value of the server it names in
-/// `costs_from` times that server's CPU rating over its own (a CPU twice as
-/// fast on the same benchmark takes half the time). An error when neither
-/// gives it (the loader reports that first).
-pub fn stack_cost(reg: &Registry, server: &ServerSpec, key: &str) -> Result<f64> {
-    if let Some(v) = server.params.value(key) {
-        return Ok(v);
+/// A server's CPU costs, in nanoseconds (`per_kb`: per KiB of payload),
+/// each its own value or, when its model leaves it out, the value of the
+/// server it names in `costs_from` times that server's CPU rating over its
+/// own (a CPU twice as fast on the same benchmark takes half the time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StackCosts {
+    /// `cpu_per_packet`.
+    pub per_packet: f64,
+    /// `cpu_per_segment_sent`.
+    pub per_segment_sent: f64,
+    /// `cpu_per_kb`.
+    pub per_kb: f64,
+    /// `cpu_per_io`.
+    pub per_io: f64,
+    /// `cpu_per_send_call`, where this server or its `costs_from` server
+    /// gives it.
+    pub per_send_call: Option<f64>,
+}
+
+impl StackCosts {
+    /// The costs of `server` (whose parameters are `own`). An error when a
+    /// required cost is neither given nor scalable (the loader reports that
+    /// first).
+    pub fn of(reg: &Registry, server: &ServerSpec, own: &ServerParams) -> Result<StackCosts> {
+        let missing = |key: &str| Error::Invalid {
+            at: server.at.clone(),
+            message: format!(
+                "missing parameter `{key}` and no `costs_from` server to scale it from"
+            ),
+        };
+        // The `costs_from` server's parameters and the ratio of the ratings,
+        // where there is such a server.
+        let from = match &server.costs_from {
+            Some((name, _)) => {
+                let from = reg.servers.get(name).ok_or_else(|| missing("costs_from"))?;
+                let rating = |s: &ServerSpec| -> Result<f64> {
+                    let (name, at) = s.cpu.as_ref().ok_or_else(|| missing("cpu"))?;
+                    let cpu = reg.cpus.get(name).ok_or_else(|| missing("cpu"))?;
+                    Ok(CpuParams::from_set(&cpu.params, at)?.rating)
+                };
+                let fp = ServerParams::from_set(&from.params, &from.at)?;
+                Some((fp, rating(from)? / rating(server)?))
+            }
+            None => None,
+        };
+        let pick = |mine: Option<f64>, theirs: fn(&ServerParams) -> Option<f64>| {
+            mine.or_else(|| from.as_ref().and_then(|(fp, r)| theirs(fp).map(|v| v * r)))
+        };
+        let need = |v: Option<f64>, key: &str| v.ok_or_else(|| missing(key));
+        Ok(StackCosts {
+            per_packet: need(
+                pick(own.cpu_per_packet, |p| p.cpu_per_packet),
+                "cpu_per_packet",
+            )?,
+            per_segment_sent: need(
+                pick(own.cpu_per_segment_sent, |p| p.cpu_per_segment_sent),
+                "cpu_per_segment_sent",
+            )?,
+            per_kb: need(pick(own.cpu_per_kb, |p| p.cpu_per_kb), "cpu_per_kb")?,
+            per_io: need(pick(own.cpu_per_io, |p| p.cpu_per_io), "cpu_per_io")?,
+            per_send_call: pick(own.cpu_per_send_call, |p| p.cpu_per_send_call),
+        })
     }
-    let missing = || Error::Invalid {
-        at: server.at.clone(),
-        message: format!("missing parameter `{key}` and no `costs_from` server to scale it from"),
-    };
-    let (from_name, _) = server.costs_from.as_ref().ok_or_else(missing)?;
-    let from = reg.servers.get(from_name).ok_or_else(missing)?;
-    let v = from.params.value(key).ok_or_else(missing)?;
-    let rating = |s: &ServerSpec| -> Result<f64> {
-        let (name, at) = s.cpu.as_ref().ok_or_else(missing)?;
-        let cpu = reg.cpus.get(name).ok_or_else(missing)?;
-        Ok(CpuParams::from_set(&cpu.params, at)?.rating)
-    };
-    Ok(v * rating(from)? / rating(server)?)
 }
 
 impl SystemCfg {
@@ -394,6 +447,37 @@ fn share_interrupt_lines(functions: &mut [PlacedFunction], lines: usize) {
     }
 }
 
+/// The cards of `exp` resolved against its server ([`fit_card`], without the
+/// partition: assembly does not judge the experiment's cells); a card that
+/// does not fit is a defect here, since every experiment is checked so
+/// before it is assembled (by the loaders, a sweep's points, a placement's
+/// search).
+fn fit_cards<'a>(
+    reg: &'a Registry,
+    server: &'a ServerSpec,
+    exp: &Experiment,
+) -> Result<Vec<CardFit<'a>>> {
+    let mut fits = Vec::new();
+    for (ci, (label, adapter, slot)) in exp.cards.iter().enumerate() {
+        let request = CardRequest {
+            adapter,
+            slot,
+            link: exp.links.get(ci).and_then(|l| l.as_deref()),
+            cells: None,
+        };
+        let fit = fit_card(reg, server, request, &[]).map_err(|problems| {
+            let words: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+            Error::Internal(format!(
+                "card `{label}` of experiment `{}` was not checked: {}",
+                exp.id,
+                words.join("; ")
+            ))
+        })?;
+        fits.push(fit);
+    }
+    Ok(fits)
+}
+
 /// Builds the configuration of `exp` from the registry.
 pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let invalid = |m: String| Error::Invalid {
@@ -425,14 +509,14 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             * (cells - 1) as f64)
         / cells as f64;
     let stall = Picos::from_ns(sp.cpu_misses_per_packet * cpu_latency_ns);
-    let cost = |key: &str| stack_cost(reg, server, key);
+    let costs = StackCosts::of(reg, server, &sp)?;
     let cpu = CpuCfg {
-        per_packet: Picos::from_ns(cost("cpu_per_packet")?) + stall,
-        per_segment_sent: Picos::from_ns(cost("cpu_per_segment_sent")?) + stall,
-        per_kib_ps: cost("cpu_per_kb")? * 1e3,
-        per_io: Picos::from_ns(cost("cpu_per_io")?),
+        per_packet: Picos::from_ns(costs.per_packet) + stall,
+        per_segment_sent: Picos::from_ns(costs.per_segment_sent) + stall,
+        per_kib_ps: costs.per_kb * 1e3,
+        per_io: Picos::from_ns(costs.per_io),
         ack_every: whole(sp.tcp_ack_every).max(1) as u32,
-        per_send_call: Picos::from_ns(stack_cost(reg, server, "cpu_per_send_call").unwrap_or(0.0)),
+        per_send_call: Picos::from_ns(costs.per_send_call.unwrap_or(0.0)),
     };
     let tp = TestbedParams::from_set(&tb.params, &tb.at)?;
     let testbed = TestbedCfg {
@@ -446,64 +530,20 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         outstanding: whole(tp.diskbench_outstanding).max(1) as u32,
     };
     let bridge = BridgeCfg::from_params(&BridgeParams::from_set(&server.bridge, &server.at)?);
-    // The bus segments the cards are on, in order of first appearance: a
-    // slot naming a segment shares it with every other slot naming it.
-    let mut seg_keys: Vec<String> = Vec::new();
-    let mut seg_cards: Vec<Vec<usize>> = Vec::new();
-    let mut card_seg = Vec::new();
-    let mut card_slot = Vec::new();
-    for (ci, (_, adapter_name, slot_name)) in exp.cards.iter().enumerate() {
-        let adapter = &reg.adapters[adapter_name];
-        let slot = server
-            .slots
-            .iter()
-            .find(|s| &s.name == slot_name)
-            .ok_or_else(|| invalid(format!("unknown slot `{slot_name}`")))?;
-        negotiate_mode(adapter, slot)
-            .ok_or_else(|| invalid(format!("`{adapter_name}` cannot run in slot `{slot_name}`")))?;
-        let key = match &slot.segment {
-            Some(seg) => format!("segment {seg}"),
-            None => format!("slot {}", slot.name),
-        };
-        let seg = match seg_keys.iter().position(|k| *k == key) {
-            Some(i) => i,
-            None => {
-                seg_keys.push(key);
-                seg_cards.push(Vec::new());
-                seg_keys.len() - 1
-            }
-        };
-        seg_cards[seg].push(ci);
-        card_seg.push(seg);
-        card_slot.push(slot);
+    let fits = fit_cards(reg, server, exp)?;
+    let segments = fit_segments(&fits).map_err(invalid)?;
+    let mut card_seg = vec![0; fits.len()];
+    for (g, seg) in segments.iter().enumerate() {
+        for &c in &seg.cards {
+            card_seg[c] = g;
+        }
     }
+    let card_slot: Vec<_> = fits.iter().map(|f| f.slot).collect();
     let mut buses = Vec::new();
     let mut controllers: Vec<ControllerCfg> = Vec::new();
     let mut controller_of: Vec<(usize, usize)> = Vec::new();
-    for cards in &seg_cards {
-        // The segment runs the fastest mode every card on it and every slot
-        // of it can run: one conventional PCI card slows them all.
-        let first = &reg.adapters[&exp.cards[cards[0]].1];
-        let mode = first
-            .modes
-            .iter()
-            .find(|m| {
-                cards.iter().all(|&c| {
-                    reg.adapters[&exp.cards[c].1].modes.contains(m)
-                        && card_slot[c].modes.contains(m)
-                })
-            })
-            .cloned()
-            .ok_or_else(|| {
-                let on: Vec<String> = cards
-                    .iter()
-                    .map(|&c| format!("`{}` in `{}`", exp.cards[c].1, exp.cards[c].2))
-                    .collect();
-                invalid(format!(
-                    "the cards on one bus segment share no bus mode: {}",
-                    on.join(", ")
-                ))
-            })?;
+    for seg in &segments {
+        let (cards, mode) = (&seg.cards, seg.mode.to_string());
         let bus = BusCfg::from_spec(&reg.buses[&mode])?;
         // One bus adapter (bridge) serves the segment, with the ropes of
         // its first slot.
@@ -549,7 +589,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let mut card_bus = card_seg.clone();
     let mut card_bridges = Vec::new();
     for (ci, (label, adapter_name, slot_name)) in exp.cards.iter().enumerate() {
-        let Some(cb) = &reg.adapters[adapter_name].bridge else {
+        let Some(cb) = &fits[ci].adapter.bridge else {
             continue;
         };
         let spec = reg.buses.get(&cb.secondary_mode).ok_or_else(|| {
@@ -583,20 +623,20 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
     let mut functions = Vec::new();
     // Per function (global index), the scenario's workloads on it.
     let mut workloads_of = Vec::new();
-    for (ci, (label, adapter_name, _)) in exp.cards.iter().enumerate() {
-        let adapter = &reg.adapters[adapter_name];
+    for (ci, (label, _, _)) in exp.cards.iter().enumerate() {
+        let adapter = fits[ci].adapter;
         let card_work: Vec<_> = exp.workloads.iter().filter(|w| w.card == ci).collect();
         let first = functions.len();
         for (fi, f) in adapter.functions.iter().enumerate() {
             // The scenario may run the card over another link of the same
             // framing (an interface setting: MTU, encapsulation).
-            let link_name = match (&f.link, exp.links.get(ci).and_then(|l| l.as_ref())) {
-                (Some(_), Some(over)) => Some(over.clone()),
-                (l, _) => l.clone(),
+            let link = match (&f.link, fits[ci].link) {
+                (Some(_), Some(over)) => Some(over),
+                (l, _) => l.as_ref().and_then(|l| reg.links.get(l)),
             };
             let input = FunctionInput {
                 spec: f,
-                link: link_name.as_ref().and_then(|l| reg.links.get(l)),
+                link,
                 index: fi,
                 first,
                 card_work: &card_work,
@@ -612,7 +652,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             workloads_of.push(work);
             functions.push(PlacedFunction {
                 label: format!("{label}.{}", f.name),
-                link: link_name.clone().unwrap_or_else(|| "none".into()),
+                link: link.map_or_else(|| "none".into(), |l| l.name.clone()),
                 bus: card_bus[ci],
                 cfg,
             });
