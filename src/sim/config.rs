@@ -484,14 +484,16 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
         at: exp.at.clone(),
         message: m,
     };
+    // What the loaders check: its absence here is a defect.
+    let unchecked = |m: String| Error::Internal(format!("experiment `{}`: {m}", exp.id));
     let server = reg
         .servers
         .get(&exp.server)
-        .ok_or_else(|| invalid(format!("unknown server `{}`", exp.server)))?;
+        .ok_or_else(|| unchecked(format!("unknown server `{}`", exp.server)))?;
     let tb = reg
         .testbeds
         .get(&exp.testbed)
-        .ok_or_else(|| invalid(format!("unknown testbed `{}`", exp.testbed)))?;
+        .ok_or_else(|| unchecked(format!("unknown testbed `{}`", exp.testbed)))?;
     let sp = ServerParams::from_set(&server.params, &server.at)?;
     let cells = exp.cells.max(1);
     let memory = MemoryCfg {
@@ -593,7 +595,7 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
             continue;
         };
         let spec = reg.buses.get(&cb.secondary_mode).ok_or_else(|| {
-            invalid(format!(
+            unchecked(format!(
                 "unknown bus mode `{}` behind `{adapter_name}`",
                 cb.secondary_mode
             ))

@@ -96,12 +96,7 @@ impl EngineType for Hba {
                     block_bytes,
                     outstanding.unwrap_or(input.testbed.outstanding),
                 ));
-                use crate::model::Direction::*;
-                match w.direction {
-                    Out => streams.0 = s,
-                    In => streams.1 = s,
-                    Both => streams = (s, s),
-                }
+                w.direction.set(&mut streams, s);
             }
         }
         let hba = HbaCfg {
@@ -118,25 +113,7 @@ impl EngineType for Hba {
     fn build(c: &HbaFunction) -> Hba {
         Hba::new(c.hba.clone(), c.fc.clone(), c.streams)
     }
-    fn start(&mut self, cx: &mut Ctx) {
-        Hba::start(self, cx)
-    }
-    #[inline]
-    fn handle(&mut self, ev: HbaEv, cx: &mut Ctx) {
-        Hba::handle(self, ev, cx)
-    }
-    fn frame_arrived(&mut self, way: Way, frame: Frame, cx: &mut Ctx) {
-        Hba::frame_arrived(self, way, frame, cx)
-    }
-    fn kick(&mut self, way: Way, cx: &mut Ctx) {
-        Hba::kick(self, way, cx)
-    }
-    fn delivered(&self) -> (u64, u64) {
-        (self.delivered_out, self.delivered_in)
-    }
-    fn reset_counters(&mut self) {
-        (self.delivered_out, self.delivered_in) = (0, 0);
-    }
+    inherent_behaviour!(Hba, HbaEv, link);
     fn ceiling(&self) -> BytesPerSec {
         self.fc.goodput_ceiling()
     }

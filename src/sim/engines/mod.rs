@@ -24,6 +24,37 @@
 //! `model::schema` (a `dma_engine_kind!` block, from which the README's
 //! parameter table is generated), and add one line to the list below.
 
+/// The behaviour methods of [`EngineType`] for an engine type `$ty` whose
+/// own `start` and `handle` (and, with `link`, `frame_arrived` and `kick`)
+/// do the work, and whose payload counters are its `delivered_out` and
+/// `delivered_in` fields.
+macro_rules! inherent_behaviour {
+    ($ty:ident, $ev:ty) => {
+        fn start(&mut self, cx: &mut Ctx) {
+            $ty::start(self, cx)
+        }
+        #[inline]
+        fn handle(&mut self, ev: $ev, cx: &mut Ctx) {
+            $ty::handle(self, ev, cx)
+        }
+        fn delivered(&self) -> (u64, u64) {
+            (self.delivered_out, self.delivered_in)
+        }
+        fn reset_counters(&mut self) {
+            (self.delivered_out, self.delivered_in) = (0, 0);
+        }
+    };
+    ($ty:ident, $ev:ty, link) => {
+        inherent_behaviour!($ty, $ev);
+        fn frame_arrived(&mut self, way: Way, frame: Frame, cx: &mut Ctx) {
+            $ty::frame_arrived(self, way, frame, cx)
+        }
+        fn kick(&mut self, way: Way, cx: &mut Ctx) {
+            $ty::kick(self, way, cx)
+        }
+    };
+}
+
 pub mod framing;
 pub mod hba;
 pub mod nic;
@@ -359,4 +390,19 @@ engines! {
     /// The registry's test engine (unit tests only).
     #[cfg(test)]
     Probe(probe::Probe),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_engine_kind_has_a_name_of_its_own() {
+        let names: Vec<&str> = kinds().iter().map(|k| k.name()).collect();
+        assert_eq!(names, ["nic", "hba", "dma", "veth", "probe"]);
+        for k in kinds() {
+            assert_eq!(kind_named(k.name()), Some(k));
+        }
+        assert_eq!(kind_named("token-ring"), None);
+    }
 }

@@ -220,12 +220,7 @@ impl EngineType for Nic {
             {
                 message = message_bytes.max(1);
                 check_socket(socket_bytes, eth.mss, ack_every, &w.at)?;
-                use crate::model::Direction::*;
-                match w.direction {
-                    Out => streams.0 = Some(socket_bytes),
-                    In => streams.1 = Some(socket_bytes),
-                    Both => streams = (Some(socket_bytes), Some(socket_bytes)),
-                }
+                w.direction.set(&mut streams, Some(socket_bytes));
             }
         }
         let nic = NicCfg {
@@ -257,25 +252,7 @@ impl EngineType for Nic {
     fn build(c: &NicFunction) -> Nic {
         Nic::new(c.nic.clone(), c.eth.clone(), c.streams, c.message).routed(c.route)
     }
-    fn start(&mut self, cx: &mut Ctx) {
-        Nic::start(self, cx)
-    }
-    #[inline]
-    fn handle(&mut self, ev: NicEv, cx: &mut Ctx) {
-        Nic::handle(self, ev, cx)
-    }
-    fn frame_arrived(&mut self, way: Way, frame: Frame, cx: &mut Ctx) {
-        Nic::frame_arrived(self, way, frame, cx)
-    }
-    fn kick(&mut self, way: Way, cx: &mut Ctx) {
-        Nic::kick(self, way, cx)
-    }
-    fn delivered(&self) -> (u64, u64) {
-        (self.delivered_out, self.delivered_in)
-    }
-    fn reset_counters(&mut self) {
-        (self.delivered_out, self.delivered_in) = (0, 0);
-    }
+    inherent_behaviour!(Nic, NicEv, link);
     fn ceiling(&self) -> BytesPerSec {
         self.eth.goodput_ceiling()
     }

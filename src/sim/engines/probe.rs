@@ -125,50 +125,17 @@ mod tests {
     #[test]
     fn a_model_file_names_the_probe_and_a_scenario_runs_it() {
         let base = load_registry(&[]).expect("bundled models");
-        let card = r#"
-kind = "adapter"
-name = "probe-card"
-description = "the registry's test engine"
-modes = ["pcix133", "pcix66"]
-
-[[function]]
-name = "p"
-engine = "probe"
-
-[function.param]
-max_read = { value = 4096, unit = "bytes", source = "assumed" }
-max_outstanding_reads = { value = 4, unit = "count", source = "assumed" }
-write_burst = { value = 4096, unit = "bytes", source = "assumed" }
-"#;
-        let reg = parse_model(PathBuf::from("probe.toml"), card, &base).expect("a probe card");
-        let scenario = r#"
-[scenario]
-name = "probe"
-title = "the test engine"
-source = "test"
-
-[run]
-duration_ms = 2
-warmup_ms = 0.5
-
-[[experiment]]
-id = "probe"
-server = "rp8400-seu"
-testbed = "hp-2004-lab"
-cells = 1
-
-[[experiment.card]]
-adapter = "probe-card"
-slot = "seu-1"
-
-[[experiment.workload]]
-card = "probe-card"
-function = "p"
-kind = "dma"
-direction = "bidirectional"
-outstanding = 2
-"#;
-        let sc = parse_scenario(PathBuf::from("probe-scenario.toml"), scenario, &reg)
+        // The bundled DMA exerciser, its function driven by the probe.
+        let (_, exerciser) = crate::loader::bundled_files("models/adapters/dma-exerciser.toml")[0];
+        let card = exerciser
+            .replace("name = \"dma-exerciser\"", "name = \"probe-card\"")
+            .replace("engine = \"dma\"", "engine = \"probe\"");
+        let reg = parse_model(PathBuf::from("probe.toml"), &card, &base).expect("a probe card");
+        // The bundled raw DMA example, its card the probe's.
+        let (_, example) =
+            crate::loader::bundled_files("scenarios/bus-tests/rp8400-raw-dma.toml")[0];
+        let scenario = example.replace("\"dma-exerciser\"", "\"probe-card\"");
+        let sc = parse_scenario(PathBuf::from("probe-scenario.toml"), &scenario, &reg)
             .expect("a scenario on the probe");
         let r = crate::sim::simulate(&reg, &sc.experiments[0], &sc.run, 1).expect("runs");
         let f = &r.functions[0];

@@ -77,13 +77,10 @@ impl EngineType for RawDma {
                 outstanding,
             } = w.kind
             {
-                use crate::model::Direction::*;
                 test.block = block_bytes;
-                match w.direction {
-                    Out => test.reads = outstanding,
-                    In => test.writes = outstanding,
-                    Both => (test.reads, test.writes) = (outstanding, outstanding),
-                }
+                let mut ways = (test.reads, test.writes);
+                w.direction.set(&mut ways, outstanding);
+                (test.reads, test.writes) = ways;
             }
         }
         Ok(RawDmaCfg {
@@ -95,19 +92,7 @@ impl EngineType for RawDma {
     fn build(c: &RawDmaCfg) -> RawDma {
         RawDma::new(c.test)
     }
-    fn start(&mut self, cx: &mut Ctx) {
-        RawDma::start(self, cx)
-    }
-    #[inline]
-    fn handle(&mut self, ev: RawDmaEv, cx: &mut Ctx) {
-        RawDma::handle(self, ev, cx)
-    }
-    fn delivered(&self) -> (u64, u64) {
-        (self.delivered_out, self.delivered_in)
-    }
-    fn reset_counters(&mut self) {
-        (self.delivered_out, self.delivered_in) = (0, 0);
-    }
+    inherent_behaviour!(RawDma, RawDmaEv);
     fn dma(c: &RawDmaCfg) -> DmaCfg {
         c.dma
     }

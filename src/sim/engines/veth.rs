@@ -98,12 +98,7 @@ impl VethCfg {
             };
             check_socket(socket_bytes, cfg.mss, ack_every, &w.at)?;
             cfg.message = message_bytes.max(1);
-            use crate::model::Direction::*;
-            match w.direction {
-                Out => cfg.streams.0 = Some(socket_bytes),
-                In => cfg.streams.1 = Some(socket_bytes),
-                Both => cfg.streams = (Some(socket_bytes), Some(socket_bytes)),
-            }
+            w.direction.set(&mut cfg.streams, Some(socket_bytes));
         }
         Ok(cfg)
     }
@@ -286,19 +281,7 @@ impl EngineType for Veth {
     fn build(c: &VethCfg) -> Veth {
         Veth::new(c.clone())
     }
-    fn start(&mut self, cx: &mut Ctx) {
-        Veth::start(self, cx)
-    }
-    #[inline]
-    fn handle(&mut self, ev: VethEv, cx: &mut Ctx) {
-        Veth::handle(self, ev, cx)
-    }
-    fn delivered(&self) -> (u64, u64) {
-        (self.delivered_out, self.delivered_in)
-    }
-    fn reset_counters(&mut self) {
-        (self.delivered_out, self.delivered_in) = (0, 0);
-    }
+    inherent_behaviour!(Veth, VethEv);
     // It never masters its bus.
     fn dma(_: &VethCfg) -> DmaCfg {
         DmaCfg {
