@@ -355,7 +355,7 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
     let (Some(id), Some(server), Some(cells), true) = (id, server, cells, errs.is_empty()) else {
         return Err(errs.into_error());
     };
-    Ok(Experiment {
+    let exp = Experiment {
         id,
         server: server.name.clone(),
         testbed: e.testbed.get_ref().clone(),
@@ -365,7 +365,12 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         workloads,
         figures,
         at: src.at(&k("id"), e.id.span()),
-    })
+    };
+    // What only the whole experiment shows (a socket too small for the
+    // server's ACK rule, FIFOs smaller than the link's frame, a pinned CPU
+    // beyond the partition) is found where it is resolved.
+    crate::sim::config::Resolved::new(reg, &exp)?;
+    Ok(exp)
 }
 
 /// One card of an experiment at `key` (`experiment[0].card[1]`), checked

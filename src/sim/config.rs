@@ -26,8 +26,8 @@ use crate::model::schema::{
     TestbedParams,
 };
 use crate::model::{
-    fit_card, fit_segments, BusSpec, CardFit, CardRequest, Experiment, Protocol, Registry,
-    ServerSpec,
+    fit_card, fit_segments, BusSpec, CardFit, CardRequest, Experiment, LinkSpec, Protocol,
+    Registry, SegmentFit, ServerSpec,
 };
 use crate::units::{BytesPerSec, Picos};
 
@@ -478,199 +478,192 @@ fn fit_cards<'a>(
     Ok(fits)
 }
 
-/// Builds the configuration of `exp` from the registry.
+/// Builds the configuration of `exp` from the registry: [`Resolved::new`],
+/// then [`Resolved::assemble`].
 pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
-    let invalid = |m: String| Error::Invalid {
-        at: exp.at.clone(),
-        message: m,
-    };
-    // What the loaders check: its absence here is a defect.
-    let unchecked = |m: String| Error::Internal(format!("experiment `{}`: {m}", exp.id));
-    let server = reg
-        .servers
-        .get(&exp.server)
-        .ok_or_else(|| unchecked(format!("unknown server `{}`", exp.server)))?;
-    let tb = reg
-        .testbeds
-        .get(&exp.testbed)
-        .ok_or_else(|| unchecked(format!("unknown testbed `{}`", exp.testbed)))?;
-    let sp = ServerParams::from_set(&server.params, &server.at)?;
-    let cells = exp.cells.max(1);
-    let memory = MemoryCfg {
-        local: Picos::from_ns(sp.memory_local_latency),
-        remote: Picos::from_ns(sp.memory_remote_latency.unwrap_or(sp.memory_local_latency)),
-        p_remote: (cells - 1) as f64 / cells as f64,
-        line: whole(sp.cache_line).max(1),
-        lines_in_flight: whole(sp.line_fetches_in_flight).max(1),
-        bandwidth: sp.memory_bandwidth.map(|b| BytesPerSec(b * cells as f64)),
-    };
-    // A CPU's misses go to memory interleaved over the partition's cells.
-    let cpu_latency_ns = (sp.memory_local_latency
-        + sp.cpu_remote_memory_latency
-            .unwrap_or(sp.memory_local_latency)
-            * (cells - 1) as f64)
-        / cells as f64;
-    let stall = Picos::from_ns(sp.cpu_misses_per_packet * cpu_latency_ns);
-    let costs = StackCosts::of(reg, server, &sp)?;
-    let cpu = CpuCfg {
-        per_packet: Picos::from_ns(costs.per_packet) + stall,
-        per_segment_sent: Picos::from_ns(costs.per_segment_sent) + stall,
-        per_kib_ps: costs.per_kb * 1e3,
-        per_io: Picos::from_ns(costs.per_io),
-        ack_every: whole(sp.tcp_ack_every).max(1) as u32,
-        per_send_call: Picos::from_ns(costs.per_send_call.unwrap_or(0.0)),
-    };
-    let tp = TestbedParams::from_set(&tb.params, &tb.at)?;
-    let testbed = TestbedCfg {
-        peer_turnaround: Picos::from_ns(tp.peer_turnaround),
-        peer_per_segment: Picos::from_ns(tp.peer_cpu_per_segment),
-        peer_ps_per_kib: tp.peer_cpu_per_kib.unwrap_or(0.0) * 1e3,
-        peer_per_ack: Picos::from_ns(tp.peer_cpu_per_ack.unwrap_or(0.0)),
-        peer_processor_per_frame: Picos::from_ns(tp.peer_processor_per_frame.unwrap_or(0.0)),
-        target_latency: Picos::from_ns(tp.target_latency),
-        target_ps_per_kib: tp.target_per_kib.unwrap_or(0.0) * 1e3,
-        outstanding: whole(tp.diskbench_outstanding).max(1) as u32,
-    };
-    let bridge = BridgeCfg::from_params(&BridgeParams::from_set(&server.bridge, &server.at)?);
-    let fits = fit_cards(reg, server, exp)?;
-    let segments = fit_segments(&fits).map_err(invalid)?;
-    let mut card_seg = vec![0; fits.len()];
-    for (g, seg) in segments.iter().enumerate() {
-        for &c in &seg.cards {
-            card_seg[c] = g;
-        }
-    }
-    let card_slot: Vec<_> = fits.iter().map(|f| f.slot).collect();
-    let mut buses = Vec::new();
-    let mut controllers: Vec<ControllerCfg> = Vec::new();
-    let mut controller_of: Vec<(usize, usize)> = Vec::new();
-    for seg in &segments {
-        let (cards, mode) = (&seg.cards, seg.mode.to_string());
-        let bus = BusCfg::from_spec(&reg.buses[&mode])?;
-        // One bus adapter (bridge) serves the segment, with the ropes of
-        // its first slot.
-        let path = PathCfg {
-            rope_rate: BytesPerSec(sp.rope_bandwidth * card_slot[cards[0]].ropes as f64),
-            rope_overhead: whole(sp.rope_packet_overhead),
-            io_read_latency: Picos::from_ns(sp.io_read_latency),
+    Ok(Resolved::new(reg, exp)?.assemble())
+}
+
+/// An on-card bridge resolved: its secondary bus's mode and timing, the
+/// bridge as that bus sees it, and its DMA on the slot's bus.
+#[derive(Debug, Clone)]
+struct CardBridgeFit<'a> {
+    mode: &'a str,
+    bus: BusCfg,
+    bridge: BridgeCfg,
+    dma: DmaCfg,
+}
+
+/// An experiment resolved against the registry, every check made: its
+/// server's and test bed's parameters in unit types, its cards with their
+/// adapter, slot, link and bus mode ([`fit_card`], [`fit_segments`]), its
+/// I/O controllers and on-card bridges, each function's engine
+/// configuration ([`FunctionCfg::assemble`]) and the CPUs its workloads are
+/// pinned to. The loader makes one of each experiment it reads (so an
+/// input error of any of these is reported with its file, key and line),
+/// a sweep one of each point, and every run one before it simulates;
+/// [`Resolved::assemble`] then only wires it.
+#[derive(Debug, Clone)]
+pub struct Resolved<'a> {
+    exp: &'a Experiment,
+    sp: ServerParams,
+    memory: MemoryCfg,
+    cpu: CpuCfg,
+    testbed: TestbedCfg,
+    bridge: BridgeCfg,
+    fits: Vec<CardFit<'a>>,
+    segments: Vec<(SegmentFit<'a>, BusCfg)>,
+    /// Per I/O controller of the server, its link, where a segment's ropes
+    /// end at it.
+    controllers: Vec<Option<ControllerCfg>>,
+    /// Per card, its on-card bridge, if it has one.
+    card_bridges: Vec<Option<CardBridgeFit<'a>>>,
+    /// Per card, per function: its engine's configuration and its link.
+    functions: Vec<Vec<(FunctionCfg, Option<&'a LinkSpec>)>>,
+    cpus: u32,
+    /// Per function (global index): its interrupts' and its processes'
+    /// pinned CPU.
+    pins: Vec<[Option<usize>; 2]>,
+}
+
+impl<'a> Resolved<'a> {
+    /// Resolves and checks `exp` against `reg`. An error names where the
+    /// input is wrong; an experiment the loaders have not checked (an
+    /// unknown server, test bed, adapter or slot) is a defect
+    /// (`Error::Internal`).
+    pub fn new(reg: &'a Registry, exp: &'a Experiment) -> Result<Resolved<'a>> {
+        let invalid = |m: String| Error::Invalid {
+            at: exp.at.clone(),
+            message: m,
         };
-        let label: Vec<String> = cards
+        // What the loaders check: its absence here is a defect.
+        let unchecked = |m: String| Error::Internal(format!("experiment `{}`: {m}", exp.id));
+        let server = reg
+            .servers
+            .get(&exp.server)
+            .ok_or_else(|| unchecked(format!("unknown server `{}`", exp.server)))?;
+        let tb = reg
+            .testbeds
+            .get(&exp.testbed)
+            .ok_or_else(|| unchecked(format!("unknown testbed `{}`", exp.testbed)))?;
+        let sp = ServerParams::from_set(&server.params, &server.at)?;
+        let cells = exp.cells.max(1);
+        let memory = MemoryCfg {
+            local: Picos::from_ns(sp.memory_local_latency),
+            remote: Picos::from_ns(sp.memory_remote_latency.unwrap_or(sp.memory_local_latency)),
+            p_remote: (cells - 1) as f64 / cells as f64,
+            line: whole(sp.cache_line).max(1),
+            lines_in_flight: whole(sp.line_fetches_in_flight).max(1),
+            bandwidth: sp.memory_bandwidth.map(|b| BytesPerSec(b * cells as f64)),
+        };
+        // A CPU's misses go to memory interleaved over the partition's cells.
+        let cpu_latency_ns = (sp.memory_local_latency
+            + sp.cpu_remote_memory_latency
+                .unwrap_or(sp.memory_local_latency)
+                * (cells - 1) as f64)
+            / cells as f64;
+        let stall = Picos::from_ns(sp.cpu_misses_per_packet * cpu_latency_ns);
+        let costs = StackCosts::of(reg, server, &sp)?;
+        let cpu = CpuCfg {
+            per_packet: Picos::from_ns(costs.per_packet) + stall,
+            per_segment_sent: Picos::from_ns(costs.per_segment_sent) + stall,
+            per_kib_ps: costs.per_kb * 1e3,
+            per_io: Picos::from_ns(costs.per_io),
+            ack_every: whole(sp.tcp_ack_every).max(1) as u32,
+            per_send_call: Picos::from_ns(costs.per_send_call.unwrap_or(0.0)),
+        };
+        let tp = TestbedParams::from_set(&tb.params, &tb.at)?;
+        let testbed = TestbedCfg {
+            peer_turnaround: Picos::from_ns(tp.peer_turnaround),
+            peer_per_segment: Picos::from_ns(tp.peer_cpu_per_segment),
+            peer_ps_per_kib: tp.peer_cpu_per_kib.unwrap_or(0.0) * 1e3,
+            peer_per_ack: Picos::from_ns(tp.peer_cpu_per_ack.unwrap_or(0.0)),
+            peer_processor_per_frame: Picos::from_ns(tp.peer_processor_per_frame.unwrap_or(0.0)),
+            target_latency: Picos::from_ns(tp.target_latency),
+            target_ps_per_kib: tp.target_per_kib.unwrap_or(0.0) * 1e3,
+            outstanding: whole(tp.diskbench_outstanding).max(1) as u32,
+        };
+        let bridge = BridgeCfg::from_params(&BridgeParams::from_set(&server.bridge, &server.at)?);
+        let fits = fit_cards(reg, server, exp)?;
+        let mut segments = Vec::new();
+        let mut controllers = vec![None; server.io_controllers.len()];
+        for seg in fit_segments(&fits).map_err(invalid)? {
+            let bus = BusCfg::from_spec(&reg.buses[seg.mode])?;
+            if let Some(sc) = fits[seg.cards[0]].slot.controller {
+                let spec = &server.io_controllers[sc];
+                let cp = IoControllerParams::from_set(&spec.params, &spec.at)?;
+                controllers[sc] = Some(ControllerCfg {
+                    label: format!("{}/{}", server.name, spec.name),
+                    rate: BytesPerSec(cp.bandwidth),
+                    overhead: whole(cp.packet_overhead),
+                    rate_both_ways: cp.bandwidth_both_ways.map(BytesPerSec),
+                });
+            }
+            segments.push((seg, bus));
+        }
+        let mut card_bridges = Vec::new();
+        for fit in &fits {
+            let Some(cb) = &fit.adapter.bridge else {
+                card_bridges.push(None);
+                continue;
+            };
+            let spec = reg.buses.get(&cb.secondary_mode).ok_or_else(|| {
+                unchecked(format!(
+                    "unknown bus mode `{}` behind `{}`",
+                    cb.secondary_mode, fit.adapter.name
+                ))
+            })?;
+            let pp = CardBridgeParams::from_set(&cb.primary, &cb.at)?;
+            card_bridges.push(Some(CardBridgeFit {
+                mode: &cb.secondary_mode,
+                bus: BusCfg::from_spec(spec)?,
+                bridge: BridgeCfg::from_params(&BridgeParams::from_set(&cb.secondary, &cb.at)?),
+                dma: DmaCfg::from_params(pp.max_read, pp.max_outstanding_reads, pp.write_burst),
+            }));
+        }
+        let mut functions = Vec::new();
+        let mut first = 0;
+        for (ci, fit) in fits.iter().enumerate() {
+            let card_work: Vec<_> = exp.workloads.iter().filter(|w| w.card == ci).collect();
+            let mut on_card = Vec::new();
+            for (fi, f) in fit.adapter.functions.iter().enumerate() {
+                // The scenario may run the card over another link of the
+                // same framing (an interface setting: MTU, encapsulation).
+                let link = match (&f.link, fit.link) {
+                    (Some(_), Some(over)) => Some(over),
+                    (l, _) => l.as_ref().and_then(|l| reg.links.get(l)),
+                };
+                let input = FunctionInput {
+                    spec: f,
+                    link,
+                    index: fi,
+                    first,
+                    card_work: &card_work,
+                    cpu: &cpu,
+                    testbed: &testbed,
+                };
+                on_card.push((FunctionCfg::assemble(f.engine, &input)?, link));
+            }
+            first += on_card.len();
+            functions.push(on_card);
+        }
+        let cpus = (cells as u64 * whole(sp.cpus_per_cell)) as u32;
+        if cpus == 0 {
+            return Err(invalid("the partition has no CPU".to_string()));
+        }
+        // The scenario's pins, each on a CPU of the partition; one
+        // function's interrupts pinned once.
+        let mut pins: Vec<[Option<usize>; 2]> = vec![[None, None]; first];
+        let base: Vec<usize> = functions
             .iter()
-            .map(|&c| format!("{}@{}", exp.cards[c].0, exp.cards[c].2))
+            .scan(0, |n, f| {
+                let b = *n;
+                *n += f.len();
+                Some(b)
+            })
             .collect();
-        let controller = match card_slot[cards[0]].controller {
-            Some(sc) => Some(match controller_of.iter().find(|(s, _)| *s == sc) {
-                Some(&(_, local)) => local,
-                None => {
-                    let spec = &server.io_controllers[sc];
-                    let cp = IoControllerParams::from_set(&spec.params, &spec.at)?;
-                    controllers.push(ControllerCfg {
-                        label: format!("{}/{}", server.name, spec.name),
-                        rate: BytesPerSec(cp.bandwidth),
-                        overhead: whole(cp.packet_overhead),
-                        rate_both_ways: cp.bandwidth_both_ways.map(BytesPerSec),
-                    });
-                    controller_of.push((sc, controllers.len() - 1));
-                    controllers.len() - 1
-                }
-            }),
-            None => None,
-        };
-        buses.push(PlacedBus {
-            label: label.join("+"),
-            mode,
-            bus,
-            bridge: bridge.clone(),
-            path,
-            controller,
-            upstream: None,
-        });
-    }
-    // A card with its own bridge puts its functions on a secondary bus of
-    // their own, in the card's mode, behind the bridge on the slot's bus.
-    let mut card_bus = card_seg.clone();
-    let mut card_bridges = Vec::new();
-    for (ci, (label, adapter_name, slot_name)) in exp.cards.iter().enumerate() {
-        let Some(cb) = &fits[ci].adapter.bridge else {
-            continue;
-        };
-        let spec = reg.buses.get(&cb.secondary_mode).ok_or_else(|| {
-            unchecked(format!(
-                "unknown bus mode `{}` behind `{adapter_name}`",
-                cb.secondary_mode
-            ))
-        })?;
-        let pp = CardBridgeParams::from_set(&cb.primary, &cb.at)?;
-        card_bridges.push(CardBridgeCfg {
-            parent: card_seg[ci],
-            dma: DmaCfg::from_params(pp.max_read, pp.max_outstanding_reads, pp.write_burst),
-        });
-        // It has no ropes (reported with no capacity): what goes up crosses
-        // the bridge.
-        let path = PathCfg {
-            rope_rate: BytesPerSec(0.0),
-            ..buses[card_seg[ci]].path.clone()
-        };
-        buses.push(PlacedBus {
-            label: format!("{label}@{slot_name}/bridge"),
-            mode: cb.secondary_mode.clone(),
-            bus: BusCfg::from_spec(spec)?,
-            bridge: BridgeCfg::from_params(&BridgeParams::from_set(&cb.secondary, &cb.at)?),
-            path,
-            controller: None,
-            upstream: Some(card_bridges.len() - 1),
-        });
-        card_bus[ci] = buses.len() - 1;
-    }
-    let mut functions = Vec::new();
-    // Per function (global index), the scenario's workloads on it.
-    let mut workloads_of = Vec::new();
-    for (ci, (label, _, _)) in exp.cards.iter().enumerate() {
-        let adapter = fits[ci].adapter;
-        let card_work: Vec<_> = exp.workloads.iter().filter(|w| w.card == ci).collect();
-        let first = functions.len();
-        for (fi, f) in adapter.functions.iter().enumerate() {
-            // The scenario may run the card over another link of the same
-            // framing (an interface setting: MTU, encapsulation).
-            let link = match (&f.link, fits[ci].link) {
-                (Some(_), Some(over)) => Some(over),
-                (l, _) => l.as_ref().and_then(|l| reg.links.get(l)),
-            };
-            let input = FunctionInput {
-                spec: f,
-                link,
-                index: fi,
-                first,
-                card_work: &card_work,
-                cpu: &cpu,
-                testbed: &testbed,
-            };
-            let cfg = FunctionCfg::assemble(f.engine, &input)?;
-            let work: Vec<_> = exp
-                .workloads
-                .iter()
-                .filter(|w| w.card == ci && w.function == fi)
-                .collect();
-            workloads_of.push(work);
-            functions.push(PlacedFunction {
-                label: format!("{label}.{}", f.name),
-                link: link.map_or_else(|| "none".into(), |l| l.name.clone()),
-                bus: card_bus[ci],
-                cfg,
-            });
-        }
-    }
-    let cpus = (cells as u64 * whole(sp.cpus_per_cell)) as u32;
-    if cpus == 0 {
-        return Err(invalid("the partition has no CPU".to_string()));
-    }
-    // The netperf processes each function has: (send, receive).
-    let processes: Vec<[bool; 2]> = functions.iter().map(|pf| pf.cfg.processes()).collect();
-    // The scenario's pins, each on a CPU of the partition; one function's
-    // interrupts pinned once.
-    let mut pins: Vec<[Option<usize>; 2]> = vec![[None, None]; functions.len()];
-    for (f, work) in workloads_of.iter().enumerate() {
-        for w in work {
+        for w in &exp.workloads {
+            let f = base[w.card] + w.function;
             for (i, pin) in [&w.interrupt_cpu, &w.process_cpu].into_iter().enumerate() {
                 let Some((c, at)) = pin else {
                     continue;
@@ -692,21 +685,159 @@ pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
                 pins[f][i] = Some(*c as usize);
             }
         }
+        Ok(Resolved {
+            exp,
+            sp,
+            memory,
+            cpu,
+            testbed,
+            bridge,
+            fits,
+            segments,
+            controllers,
+            card_bridges,
+            functions,
+            cpus,
+            pins,
+        })
     }
-    if let Some(lines) = sp.interrupt_lines {
-        share_interrupt_lines(&mut functions, whole(lines).max(1) as usize);
+
+    /// Wires the resolved experiment into the configuration the components
+    /// run with: buses in order of first appearance (a shared segment's
+    /// first card gives its ropes and controller), the secondary buses of
+    /// on-card bridges after them, the functions in card order, the
+    /// interrupt lines shared, and the CPUs placed.
+    pub fn assemble(&self) -> SystemCfg {
+        let (exp, sp) = (self.exp, &self.sp);
+        let mut card_seg = vec![0; self.fits.len()];
+        let mut buses = Vec::new();
+        let mut controllers: Vec<ControllerCfg> = Vec::new();
+        let mut controller_of: Vec<(usize, usize)> = Vec::new();
+        for (g, (seg, bus)) in self.segments.iter().enumerate() {
+            let cards = &seg.cards;
+            for &c in cards {
+                card_seg[c] = g;
+            }
+            let slot = self.fits[cards[0]].slot;
+            // One bus adapter (bridge) serves the segment, with the ropes
+            // of its first slot.
+            let path = PathCfg {
+                rope_rate: BytesPerSec(sp.rope_bandwidth * slot.ropes as f64),
+                rope_overhead: whole(sp.rope_packet_overhead),
+                io_read_latency: Picos::from_ns(sp.io_read_latency),
+            };
+            let label: Vec<String> = cards
+                .iter()
+                .map(|&c| format!("{}@{}", exp.cards[c].0, exp.cards[c].2))
+                .collect();
+            let controller = slot.controller.and_then(|sc| {
+                if let Some(&(_, local)) = controller_of.iter().find(|(s, _)| *s == sc) {
+                    return Some(local);
+                }
+                controllers.push(self.controllers[sc].clone()?);
+                controller_of.push((sc, controllers.len() - 1));
+                Some(controllers.len() - 1)
+            });
+            buses.push(PlacedBus {
+                label: label.join("+"),
+                mode: seg.mode.to_string(),
+                bus: *bus,
+                bridge: self.bridge.clone(),
+                path,
+                controller,
+                upstream: None,
+            });
+        }
+        // A card with its own bridge puts its functions on a secondary bus
+        // of their own, in the card's mode, behind the bridge on the slot's
+        // bus.
+        let mut card_bus = card_seg.clone();
+        let mut card_bridges = Vec::new();
+        for (ci, (label, _, slot_name)) in exp.cards.iter().enumerate() {
+            let Some(cb) = &self.card_bridges[ci] else {
+                continue;
+            };
+            card_bridges.push(CardBridgeCfg {
+                parent: card_seg[ci],
+                dma: cb.dma,
+            });
+            // It has no ropes (reported with no capacity): what goes up
+            // crosses the bridge.
+            let path = PathCfg {
+                rope_rate: BytesPerSec(0.0),
+                ..buses[card_seg[ci]].path.clone()
+            };
+            buses.push(PlacedBus {
+                label: format!("{label}@{slot_name}/bridge"),
+                mode: cb.mode.to_string(),
+                bus: cb.bus,
+                bridge: cb.bridge.clone(),
+                path,
+                controller: None,
+                upstream: Some(card_bridges.len() - 1),
+            });
+            card_bus[ci] = buses.len() - 1;
+        }
+        let mut functions = Vec::new();
+        // Per function (global index), whether a workload runs on it.
+        let mut busy = Vec::new();
+        for (ci, (label, _, _)) in exp.cards.iter().enumerate() {
+            let specs = &self.fits[ci].adapter.functions;
+            for (fi, ((cfg, link), f)) in self.functions[ci].iter().zip(specs).enumerate() {
+                busy.push(
+                    exp.workloads
+                        .iter()
+                        .any(|w| w.card == ci && w.function == fi),
+                );
+                functions.push(PlacedFunction {
+                    label: format!("{label}.{}", f.name),
+                    link: link.map_or_else(|| "none".into(), |l| l.name.clone()),
+                    bus: card_bus[ci],
+                    cfg: cfg.clone(),
+                });
+            }
+        }
+        // The netperf processes each function has: (send, receive).
+        let processes: Vec<[bool; 2]> = functions.iter().map(|pf| pf.cfg.processes()).collect();
+        if let Some(lines) = sp.interrupt_lines {
+            share_interrupt_lines(&mut functions, whole(lines).max(1) as usize);
+        }
+        let placement = CpuPlacement::pinned(self.cpus as usize, &processes, &self.pins, &busy);
+        SystemCfg {
+            buses,
+            controllers,
+            card_bridges,
+            functions,
+            memory: self.memory.clone(),
+            cpu: self.cpu.clone(),
+            testbed: self.testbed.clone(),
+            cpus: self.cpus,
+            placement,
+        }
     }
-    let busy: Vec<bool> = workloads_of.iter().map(|w| !w.is_empty()).collect();
-    let placement = CpuPlacement::pinned(cpus as usize, &processes, &pins, &busy);
-    Ok(SystemCfg {
-        buses,
-        controllers,
-        card_bridges,
-        functions,
-        memory,
-        cpu,
-        testbed,
-        cpus,
-        placement,
-    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::load_registry;
+
+    #[test]
+    fn processor_clocks_without_a_processor_clock_are_an_error_not_ignored() {
+        let mut reg = load_registry(&[]).expect("bundled models load");
+        let scenarios = crate::loader::load_bundled_scenarios(&reg).expect("scenarios load");
+        let exp = scenarios
+            .iter()
+            .find(|s| s.name == "atm-atm155-n4000")
+            .and_then(|s| s.experiments.first())
+            .expect("the ATM/155 table")
+            .clone();
+        assert!(assemble(&reg, &exp).is_ok());
+        let a = reg.adapters.get_mut("a5483a").expect("the ATM/155 card");
+        for f in &mut a.functions {
+            f.params.map.remove("processor_clock");
+        }
+        let e = assemble(&reg, &exp).expect_err("clocks without a clock");
+        assert!(e.to_string().contains("processor_clock"), "{e}");
+    }
 }
