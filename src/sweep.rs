@@ -11,8 +11,8 @@
 
 use crate::error::{Error, Result};
 use crate::model::{
-    fit_card, fit_segments, negotiate_mode, CardProblem, CardRequest, Experiment, Registry,
-    Scenario, Workload, WorkloadKind,
+    fit_cards, fit_segments, negotiate_mode, CardProblem, Experiment, Registry, Scenario, Workload,
+    WorkloadKind,
 };
 use crate::sim::ExperimentResult;
 use crate::stats::mean_ci95;
@@ -843,44 +843,33 @@ fn apply_card(
     Ok(())
 }
 
-/// What the loader checks of an experiment's cards, again at a sweep point:
-/// each slot exists, runs the adapter, holds one card and is owned by the
-/// partition; each card's link can replace its adapter's.
+/// What the loader checks of an experiment's cards, again at a sweep point
+/// (the one card check, [`fit_cards`] and [`fit_segments`]): each slot
+/// exists, runs the adapter, holds one card and is owned by the partition;
+/// each card's link can replace its adapter's; the cards of a shared
+/// segment share a mode. The problem in the sweep's words.
 fn check_point(reg: &Registry, e: &Experiment) -> std::result::Result<(), String> {
     let server = reg
         .servers
         .get(&e.server)
         .ok_or_else(|| format!("unknown server `{}`", e.server))?;
-    let mut fits = Vec::new();
-    for (j, (label, adapter, slot)) in e.cards.iter().enumerate() {
-        let request = CardRequest {
-            adapter,
-            slot,
-            link: e.links.get(j).and_then(|l| l.as_deref()),
-            cells: Some(e.cells),
-        };
-        let earlier: Vec<&str> = e.cards[..j].iter().map(|c| c.2.as_str()).collect();
-        let problems = match fit_card(reg, server, request, &earlier) {
-            Ok(fit) => {
-                fits.push(fit);
-                continue;
-            }
-            Err(problems) => problems,
-        };
-        return Err(match &problems[0] {
-            p @ (CardProblem::UnknownAdapter(_) | CardProblem::UnknownLink(_)) => p.to_string(),
-            CardProblem::UnknownSlot(_) => format!(
-                "card `{label}`: server `{}` has no slot `{slot}`",
-                server.name
-            ),
-            CardProblem::SlotTaken(k) => format!(
-                "cards `{}` and `{label}` are both in slot `{slot}`",
-                e.cards[*k].0
-            ),
-            p => format!("card `{label}`: {p}"),
-        });
-    }
-    fit_segments(&fits).map(|_| ())
+    let (j, problems) = match fit_cards(reg, server, e, Some(e.cells)) {
+        Ok(fits) => return fit_segments(&fits).map(|_| ()),
+        Err(first) => first,
+    };
+    let (label, slot) = (&e.cards[j].0, &e.cards[j].2);
+    Err(match &problems[0] {
+        p @ (CardProblem::UnknownAdapter(_) | CardProblem::UnknownLink(_)) => p.to_string(),
+        CardProblem::UnknownSlot(_) => format!(
+            "card `{label}`: server `{}` has no slot `{slot}`",
+            server.name
+        ),
+        CardProblem::SlotTaken(k) => format!(
+            "cards `{}` and `{label}` are both in slot `{slot}`",
+            e.cards[*k].0
+        ),
+        p => format!("card `{label}`: {p}"),
+    })
 }
 
 /// Cells beyond the server's range are refused before anything runs.

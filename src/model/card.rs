@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use super::{AdapterSpec, LinkSpec, Registry, ServerSpec, SlotSpec};
+use super::{AdapterSpec, Experiment, LinkSpec, Registry, ServerSpec, SlotSpec};
 
 /// A card resolved against its server: its adapter, its slot, the bus mode
 /// the two negotiate, and the link it runs over instead of its own, if any.
@@ -153,6 +153,30 @@ pub fn fit_card<'a>(
         }),
         _ => Err(problems),
     }
+}
+
+/// Every card of `exp` on `server`, in order, each checked by [`fit_card`]
+/// against the slots of the cards before it, the partition judged when
+/// `cells` is given: the cards resolved, or the first that does not fit
+/// (its index) with its problems.
+pub fn fit_cards<'a>(
+    reg: &'a Registry,
+    server: &'a ServerSpec,
+    exp: &Experiment,
+    cells: Option<u32>,
+) -> Result<Vec<CardFit<'a>>, (usize, Vec<CardProblem>)> {
+    let mut fits = Vec::new();
+    for (j, (_, adapter, slot)) in exp.cards.iter().enumerate() {
+        let request = CardRequest {
+            adapter,
+            slot,
+            link: exp.links.get(j).and_then(|l| l.as_deref()),
+            cells,
+        };
+        let earlier: Vec<&str> = exp.cards[..j].iter().map(|c| c.2.as_str()).collect();
+        fits.push(fit_card(reg, server, request, &earlier).map_err(|p| (j, p))?);
+    }
+    Ok(fits)
 }
 
 /// The link named `name` that a card of `adapter` runs over instead of its

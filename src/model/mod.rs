@@ -11,7 +11,8 @@ mod spec;
 
 pub use calibration::{CalibrationSpec, FittedValue, FreeParam};
 pub use card::{
-    fit_card, fit_link, fit_segments, CardFit, CardKey, CardProblem, CardRequest, SegmentFit,
+    fit_card, fit_cards, fit_link, fit_segments, CardFit, CardKey, CardProblem, CardRequest,
+    SegmentFit,
 };
 pub use params::{ParamSet, ParamValue};
 pub use place::{Apart, Domain, Objective, PlaceCard, PlaceRequest};

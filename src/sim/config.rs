@@ -26,8 +26,8 @@ use crate::model::schema::{
     TestbedParams,
 };
 use crate::model::{
-    fit_card, fit_segments, BusSpec, CardFit, CardRequest, Experiment, LinkSpec, Protocol,
-    Registry, SegmentFit, ServerSpec,
+    fit_cards, fit_segments, BusSpec, CardFit, Experiment, LinkSpec, Protocol, Registry,
+    SegmentFit, ServerSpec,
 };
 use crate::units::{BytesPerSec, Picos};
 
@@ -447,37 +447,6 @@ fn share_interrupt_lines(functions: &mut [PlacedFunction], lines: usize) {
     }
 }
 
-/// The cards of `exp` resolved against its server ([`fit_card`], without the
-/// partition: assembly does not judge the experiment's cells); a card that
-/// does not fit is a defect here, since every experiment is checked so
-/// before it is assembled (by the loaders, a sweep's points, a placement's
-/// search).
-fn fit_cards<'a>(
-    reg: &'a Registry,
-    server: &'a ServerSpec,
-    exp: &Experiment,
-) -> Result<Vec<CardFit<'a>>> {
-    let mut fits = Vec::new();
-    for (ci, (label, adapter, slot)) in exp.cards.iter().enumerate() {
-        let request = CardRequest {
-            adapter,
-            slot,
-            link: exp.links.get(ci).and_then(|l| l.as_deref()),
-            cells: None,
-        };
-        let fit = fit_card(reg, server, request, &[]).map_err(|problems| {
-            let words: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
-            Error::Internal(format!(
-                "card `{label}` of experiment `{}` was not checked: {}",
-                exp.id,
-                words.join("; ")
-            ))
-        })?;
-        fits.push(fit);
-    }
-    Ok(fits)
-}
-
 /// Builds the configuration of `exp` from the registry: [`Resolved::new`],
 /// then [`Resolved::assemble`].
 pub fn assemble(reg: &Registry, exp: &Experiment) -> Result<SystemCfg> {
@@ -584,7 +553,12 @@ impl<'a> Resolved<'a> {
             outstanding: whole(tp.diskbench_outstanding).max(1) as u32,
         };
         let bridge = BridgeCfg::from_params(&BridgeParams::from_set(&server.bridge, &server.at)?);
-        let fits = fit_cards(reg, server, exp)?;
+        // The loaders and a sweep's points check the cards (the partition
+        // too): one that does not fit here is a defect.
+        let fits = fit_cards(reg, server, exp, None).map_err(|(j, problems)| {
+            let words: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+            unchecked(format!("card `{}`: {}", exp.cards[j].0, words.join("; ")))
+        })?;
         let mut segments = Vec::new();
         let mut controllers = vec![None; server.io_controllers.len()];
         for seg in fit_segments(&fits).map_err(invalid)? {
