@@ -16,13 +16,17 @@
 //! every engine kind once; from it come the [`Engine`], [`EngineEv`] and
 //! [`FunctionCfg`] enums with their dispatch (static: a `match`, never a
 //! virtual call, on the hot path) and [`kinds`], which the loader reads to
-//! know the engine names of model files. Nothing else in the crate names an
-//! engine kind.
+//! know the engine names of model files. The loader, the schema, the
+//! scenario's workload checks and assembly ask an engine kind what they need
+//! to know ([`crate::model::EngineKind`], [`FunctionCfg`]'s methods) and
+//! never match on one; only `System::new` (a NIC's half-duplex medium) and
+//! the calibration's fingerprint (an idle function's placeholder) name one.
 //!
 //! To add an engine: write its file (state, its event enum, its
 //! configuration, and `impl EngineType`), add its parameter rules to
 //! `model::schema` (a `dma_engine_kind!` block, from which the README's
-//! parameter table is generated), and add one line to the list below.
+//! parameter table is generated), and add its `mod` line and one line to
+//! the list below.
 
 /// The behaviour methods of [`EngineType`] for an engine type `$ty` whose
 /// own `start` and `handle` (and, with `link`, `frame_arrived` and `kick`)
