@@ -465,7 +465,7 @@ struct CardBridgeFit<'a> {
 
 /// An experiment resolved against the registry, every check made: its
 /// server's and test bed's parameters in unit types, its cards with their
-/// adapter, slot, link and bus mode ([`fit_card`], [`fit_segments`]), its
+/// adapter, slot, link and bus mode ([`fit_cards`], [`fit_segments`]), its
 /// I/O controllers and on-card bridges, each function's engine
 /// configuration ([`FunctionCfg::assemble`]) and the CPUs its workloads are
 /// pinned to. The loader makes one of each experiment it reads (so an
