@@ -11,7 +11,10 @@
 
 use crate::app::{replication_seed, run_scenarios_at, Runner};
 use crate::error::{Error, Result};
-use crate::model::{negotiate_mode, Experiment, Registry, Scenario, Workload, WorkloadKind};
+use crate::model::{
+    fit_cards, fit_segments, negotiate_mode, CardProblem, Experiment, Registry, Scenario, Workload,
+    WorkloadKind,
+};
 use crate::sim::ExperimentResult;
 use crate::stats::mean_ci95;
 use crate::units::readable;
@@ -835,52 +838,33 @@ fn apply_card(
     Ok(())
 }
 
-/// What the loader checks of an experiment's cards, again at a sweep point:
-/// each slot exists, runs the adapter, holds one card and is owned by the
-/// partition; each card's link can replace its adapter's.
+/// What the loader checks of an experiment's cards, again at a sweep point
+/// (the one card check, [`fit_cards`] and [`fit_segments`]): each slot
+/// exists, runs the adapter, holds one card and is owned by the partition;
+/// each card's link can replace its adapter's; the cards of a shared
+/// segment share a mode. The problem in the sweep's words.
 fn check_point(reg: &Registry, e: &Experiment) -> std::result::Result<(), String> {
     let server = reg
         .servers
         .get(&e.server)
         .ok_or_else(|| format!("unknown server `{}`", e.server))?;
-    for (j, (label, adapter, slot)) in e.cards.iter().enumerate() {
-        let spec = reg
-            .adapters
-            .get(adapter)
-            .ok_or_else(|| format!("unknown adapter `{adapter}`"))?;
-        let Some(s) = server.slots.iter().find(|s| &s.name == slot) else {
-            return Err(format!(
-                "card `{label}`: server `{}` has no slot `{slot}`",
-                server.name
-            ));
-        };
-        if negotiate_mode(spec, s).is_none() {
-            return Err(format!(
-                "card `{label}`: adapter `{adapter}` (modes {}) cannot run in slot `{slot}` (modes {})",
-                spec.modes.join(", "),
-                s.modes.join(", ")
-            ));
-        }
-        if let Some(other) = e.cards[..j].iter().find(|c| &c.2 == slot) {
-            return Err(format!(
-                "cards `{}` and `{label}` are both in slot `{slot}`",
-                other.0
-            ));
-        }
-        if let Some(why) = server.not_owned(s, e.cells) {
-            return Err(format!("card `{label}`: {why}"));
-        }
-        if let Some(Some(l)) = e.links.get(j) {
-            let link = reg
-                .links
-                .get(l)
-                .ok_or_else(|| format!("unknown link `{l}`"))?;
-            if let Some(why) = reg.link_mismatch(spec, link) {
-                return Err(format!("card `{label}`: {why}"));
-            }
-        }
-    }
-    Ok(())
+    let (j, problems) = match fit_cards(reg, server, e, Some(e.cells)) {
+        Ok(fits) => return fit_segments(&fits).map(|_| ()),
+        Err(first) => first,
+    };
+    let (label, slot) = (&e.cards[j].0, &e.cards[j].2);
+    Err(match &problems[0] {
+        p @ (CardProblem::UnknownAdapter(_) | CardProblem::UnknownLink(_)) => p.to_string(),
+        CardProblem::UnknownSlot(_) => format!(
+            "card `{label}`: server `{}` has no slot `{slot}`",
+            server.name
+        ),
+        CardProblem::SlotTaken(k) => format!(
+            "cards `{}` and `{label}` are both in slot `{slot}`",
+            e.cards[*k].0
+        ),
+        p => format!("card `{label}`: {p}"),
+    })
 }
 
 /// Cells beyond the server's range are refused before anything runs.

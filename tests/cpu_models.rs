@@ -7,15 +7,31 @@
 use std::process::Command;
 
 use iosim::loader::load_registry;
-use iosim::sim::config::stack_cost;
+use iosim::model::schema::ServerParams;
+use iosim::model::Registry;
+use iosim::sim::config::StackCosts;
+
+/// The CPU costs of server `name` (ns), as assembly reads them.
+fn costs(reg: &Registry, name: &str) -> StackCosts {
+    let s = &reg.servers[name];
+    let own = ServerParams::from_set(&s.params, &s.at).expect("its parameters");
+    StackCosts::of(reg, s, &own).expect("its costs")
+}
 
 #[test]
 fn the_v2500_takes_the_n4000s_costs_scaled_by_specint95() {
     let mut reg = load_registry(&[]).expect("bundled models");
     let ratio = 38.0 / 27.5; // PA-8600 555 over PA-8500 440, SPECint95
-    for key in ["cpu_per_packet", "cpu_per_segment_sent", "cpu_per_io"] {
-        let n4000 = stack_cost(&reg, &reg.servers["n4000"], key).expect("n4000 states it");
-        let v2500 = stack_cost(&reg, &reg.servers["v2500"], key).expect("scaled");
+    let (n, v) = (costs(&reg, "n4000"), costs(&reg, "v2500"));
+    for (key, n4000, v2500) in [
+        ("cpu_per_packet", n.per_packet, v.per_packet),
+        (
+            "cpu_per_segment_sent",
+            n.per_segment_sent,
+            v.per_segment_sent,
+        ),
+        ("cpu_per_io", n.per_io, v.per_io),
+    ] {
         assert!(
             (v2500 / n4000 - ratio).abs() < 1e-9,
             "{key}: {v2500} ns on the V2500 against {n4000} on the N4000"
@@ -23,7 +39,7 @@ fn the_v2500_takes_the_n4000s_costs_scaled_by_specint95() {
     }
     // A refit of the N4000 (or any change of its costs) carries over.
     assert!(reg.set_param("server.n4000.cpu_per_packet", 20_000.0));
-    let v2500 = stack_cost(&reg, &reg.servers["v2500"], "cpu_per_packet").expect("scaled");
+    let v2500 = costs(&reg, "v2500").per_packet;
     assert!((v2500 - 20_000.0 * ratio).abs() < 1e-6, "{v2500}");
     // A cost the V2500 states itself wins over the scaled one.
     assert!(!reg.set_param("server.v2500.cpu_per_packet", 1.0));

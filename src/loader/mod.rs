@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{column_of, line_of, Error, Errors, Location, Result};
 use crate::model::{
-    AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineKind, Framing, FunctionSpec,
-    IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
+    AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, Framing, FunctionSpec, IoControllerSpec,
+    LinkSpec, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
 };
 use crate::units::readable;
 pub use calibration::{
@@ -1055,25 +1055,27 @@ fn function_spec(
     let mut errs = Errors::default();
     let taken = earlier.iter().map(|x| x.name.as_str());
     let fname = unique_name(src, &key, &f.name, taken, "function", &mut errs);
-    let engine = match f.engine.get_ref().as_str() {
-        "nic" => Some((EngineKind::Nic, schema::NIC)),
-        "hba" => Some((EngineKind::Hba, schema::HBA)),
-        "dma" => Some((EngineKind::RawDma, schema::RAW_DMA)),
-        "veth" => Some((EngineKind::Veth, schema::VETH)),
-        other => {
-            errs.push(src.invalid(
-                &format!("{key}.engine"),
-                f.engine.span(),
-                format!("unknown engine `{other}`; expected `nic`, `hba`, `dma` or `veth`"),
-            ));
-            None
-        }
-    };
+    let engine = crate::sim::engines::kind_named(f.engine.get_ref());
+    if engine.is_none() {
+        let names: Vec<String> = crate::sim::engines::kinds()
+            .iter()
+            .map(|k| format!("`{}`", k.name()))
+            .collect();
+        errs.push(src.invalid(
+            &format!("{key}.engine"),
+            f.engine.span(),
+            format!(
+                "unknown engine `{}`; expected {}",
+                f.engine.get_ref(),
+                one_of(&names)
+            ),
+        ));
+    }
     let mut link = None;
-    if let Some((engine, _)) = engine {
-        match (&f.link, engine) {
-            (None, EngineKind::RawDma | EngineKind::Veth) => {}
-            (Some(l), EngineKind::RawDma | EngineKind::Veth) => errs.push(src.invalid(
+    if let Some(engine) = engine {
+        match (&f.link, engine.drives_a_link()) {
+            (None, false) => {}
+            (Some(l), false) => errs.push(src.invalid(
                 &format!("{key}.link"),
                 l.span(),
                 format!(
@@ -1092,16 +1094,15 @@ fn function_spec(
             )),
         }
     }
-    let params = engine.and_then(|(_, rules)| {
+    let params = engine.and_then(|engine| {
         errs.take(convert_params(
             src,
             &format!("{key}.param"),
             &f.param,
-            rules,
+            engine.rules(),
         ))
     });
-    let (Some(name), Some((engine, _)), Some(params), true) =
-        (fname, engine, params, errs.is_empty())
+    let (Some(name), Some(engine), Some(params), true) = (fname, engine, params, errs.is_empty())
     else {
         return Err(errs.into_error());
     };
@@ -1241,12 +1242,7 @@ fn check_registry(reg: &Registry) -> Result<()> {
                 });
                 continue;
             };
-            let ok = matches!(
-                (f.engine, link.framing),
-                (EngineKind::Nic, Framing::Ethernet | Framing::Atm)
-                    | (EngineKind::Hba, Framing::FibreChannel)
-            );
-            if !ok {
+            if !f.engine.drives(link.framing) {
                 errs.push(Error::Invalid {
                     at: f.at.clone(),
                     message: format!(
@@ -1311,6 +1307,15 @@ pub(crate) fn known<'a>(names: impl Iterator<Item = &'a String>) -> String {
         "(none)".into()
     } else {
         v.join(", ")
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`: a list of alternatives in words.
+fn one_of(names: &[String]) -> String {
+    match names.split_last() {
+        None => "(none)".into(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
     }
 }
 

@@ -10,12 +10,12 @@ use toml::Spanned;
 
 use super::params::{check_name, whole_number};
 use super::raw::{RawRun, RawWorkload, Shape, RUN, WORKLOAD};
-use super::scenario::{card_link, run_spec, workload};
+use super::scenario::{card_error, run_spec, workload};
 use super::{known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
-    negotiate_mode, Apart, Domain, Objective, PlaceCard, PlaceRequest, Registry, RunSpec,
-    ServerSpec, Workload,
+    fit_card, fit_link, negotiate_mode, Apart, CardProblem, CardRequest, Domain, Objective,
+    PlaceCard, PlaceRequest, Registry, RunSpec, ServerSpec, Workload,
 };
 use crate::units::readable;
 
@@ -363,64 +363,66 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
         };
         let mut fixed = None;
         if let (Some(s), Some(adapter)) = (&c.slot, adapter) {
-            match server.slots.iter().find(|x| &x.name == s.get_ref()) {
-                None => {
-                    errs.push(unknown_slot(&ck("slot"), s));
+            let earlier: Vec<&str> = cards.iter().filter_map(|x| x.fixed.as_deref()).collect();
+            let request = CardRequest {
+                adapter: &adapter.name,
+                slot: s.get_ref(),
+                link: None,
+                cells: Some(part),
+            };
+            let problems = fit_card(reg, server, request, &earlier)
+                .err()
+                .unwrap_or_default();
+            let found = |f: fn(&CardProblem) -> bool| problems.iter().find(|p| f(p));
+            let invalid = |message: String| src.invalid(&ck("slot"), s.span(), message);
+            let err = if found(|p| matches!(p, CardProblem::UnknownSlot(_))).is_some() {
+                Some(unknown_slot(&ck("slot"), s))
+            } else if count != Some(1) {
+                Some(invalid(
+                    "a card with a `slot` is one card: give each its own [[card]]".into(),
+                ))
+            } else if let Some(p) = found(|p| matches!(p, CardProblem::NotOwned(_))) {
+                Some(invalid(p.to_string()))
+            } else if taken.contains(s.get_ref()) {
+                Some(invalid(format!(
+                    "slot `{}` is also listed in place.taken: constraints conflict",
+                    s.get_ref()
+                )))
+            } else if found(|p| matches!(p, CardProblem::SlotTaken(_))).is_some() {
+                Some(invalid(format!(
+                    "slot `{}` already holds a card",
+                    s.get_ref()
+                )))
+            } else {
+                problems.first().map(|p| invalid(p.to_string()))
+            };
+            match err {
+                Some(e) => {
+                    errs.push(e);
                     ok = false;
                 }
-                Some(slot) => {
-                    if count != Some(1) {
-                        errs.push(src.invalid(
-                            &ck("slot"),
-                            s.span(),
-                            "a card with a `slot` is one card: give each its own [[card]]",
-                        ));
-                        ok = false;
-                    } else if let Some(why) = server.not_owned(slot, part) {
-                        errs.push(src.invalid(&ck("slot"), s.span(), why));
-                        ok = false;
-                    } else if taken.contains(&slot.name) {
-                        errs.push(src.invalid(
-                            &ck("slot"),
-                            s.span(),
-                            format!(
-                                "slot `{}` is also listed in place.taken: constraints conflict",
-                                slot.name
-                            ),
-                        ));
-                        ok = false;
-                    } else if cards.iter().any(|x| x.fixed.as_ref() == Some(&slot.name)) {
-                        errs.push(src.invalid(
-                            &ck("slot"),
-                            s.span(),
-                            format!("slot `{}` already holds a card", slot.name),
-                        ));
-                        ok = false;
-                    } else if negotiate_mode(adapter, slot).is_none() {
-                        errs.push(src.invalid(
-                            &ck("slot"),
-                            s.span(),
-                            format!(
-                                "adapter `{}` (modes {}) cannot run in slot `{}` (modes {})",
-                                adapter.name,
-                                adapter.modes.join(", "),
-                                slot.name,
-                                slot.modes.join(", ")
-                            ),
-                        ));
-                        ok = false;
-                    } else {
-                        fixed = Some(slot.name.clone());
-                    }
-                }
+                None => fixed = Some(s.get_ref().clone()),
             }
         }
         let link = match (&c.link, adapter) {
-            (Some(l), Some(adapter)) => {
-                let l = errs.take(card_link(&src, reg, adapter, l, &ck("link")));
-                ok &= l.is_some();
-                l
-            }
+            (Some(l), Some(adapter)) => match fit_link(reg, adapter, l.get_ref()) {
+                Ok(spec) => Some(spec.name.clone()),
+                Err(p) => {
+                    let spans = [c.adapter.span(), c.adapter.span(), l.span()];
+                    let key = format!("card[{j}]");
+                    errs.push(card_error(
+                        &src,
+                        reg,
+                        server,
+                        &key,
+                        spans,
+                        &p,
+                        p.to_string(),
+                    ));
+                    ok = false;
+                    None
+                }
+            },
             _ => None,
         };
         let (Some(label), Some(count), Some(adapter), true) = (label, count, adapter, ok) else {

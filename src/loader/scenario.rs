@@ -10,8 +10,8 @@ use super::raw::{RawExperiment, RawFigure, RawScenario, RawWorkload, SCENARIO};
 use super::{bundled_files, check_name, known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
-    negotiate_mode, Direction, EngineKind, Experiment, FigureScope, FigureSpec, Registry, RunSpec,
-    Scenario, ServerSpec, Workload, WorkloadKind,
+    fit_card, fit_segments, CardFit, CardKey, CardProblem, CardRequest, Direction, Experiment,
+    FigureScope, FigureSpec, Registry, RunSpec, Scenario, ServerSpec, Workload, WorkloadKind,
 };
 use crate::units::readable;
 
@@ -279,6 +279,7 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
     }
     let mut cards: Vec<Card> = Vec::new();
     let mut links: Vec<Option<String>> = Vec::new();
+    let mut fits = Vec::new();
     let mut cards_ok = server.is_some();
     for (j, c) in e.card.get_ref().iter().enumerate() {
         let Some(server) = server else {
@@ -294,14 +295,20 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
             &cards,
             owner,
         ) {
-            Ok((c, l)) => {
+            Ok((c, l, fit)) => {
                 cards.push(c);
                 links.push(l);
+                fits.push(fit);
             }
             Err(err) => {
                 errs.push(err);
                 cards_ok = false;
             }
+        }
+    }
+    if cards_ok {
+        if let Err(why) = fit_segments(&fits) {
+            errs.push(src.invalid(&k("id"), e.id.span(), why));
         }
     }
     // Workloads and figures name cards: checked only when every card is known.
@@ -349,7 +356,7 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
     let (Some(id), Some(server), Some(cells), true) = (id, server, cells, errs.is_empty()) else {
         return Err(errs.into_error());
     };
-    Ok(Experiment {
+    let exp = Experiment {
         id,
         server: server.name.clone(),
         testbed: e.testbed.get_ref().clone(),
@@ -359,77 +366,50 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         workloads,
         figures,
         at: src.at(&k("id"), e.id.span()),
-    })
+    };
+    // What only the whole experiment shows (a socket too small for the
+    // server's ACK rule, FIFOs smaller than the link's frame, a pinned CPU
+    // beyond the partition) is found where it is resolved.
+    crate::sim::config::Resolved::new(reg, &exp)?;
+    Ok(exp)
 }
 
 /// One card of an experiment at `key` (`experiment[0].card[1]`), checked
 /// against the server and the cards before it.
-fn card(
+fn card<'a>(
     src: &Source,
-    reg: &Registry,
-    server: &ServerSpec,
+    reg: &'a Registry,
+    server: &'a ServerSpec,
     key: &str,
     c: &super::raw::RawCard,
     earlier: &[Card],
     partition: Option<(&str, u32)>,
-) -> Result<(Card, Option<String>)> {
+) -> Result<(Card, Option<String>, CardFit<'a>)> {
     let ck = |s: &str| format!("{key}.{s}");
     let mut errs = Errors::default();
-    let adapter = reg.adapters.get(c.adapter.get_ref());
-    if adapter.is_none() {
-        errs.push(Error::Unknown {
-            at: src.at(&ck("adapter"), c.adapter.span()),
-            what: "adapter",
-            name: c.adapter.get_ref().clone(),
-            known: known(reg.adapters.keys()).into(),
-        });
-    }
-    let slot = server.slots.iter().find(|s| &s.name == c.slot.get_ref());
-    if slot.is_none() {
-        errs.push(Error::Unknown {
-            at: src.at(&ck("slot"), c.slot.span()),
-            what: "slot",
-            name: c.slot.get_ref().clone(),
-            known: server
-                .slots
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-                .into(),
-        });
-    }
-    if let (Some(adapter), Some(slot)) = (adapter, slot) {
-        if negotiate_mode(adapter, slot).is_none() {
-            errs.push(src.invalid(
-                &ck("slot"),
-                c.slot.span(),
-                format!(
-                    "adapter `{}` (modes {}) cannot run in slot `{}` (modes {})",
-                    adapter.name,
-                    adapter.modes.join(", "),
-                    slot.name,
-                    slot.modes.join(", ")
-                ),
-            ));
-        }
-        if let Some((id, cells)) = partition {
-            if let Some(why) = server.not_owned(slot, cells) {
-                errs.push(src.invalid(
-                    &ck("slot"),
-                    c.slot.span(),
-                    format!("experiment `{id}`: {why}"),
-                ));
+    let request = CardRequest {
+        adapter: c.adapter.get_ref(),
+        slot: c.slot.get_ref(),
+        link: c.link.as_ref().map(|l| l.get_ref().as_str()),
+        cells: partition.map(|(_, cells)| cells),
+    };
+    let earlier_slots: Vec<&str> = earlier.iter().map(|c| c.2.as_str()).collect();
+    let fit = fit_card(reg, server, request, &earlier_slots);
+    for p in fit.as_ref().err().into_iter().flatten() {
+        let message = match p {
+            CardProblem::NotOwned(why) => {
+                format!("experiment `{}`: {why}", partition.map_or("", |(id, _)| id))
             }
-        }
-        if earlier.iter().any(|(_, _, s)| s == &slot.name) {
-            errs.push(src.invalid(
-                &ck("slot"),
-                c.slot.span(),
-                format!("slot `{}` already holds a card", slot.name),
-            ));
-        }
+            CardProblem::SlotTaken(_) => {
+                format!("slot `{}` already holds a card", c.slot.get_ref())
+            }
+            p => p.to_string(),
+        };
+        let link = c.link.as_ref().map_or(c.adapter.span(), |l| l.span());
+        let spans = [c.adapter.span(), c.slot.span(), link];
+        errs.push(card_error(src, reg, server, key, spans, p, message));
     }
+    let adapter = reg.adapters.get(c.adapter.get_ref());
     let label = match (&c.name, adapter) {
         (Some(n), _) => errs.take(check_name(src, &ck("name"), n)),
         (None, Some(a)) => Some(a.name.clone()),
@@ -445,39 +425,48 @@ fn card(
             ));
         }
     }
-    let link = match (&c.link, adapter) {
-        (Some(l), Some(adapter)) => errs.take(card_link(src, reg, adapter, l, &ck("link"))),
-        _ => None,
-    };
-    let (Some(label), Some(adapter), Some(slot), true) = (label, adapter, slot, errs.is_empty())
-    else {
+    let (Some(label), Ok(fit), true) = (label, fit, errs.is_empty()) else {
         return Err(errs.into_error());
     };
-    Ok(((label, adapter.name.clone(), slot.name.clone()), link))
+    let card = (label, fit.adapter.name.clone(), fit.slot.name.clone());
+    Ok((card, fit.link.map(|l| l.name.clone()), fit))
 }
 
-/// The link `l` (at `key`) that a card of `adapter` runs over instead of its
-/// functions' own: one of the same framing as each function's own link (an
-/// interface setting such as the MTU or the duplex).
-pub(super) fn card_link(
+/// The error of card problem `p` at the card's key it is about (`key` is the
+/// card's own, `experiment[0].card[1]`; `spans`, where its adapter, slot
+/// and link are written): an unknown name lists the known ones; any other
+/// problem reads `message`.
+pub(super) fn card_error(
     src: &Source,
     reg: &Registry,
-    adapter: &crate::model::AdapterSpec,
-    l: &Spanned<String>,
+    server: &ServerSpec,
     key: &str,
-) -> Result<String> {
-    let Some(spec) = reg.links.get(l.get_ref()) else {
-        return Err(Error::Unknown {
-            at: src.at(key, l.span()),
-            what: "link",
-            name: l.get_ref().clone(),
-            known: known(reg.links.keys()).into(),
-        });
+    spans: [std::ops::Range<usize>; 3],
+    p: &CardProblem,
+    message: String,
+) -> Error {
+    let [adapter, slot, link] = spans;
+    let (field, span) = match p.key() {
+        CardKey::Adapter => ("adapter", adapter),
+        CardKey::Slot => ("slot", slot),
+        CardKey::Link => ("link", link),
     };
-    if let Some(why) = reg.link_mismatch(adapter, spec) {
-        return Err(src.invalid(key, l.span(), why));
+    let at = src.at(&format!("{key}.{field}"), span);
+    let unknown = |what: &'static str, name: &String, known: String| Error::Unknown {
+        at: at.clone(),
+        what,
+        name: name.clone(),
+        known: known.into(),
+    };
+    match p {
+        CardProblem::UnknownAdapter(a) => unknown("adapter", a, known(reg.adapters.keys())),
+        CardProblem::UnknownSlot(s) => {
+            let names: Vec<&str> = server.slots.iter().map(|s| s.name.as_str()).collect();
+            unknown("slot", s, names.join(", "))
+        }
+        CardProblem::UnknownLink(l) => unknown("link", l, known(reg.links.keys())),
+        _ => Error::Invalid { at, message },
     }
-    Ok(spec.name.clone())
 }
 
 /// The name of function `fi` of card `ci`.
@@ -615,9 +604,11 @@ pub(super) fn workload(
             ));
         }
     }
-    let kind = match (w.kind.get_ref().as_str(), engine) {
+    let name = w.kind.get_ref().as_str();
+    let fits = engine.is_some_and(|e| e.carries(name));
+    let kind = match (name, engine) {
         _ if foreign_keys => None,
-        ("netperf-tcp-stream", Some(EngineKind::Nic | EngineKind::Veth)) => {
+        ("netperf-tcp-stream", Some(_)) if fits => {
             let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
             let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
             socket.zip(message).map(|(socket_bytes, message_bytes)| {
@@ -627,7 +618,7 @@ pub(super) fn workload(
                 }
             })
         }
-        ("ip-forward", Some(EngineKind::Nic)) => {
+        ("ip-forward", Some(_)) if fits => {
             let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
             let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
             let to = match (&w.to, place) {
@@ -675,9 +666,9 @@ pub(super) fn workload(
                 _ => None,
             }
         }
-        ("diskbench", Some(EngineKind::Hba)) | ("dma", Some(EngineKind::RawDma)) => {
+        ("diskbench" | "dma", Some(_)) if fits => {
             // Disk I/Os of 128 KiB by default, DMA blocks of 4 KiB.
-            let disk = engine == Some(EngineKind::Hba);
+            let disk = name == "diskbench";
             let (default_kib, what) = if disk {
                 (128.0, "outstanding I/Os")
             } else {

@@ -2,6 +2,7 @@
 //! from TOML and what the simulator assembles into components. No file access here.
 
 mod calibration;
+mod card;
 mod params;
 mod place;
 mod scenario;
@@ -9,13 +10,17 @@ pub mod schema;
 mod spec;
 
 pub use calibration::{CalibrationSpec, FittedValue, FreeParam};
+pub use card::{
+    fit_card, fit_cards, fit_link, fit_segments, CardFit, CardKey, CardProblem, CardRequest,
+    SegmentFit,
+};
 pub use params::{ParamSet, ParamValue};
 pub use place::{Apart, Domain, Objective, PlaceCard, PlaceRequest};
 pub use scenario::{
     Direction, Experiment, FigureScope, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind,
 };
 pub use spec::{
-    negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineKind, Framing,
+    negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineDef, EngineKind, Framing,
     FunctionSpec, IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec,
     TestbedSpec,
 };

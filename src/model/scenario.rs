@@ -77,6 +77,18 @@ pub struct Workload {
     pub process_cpu: Option<(u32, crate::error::Location)>,
 }
 
+impl Direction {
+    /// Sets `v` as the (out, in) pair's value for this direction: its out
+    /// side, its in side, or both.
+    pub fn set<T: Copy>(self, pair: &mut (T, T), v: T) {
+        match self {
+            Direction::Out => pair.0 = v,
+            Direction::In => pair.1 = v,
+            Direction::Both => *pair = (v, v),
+        }
+    }
+}
+
 /// `out`, `in` or `both ways`.
 impl fmt::Display for Direction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -464,12 +464,7 @@ pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRu
                 }
             }
             let f = a.functions.iter().find(|x| x.name == f)?;
-            Some(match f.engine {
-                super::EngineKind::Nic => NIC,
-                super::EngineKind::Hba => HBA,
-                super::EngineKind::RawDma => RAW_DMA,
-                super::EngineKind::Veth => VETH,
-            })
+            Some(f.engine.rules())
         }),
         "testbed" => reg.testbeds.contains_key(rest).then_some(TESTBED),
         "cpu" => reg.cpus.contains_key(rest).then_some(CPU),

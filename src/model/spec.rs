@@ -161,29 +161,67 @@ impl ServerSpec {
     }
 }
 
-/// What kind of DMA engine an adapter function is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineKind {
-    /// An Ethernet NIC (descriptor rings, frames, TCP).
-    Nic,
-    /// A Fibre Channel host bus adapter (SCSI I/Os, FCP exchanges).
-    Hba,
-    /// A bus-test function with no link: raw DMA to and from host memory.
-    RawDma,
-    /// Virtual Ethernet between logical partitions: no link, no bus, CPU
-    /// time on both partitions (`sim::engines::veth`).
-    Veth,
+/// What model and scenario files know of an adapter engine kind: its name,
+/// its parameter rules, the link framings it drives and the workloads it
+/// carries. Each engine of `sim::engines` states its own; the loader finds
+/// it by name there.
+#[derive(Debug)]
+pub struct EngineDef {
+    /// The name model files use for it (`engine = "nic"`).
+    pub name: &'static str,
+    /// The rules of its functions' parameters.
+    pub rules: &'static [super::schema::ParamRule],
+    /// The link framings it drives; none: it drives no link.
+    pub framings: &'static [Framing],
+    /// The workload kinds it carries (their names in scenario files).
+    pub workloads: &'static [&'static str],
 }
 
+/// An adapter function's engine kind: a handle on its [`EngineDef`].
+#[derive(Clone, Copy)]
+pub struct EngineKind(&'static EngineDef);
+
 impl EngineKind {
+    /// The kind described by `def`.
+    pub const fn new(def: &'static EngineDef) -> EngineKind {
+        EngineKind(def)
+    }
     /// The name model files use for it.
     pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Nic => "nic",
-            EngineKind::Hba => "hba",
-            EngineKind::RawDma => "dma",
-            EngineKind::Veth => "veth",
-        }
+        self.0.name
+    }
+    /// The rules of its functions' parameters.
+    pub fn rules(self) -> &'static [super::schema::ParamRule] {
+        self.0.rules
+    }
+    /// Whether it drives a link at all.
+    pub fn drives_a_link(self) -> bool {
+        !self.0.framings.is_empty()
+    }
+    /// Whether it can drive a link of `framing`.
+    pub fn drives(self, framing: Framing) -> bool {
+        self.0.framings.contains(&framing)
+    }
+    /// Whether it carries the workload kind named `workload`.
+    pub fn carries(self, workload: &str) -> bool {
+        self.0.workloads.contains(&workload)
+    }
+}
+
+/// Two kinds are one when they have one name (names are unique in the list
+/// of engines).
+impl PartialEq for EngineKind {
+    fn eq(&self, other: &EngineKind) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for EngineKind {}
+
+/// Its name.
+impl std::fmt::Debug for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
     }
 }
 

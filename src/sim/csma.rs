@@ -411,7 +411,9 @@ pub(crate) mod tests {
         use crate::sim::config::FunctionCfg;
         for (id, half) in [("netperf.100full", false), ("netperf.100half", true)] {
             let cfg = crate::sim::system::tests::config_of("matrox-table2-netperf", id);
-            let FunctionCfg::Nic { eth, .. } = &cfg.functions[0].cfg else {
+            let FunctionCfg::Nic(crate::sim::config::NicFunction { eth, .. }) =
+                &cfg.functions[0].cfg
+            else {
                 panic!("a NIC");
             };
             assert_eq!(eth.csma.is_some(), half, "{id}");

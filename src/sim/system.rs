@@ -67,7 +67,7 @@ impl System {
                 dma: pf.cfg.dma(),
                 wire_rate: pf.cfg.wire_rate(),
                 half_duplex: match &pf.cfg {
-                    FunctionCfg::Nic { eth, .. } => eth.csma.clone().map(|c| (c, eth.preamble)),
+                    FunctionCfg::Nic(n) => n.eth.csma.clone().map(|c| (c, n.eth.preamble)),
                     _ => None,
                 },
             })

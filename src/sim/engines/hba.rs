@@ -27,13 +27,114 @@
 
 use std::collections::VecDeque;
 
+use super::framing::{fc_cfg, FcCfg};
 use super::Ctx;
-use super::{kick_wire, EngineEv};
-use crate::sim::config::{FcCfg, HbaCfg};
+use super::{
+    dma_from_params, kick_wire, whole, DmaCfg, EngineEv, EngineType, FunctionInput, Reads,
+};
+use crate::error::Result;
+use crate::model::schema::{self, HbaParams};
+use crate::model::{EngineDef, Framing, ParamSet, WorkloadKind};
 use crate::sim::cpu::CpuRole;
 use crate::sim::wire::{Frame, FrameKind, Way};
 use crate::sim::workloads::diskbench::{DiskStreams, Diskbench};
-use crate::units::Picos;
+use crate::units::{BytesPerSec, Picos};
+
+/// HBA engine parameters.
+#[derive(Debug, Clone)]
+pub struct HbaCfg {
+    /// DMA engine.
+    pub dma: DmaCfg,
+    /// Command block bytes.
+    pub command: u64,
+    /// Completion entry bytes.
+    pub completion: u64,
+    /// Receive frame buffers.
+    pub rx_buffers: u32,
+    /// Transmit frame buffers.
+    pub tx_buffers: u32,
+    /// On-card processor time per I/O (zero: no such limit).
+    pub processor_per_io: Picos,
+}
+
+/// An HBA function: its engine, its link's framing and the diskbench
+/// streams it carries.
+#[derive(Debug, Clone)]
+pub struct HbaFunction {
+    /// Engine.
+    pub hba: HbaCfg,
+    /// Link.
+    pub fc: FcCfg,
+    /// diskbench streams.
+    pub streams: DiskStreams,
+}
+
+/// What model files know of the HBA engine.
+pub static KIND: EngineDef = EngineDef {
+    name: "hba",
+    rules: schema::HBA,
+    framings: &[Framing::FibreChannel],
+    workloads: &["diskbench"],
+};
+
+impl EngineType for Hba {
+    type Ev = HbaEv;
+    type Cfg = HbaFunction;
+    const KIND: &'static EngineDef = &KIND;
+
+    fn assemble(input: &FunctionInput) -> Result<HbaFunction> {
+        let f = input.spec;
+        let empty = ParamSet::default();
+        let fc = fc_cfg(input.link.map_or(&empty, |l| &l.params), &f.at)?;
+        let fp = HbaParams::from_set(&f.params, &f.at)?;
+        let mut streams = (None, None);
+        for w in input.work() {
+            if let WorkloadKind::Diskbench {
+                block_bytes,
+                outstanding,
+            } = w.kind
+            {
+                let s = Some((
+                    block_bytes,
+                    outstanding.unwrap_or(input.testbed.outstanding),
+                ));
+                w.direction.set(&mut streams, s);
+            }
+        }
+        let hba = HbaCfg {
+            dma: dma_from_params(fp.max_read, fp.max_outstanding_reads, fp.write_burst),
+            command: whole(fp.command_bytes),
+            completion: whole(fp.completion_bytes),
+            rx_buffers: whole(fp.rx_buffer_frames).max(1) as u32,
+            tx_buffers: whole(fp.tx_buffer_frames).max(1) as u32,
+            processor_per_io: Picos::from_ns(fp.processor_per_io.unwrap_or(0.0)),
+        };
+        Ok(HbaFunction { hba, fc, streams })
+    }
+
+    fn build(c: &HbaFunction) -> Hba {
+        Hba::new(c.hba.clone(), c.fc.clone(), c.streams)
+    }
+    inherent_behaviour!(Hba, HbaEv, link);
+    fn ceiling(&self) -> BytesPerSec {
+        self.fc.goodput_ceiling()
+    }
+    fn dma(c: &HbaFunction) -> DmaCfg {
+        c.hba.dma
+    }
+    fn wire_rate(c: &HbaFunction) -> BytesPerSec {
+        c.fc.byte_rate
+    }
+    fn busy(c: &HbaFunction) -> bool {
+        c.streams.0.is_some() || c.streams.1.is_some()
+    }
+    fn reads(_: &HbaFunction) -> Reads {
+        Reads {
+            tcp: false,
+            disk: true,
+        }
+    }
+}
 
 /// What an HBA waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

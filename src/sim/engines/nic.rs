@@ -58,12 +58,257 @@
 
 use std::collections::VecDeque;
 
+use super::framing::{eth_cfg, EthCfg};
 use super::Ctx;
-use super::{kick_wire, EngineEv};
-use crate::sim::config::{EthCfg, NicCfg, Route};
+use super::{
+    dma_from_params, kick_wire, whole, DmaCfg, EngineEv, EngineType, FunctionInput, Reads,
+};
+use crate::error::{Error, Location, Result};
+use crate::model::schema::{self, NicParams};
+use crate::model::{EngineDef, Framing, ParamSet, WorkloadKind};
 use crate::sim::cpu::CpuRole;
 use crate::sim::wire::{Frame, FrameKind, Way};
-use crate::sim::workloads::tcp::{packet_cost, segment_sent_cost, TcpConn};
+use crate::sim::workloads::tcp::{check_socket, packet_cost, segment_sent_cost, TcpConn};
+use crate::units::{BytesPerSec, Picos};
+
+/// NIC engine parameters.
+#[derive(Debug, Clone)]
+pub struct NicCfg {
+    /// DMA engine.
+    pub dma: DmaCfg,
+    /// Descriptor size.
+    pub descriptor: u64,
+    /// Receive descriptors per fetch.
+    pub rx_desc_batch: u32,
+    /// Frames queued for transmission at most.
+    pub tx_ring: u32,
+    /// Transmit FIFO bytes.
+    pub tx_fifo: u64,
+    /// Receive FIFO bytes.
+    pub rx_fifo: u64,
+    /// Register reads per interrupt (one interrupt per received frame).
+    pub pio_reads: u32,
+    /// On-card processor (an ATM card's SAR firmware): time per frame
+    /// sent, per frame received, per cell either way; all zero without one.
+    pub processor: CardProcessorCfg,
+    /// Whether the far end sends only while the receive FIFO has room
+    /// (802.3x PAUSE, full duplex only).
+    pub flow_control: bool,
+}
+
+/// An adapter's own processor: its time per frame each way and per cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CardProcessorCfg {
+    /// Per frame transmitted.
+    pub tx_per_frame: Picos,
+    /// Per frame received.
+    pub rx_per_frame: Picos,
+    /// Per cell of a frame, either way.
+    pub per_cell: Picos,
+}
+
+impl CardProcessorCfg {
+    /// Whether the card has a processor in the frames' path.
+    pub fn present(&self) -> bool {
+        *self != CardProcessorCfg::default()
+    }
+    /// Its time for one frame of `cells` cells, transmitted or received.
+    pub fn frame_cost(&self, transmit: bool, cells: u64) -> Picos {
+        let per_frame = if transmit {
+            self.tx_per_frame
+        } else {
+            self.rx_per_frame
+        };
+        per_frame + Picos(self.per_cell.0 * cells)
+    }
+}
+
+/// An IP-forwarding port's partner: the server routes the packets of a
+/// connection between two clients, entering by one port and leaving by the
+/// other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// Global index of the other port's function.
+    pub peer: usize,
+    /// True on the port the data enters by (its client sends), false on the
+    /// port it leaves by (its client receives).
+    pub ingress: bool,
+}
+
+/// A NIC function: its engine, its link's framing and the TCP streams it
+/// carries.
+#[derive(Debug, Clone)]
+pub struct NicFunction {
+    /// Engine.
+    pub nic: NicCfg,
+    /// Link.
+    pub eth: EthCfg,
+    /// TCP window (socket size), if a netperf runs: (out, in) streams.
+    pub streams: (Option<u64>, Option<u64>),
+    /// Bytes per send() call of the sending application (netperf's send
+    /// size).
+    pub message: u64,
+    /// IP forwarding: the port the function's packets are routed to or
+    /// from (`None`: the server's own stack ends the connection).
+    pub route: Option<Route>,
+}
+
+/// What model files know of the NIC engine.
+pub static KIND: EngineDef = EngineDef {
+    name: "nic",
+    rules: schema::NIC,
+    framings: &[Framing::Ethernet, Framing::Atm],
+    workloads: &["netperf-tcp-stream", "ip-forward"],
+};
+
+impl EngineType for Nic {
+    type Ev = NicEv;
+    type Cfg = NicFunction;
+    const KIND: &'static EngineDef = &KIND;
+
+    fn assemble(input: &FunctionInput) -> Result<NicFunction> {
+        let f = input.spec;
+        let empty = ParamSet::default();
+        let link_set = input.link.map_or(&empty, |l| &l.params);
+        let eth = eth_cfg(input.link, link_set, &f.at)?;
+        let fp = NicParams::from_set(&f.params, &f.at)?;
+        let ack_every = input.cpu.ack_every;
+        let fi = input.index;
+        let mut streams = (None, None);
+        let mut message = u64::MAX;
+        let mut route = None;
+        let busy = input.work().next().is_some();
+        // The card's forwarding workloads through this port: entering by
+        // it (its own), or leaving by it.
+        for w in input.card_work {
+            let WorkloadKind::IpForward {
+                to,
+                socket_bytes,
+                message_bytes,
+            } = w.kind
+            else {
+                continue;
+            };
+            let (ingress, other) = if w.function == fi {
+                (true, to)
+            } else if to == fi {
+                (false, w.function)
+            } else {
+                continue;
+            };
+            if route.is_some() || (!ingress && busy) {
+                return Err(Error::Invalid {
+                    at: w.at.clone(),
+                    message: "a port forwards one stream and runs nothing else".into(),
+                });
+            }
+            check_socket(socket_bytes, eth.mss, ack_every, &w.at)?;
+            message = message_bytes.max(1);
+            route = Some(Route {
+                peer: input.first + other,
+                ingress,
+            });
+            if ingress {
+                streams.1 = Some(socket_bytes);
+            } else {
+                streams.0 = Some(socket_bytes);
+            }
+        }
+        for w in input.work() {
+            if let WorkloadKind::NetperfTcpStream {
+                socket_bytes,
+                message_bytes,
+            } = w.kind
+            {
+                message = message_bytes.max(1);
+                check_socket(socket_bytes, eth.mss, ack_every, &w.at)?;
+                w.direction.set(&mut streams, Some(socket_bytes));
+            }
+        }
+        let nic = NicCfg {
+            dma: dma_from_params(fp.max_read, fp.max_outstanding_reads, fp.write_burst),
+            descriptor: whole(fp.descriptor),
+            rx_desc_batch: whole(fp.rx_descriptor_batch).max(1) as u32,
+            tx_ring: whole(fp.tx_ring_frames).max(1) as u32,
+            tx_fifo: whole(fp.tx_fifo),
+            rx_fifo: whole(fp.rx_fifo),
+            pio_reads: whole(fp.pio_reads_per_interrupt) as u32,
+            processor: card_processor(&fp, &f.at)?,
+            flow_control: fp.flow_control.is_none_or(|v| v > 0.0) && eth.csma.is_none(),
+        };
+        if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
+            return Err(Error::Invalid {
+                at: f.at.clone(),
+                message: format!("NIC FIFOs must hold one {}-byte frame", eth.frame),
+            });
+        }
+        Ok(NicFunction {
+            nic,
+            eth,
+            streams,
+            message,
+            route,
+        })
+    }
+
+    fn build(c: &NicFunction) -> Nic {
+        Nic::new(c.nic.clone(), c.eth.clone(), c.streams, c.message).routed(c.route)
+    }
+    inherent_behaviour!(Nic, NicEv, link);
+    fn ceiling(&self) -> BytesPerSec {
+        self.eth.goodput_ceiling()
+    }
+    fn dma(c: &NicFunction) -> DmaCfg {
+        c.nic.dma
+    }
+    fn wire_rate(c: &NicFunction) -> BytesPerSec {
+        c.eth.rate
+    }
+    fn busy(c: &NicFunction) -> bool {
+        c.streams.0.is_some() || c.streams.1.is_some()
+    }
+    fn processes(c: &NicFunction) -> [bool; 2] {
+        match c.route {
+            None => [c.streams.0.is_some(), c.streams.1.is_some()],
+            // A forwarded stream runs no process on the server.
+            Some(_) => [false, false],
+        }
+    }
+    fn reads(_: &NicFunction) -> Reads {
+        Reads {
+            tcp: true,
+            disk: false,
+        }
+    }
+    fn share_interrupt_line(c: &mut NicFunction, sharers: u32) {
+        c.nic.pio_reads += sharers;
+    }
+}
+
+/// A NIC's on-card processor: its clocks per frame and per cell at its
+/// clock (all zero without a clock: no processor).
+fn card_processor(fp: &NicParams, at: &Location) -> Result<CardProcessorCfg> {
+    let clocks = [
+        fp.processor_tx_clocks_per_frame,
+        fp.processor_rx_clocks_per_frame,
+        fp.processor_clocks_per_cell,
+    ];
+    let Some(mhz) = fp.processor_clock else {
+        if clocks.iter().any(Option::is_some) {
+            return Err(Error::Invalid {
+                at: at.clone(),
+                message: "the function gives its processor's clocks per frame or per cell but no `processor_clock`: without the clock they would mean nothing".into(),
+            });
+        }
+        return Ok(CardProcessorCfg::default());
+    };
+    let time = |clocks: Option<f64>| Picos::from_ns(clocks.unwrap_or(0.0) * 1e3 / mhz);
+    Ok(CardProcessorCfg {
+        tx_per_frame: time(fp.processor_tx_clocks_per_frame),
+        rx_per_frame: time(fp.processor_rx_clocks_per_frame),
+        per_cell: time(fp.processor_clocks_per_cell),
+    })
+}
 
 /// What a NIC waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -444,5 +689,23 @@ impl Nic {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_card_processor_costs_its_time_per_frame_and_per_cell() {
+        let p = CardProcessorCfg {
+            tx_per_frame: Picos::from_ns(1000.0),
+            rx_per_frame: Picos::from_ns(5000.0),
+            per_cell: Picos::from_ns(100.0),
+        };
+        assert!(p.present());
+        assert_eq!(p.frame_cost(true, 32), Picos::from_ns(4200.0));
+        assert_eq!(p.frame_cost(false, 2), Picos::from_ns(5200.0));
+        assert!(!CardProcessorCfg::default().present());
     }
 }

@@ -16,7 +16,10 @@
 //! above them.
 
 use super::Ctx;
-use super::EngineEv;
+use super::{dma_from_params, DmaCfg, EngineEv, EngineType, FunctionInput, Reads};
+use crate::error::Result;
+use crate::model::schema::{self, RawDmaParams};
+use crate::model::{EngineDef, WorkloadKind};
 
 /// What a raw DMA function waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +39,69 @@ pub struct RawDmaTest {
     pub reads: u32,
     /// Blocks written to host memory kept in flight (0: no writes).
     pub writes: u32,
+}
+
+/// A raw DMA test function: its DMA engine and the test it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawDmaCfg {
+    /// DMA engine.
+    pub dma: DmaCfg,
+    /// The test.
+    pub test: RawDmaTest,
+}
+
+/// What model files know of the raw DMA engine.
+pub static KIND: EngineDef = EngineDef {
+    name: "dma",
+    rules: schema::RAW_DMA,
+    framings: &[],
+    workloads: &["dma"],
+};
+
+impl EngineType for RawDma {
+    type Ev = RawDmaEv;
+    type Cfg = RawDmaCfg;
+    const KIND: &'static EngineDef = &KIND;
+
+    fn assemble(input: &FunctionInput) -> Result<RawDmaCfg> {
+        let f = input.spec;
+        let fp = RawDmaParams::from_set(&f.params, &f.at)?;
+        let mut test = RawDmaTest {
+            block: 0,
+            reads: 0,
+            writes: 0,
+        };
+        for w in input.work() {
+            if let WorkloadKind::RawDma {
+                block_bytes,
+                outstanding,
+            } = w.kind
+            {
+                test.block = block_bytes;
+                let mut ways = (test.reads, test.writes);
+                w.direction.set(&mut ways, outstanding);
+                (test.reads, test.writes) = ways;
+            }
+        }
+        Ok(RawDmaCfg {
+            dma: dma_from_params(fp.max_read, fp.max_outstanding_reads, fp.write_burst),
+            test,
+        })
+    }
+
+    fn build(c: &RawDmaCfg) -> RawDma {
+        RawDma::new(c.test)
+    }
+    inherent_behaviour!(RawDma, RawDmaEv);
+    fn dma(c: &RawDmaCfg) -> DmaCfg {
+        c.dma
+    }
+    fn busy(c: &RawDmaCfg) -> bool {
+        c.test.reads > 0 || c.test.writes > 0
+    }
+    fn reads(_: &RawDmaCfg) -> Reads {
+        Reads::default()
+    }
 }
 
 /// Raw DMA state.

@@ -36,13 +36,13 @@
 //! the TCP window keeps the sender within the socket).
 
 use super::Ctx;
-use super::EngineEv;
-use crate::error::{Error, Result};
-use crate::model::schema::VethParams;
-use crate::model::{Workload, WorkloadKind};
-use crate::sim::config::CpuCfg;
+use super::{DmaCfg, EngineEv, EngineType, FunctionInput, Reads};
+use crate::error::Result;
+use crate::model::schema::{self, VethParams};
+use crate::model::{EngineDef, WorkloadKind};
+use crate::sim::cpu::CpuCfg;
 use crate::sim::cpu::CpuRole;
-use crate::sim::workloads::tcp::{packet_cost, segment_sent_cost, PeerCost, TcpConn};
+use crate::sim::workloads::tcp::{check_socket, packet_cost, segment_sent_cost, PeerCost, TcpConn};
 use crate::units::{round_u64, Picos};
 
 /// A virtual Ethernet adapter's frames and the hypervisor's cost of
@@ -68,10 +68,14 @@ pub struct VethCfg {
 
 impl VethCfg {
     /// The configuration of a virtual Ethernet function with parameters
-    /// `p`, carrying the netperf `work` placed on it; `ack_every` is the
+    /// `p`, carrying the netperf workloads `work`; `ack_every` is the
     /// server's `tcp_ack_every`. An error when a socket is smaller than the
     /// segments one ACK covers.
-    pub fn assemble(p: &VethParams, work: &[&Workload], ack_every: u32) -> Result<VethCfg> {
+    pub fn assemble<'w>(
+        p: &VethParams,
+        work: impl Iterator<Item = &'w crate::model::Workload>,
+        ack_every: u32,
+    ) -> Result<VethCfg> {
         let whole = |v: f64| v.round().max(0.0) as u64;
         let mtu = whole(p.mtu);
         let hdrs = whole(p.tcp_ip_headers);
@@ -92,22 +96,9 @@ impl VethCfg {
             else {
                 continue;
             };
-            if socket_bytes < cfg.mss * u64::from(ack_every) {
-                return Err(Error::Invalid {
-                    at: w.at.clone(),
-                    message: format!(
-                        "socket of {socket_bytes} bytes is smaller than {ack_every} segments of {} bytes",
-                        cfg.mss
-                    ),
-                });
-            }
+            check_socket(socket_bytes, cfg.mss, ack_every, &w.at)?;
             cfg.message = message_bytes.max(1);
-            use crate::model::Direction::*;
-            match w.direction {
-                Out => cfg.streams.0 = Some(socket_bytes),
-                In => cfg.streams.1 = Some(socket_bytes),
-                Both => cfg.streams = (Some(socket_bytes), Some(socket_bytes)),
-            }
+            w.direction.set(&mut cfg.streams, Some(socket_bytes));
         }
         Ok(cfg)
     }
@@ -261,6 +252,55 @@ impl Veth {
                 self.tcp.peer_ack_arrived(ack);
                 self.peer_try_send(cx);
             }
+        }
+    }
+}
+
+/// What model files know of the virtual Ethernet engine.
+pub static KIND: EngineDef = EngineDef {
+    name: "veth",
+    rules: schema::VETH,
+    framings: &[],
+    workloads: &["netperf-tcp-stream"],
+};
+
+impl EngineType for Veth {
+    type Ev = VethEv;
+    type Cfg = VethCfg;
+    const KIND: &'static EngineDef = &KIND;
+
+    fn assemble(input: &FunctionInput) -> Result<VethCfg> {
+        let f = input.spec;
+        VethCfg::assemble(
+            &VethParams::from_set(&f.params, &f.at)?,
+            input.work(),
+            input.cpu.ack_every,
+        )
+    }
+
+    fn build(c: &VethCfg) -> Veth {
+        Veth::new(c.clone())
+    }
+    inherent_behaviour!(Veth, VethEv);
+    // It never masters its bus.
+    fn dma(_: &VethCfg) -> DmaCfg {
+        DmaCfg {
+            max_read: 0,
+            max_outstanding: 1,
+            write_burst: 0,
+        }
+    }
+    fn busy(c: &VethCfg) -> bool {
+        c.streams.0.is_some() || c.streams.1.is_some()
+    }
+    fn processes(c: &VethCfg) -> [bool; 2] {
+        [c.streams.0.is_some(), c.streams.1.is_some()]
+    }
+    // It reads the TCP stack costs as a NIC does.
+    fn reads(_: &VethCfg) -> Reads {
+        Reads {
+            tcp: true,
+            disk: false,
         }
     }
 }

@@ -17,7 +17,8 @@
 //! ACK sent, each plus `cpu_per_kb` of payload (see [`segment_sent_cost`] and
 //! [`packet_cost`]). Left out: delayed-ACK timers, slow start, loss.
 
-use crate::sim::config::CpuCfg;
+use crate::error::{Error, Location, Result};
+use crate::sim::cpu::CpuCfg;
 use crate::units::{round_u64, Picos};
 
 /// What the peer spends on the data segments it receives: its adapter's
@@ -74,6 +75,21 @@ pub fn segment_sent_cost(c: &CpuCfg, payload: u64) -> Picos {
 /// CPU time of one packet (segment or ACK) received, or of an ACK sent.
 pub fn packet_cost(c: &CpuCfg, payload: u64) -> Picos {
     c.per_packet + Picos(round_u64(c.per_kib_ps * payload as f64 / 1024.0))
+}
+
+/// A TCP socket (window) must hold the segments one ACK covers (`ack_every`
+/// segments of `mss` bytes), or the connection stalls waiting for an ACK
+/// that never comes; `at` is where the socket size is written.
+pub fn check_socket(socket_bytes: u64, mss: u64, ack_every: u32, at: &Location) -> Result<()> {
+    if socket_bytes < mss * u64::from(ack_every) {
+        return Err(Error::Invalid {
+            at: at.clone(),
+            message: format!(
+                "socket of {socket_bytes} bytes is smaller than {ack_every} segments of {mss} bytes"
+            ),
+        });
+    }
+    Ok(())
 }
 
 impl TcpConn {
