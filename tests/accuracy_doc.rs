@@ -4,23 +4,13 @@
 //! its worst figure; then the napkin beside the model per paper and table.
 //! Regenerate it with `IOSIM_BLESS=1 cargo test --release --test accuracy_doc`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::Command;
 
-fn validate_json() -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(["validate", "--format", "json"])
-        .output()
-        .expect("iosim runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
-}
+use common::validate_json;
 
 /// The kind of a figure by its unit.
 fn kind(unit: &str) -> usize {

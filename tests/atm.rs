@@ -8,23 +8,13 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// Figure id -> prediction, from `iosim validate --format json`.
 fn validated() -> &'static BTreeMap<String, f64> {
     static V: OnceLock<BTreeMap<String, f64>> = OnceLock::new();
     V.get_or_init(|| {
-        let out = Command::new(env!("CARGO_BIN_EXE_iosim"))
-            .args(["validate", "--format", "json"])
-            .output()
-            .expect("iosim runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let js = common::validate_json();
         js["figures"]
             .as_array()
             .expect("figures")
@@ -114,6 +104,26 @@ fn per_adapter(js: &serde_json::Value) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// One ATM/622 receiving over `link` in an N4000's first Twin Turbo slot,
+/// at each socket size of `sizes` (KiB, messages as large): experiment
+/// `sSIZE` -> its throughput (Mbit/s, both directions).
+fn one_622_receiving(link: &str, sizes: &[u32]) -> BTreeMap<String, f64> {
+    let exps: Vec<String> = sizes
+        .iter()
+        .map(|s| {
+            experiment(
+                &format!("s{s}"),
+                "n4000",
+                &[("a5513a", "ike0-twin-turbo-1")],
+                link,
+                "receive",
+                *s,
+            )
+        })
+        .collect();
+    run(&exps)
+}
+
 #[test]
 fn atm_socket_size_knee_at_or_below_144_kib() {
     // "Socket (TCP window) size ... of at least 144 KB on the receiver ...
@@ -129,20 +139,7 @@ fn atm_socket_size_knee_at_or_below_144_kib() {
         ),
         ("atm622-lane1516", &[4, 8, 16, 32, 64, 144, 512][..]),
     ] {
-        let exps: Vec<String> = sizes
-            .iter()
-            .map(|s| {
-                experiment(
-                    &format!("s{s}"),
-                    "n4000",
-                    &[("a5513a", "ike0-twin-turbo-1")],
-                    link,
-                    "receive",
-                    *s,
-                )
-            })
-            .collect();
-        let t = run(&exps);
+        let t = one_622_receiving(link, sizes);
         let at = |s: u32| t[&format!("s{s}")];
         let top = at(512);
         assert!(
@@ -176,20 +173,7 @@ fn atm_socket_size_below_144_kib_falls_short() {
     // The claim's other side ("at least 144 KB ... needed"; page 2: "the
     // default is 64 KB"): one ATM/622 receiving over LANE MTU 9218 with the
     // 64 KiB default socket falls short of its best.
-    let exps: Vec<String> = [64, 144, 512]
-        .iter()
-        .map(|s| {
-            experiment(
-                &format!("s{s}"),
-                "n4000",
-                &[("a5513a", "ike0-twin-turbo-1")],
-                "atm622-lane9218",
-                "receive",
-                *s,
-            )
-        })
-        .collect();
-    let t = run(&exps);
+    let t = one_622_receiving("atm622-lane9218", &[64, 144, 512]);
     let (default, top) = (t["s64"], t["s512"]);
     assert!(
         default < 0.95 * top,

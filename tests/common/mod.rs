@@ -226,3 +226,15 @@ pub fn atm_experiment(
     }
     s
 }
+
+/// The JSON of `iosim validate --format json` (the bundled fit, seed 1),
+/// which must have succeeded.
+pub fn validate_json() -> serde_json::Value {
+    let out = iosim(&["validate", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
