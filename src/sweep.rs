@@ -182,7 +182,8 @@ pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
                     ),
                 ));
             };
-            let (lo, hi) = crate::model::schema::range_of(reg, path)
+            let (lo, hi) = reg
+                .range_of(path)
                 .unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
             let (dim, _) = crate::units::to_base(1.0, &p.unit)
                 .unwrap_or((crate::units::Dimension::Count, 1.0));

@@ -144,7 +144,7 @@ fn place_cmd(
     ));
     rep.meta.push(("objective".into(), req.objective.words()));
     rep.meta
-        .push(("search".into(), iosim::place::search_text(&p)));
+        .push(("search".into(), iosim::place::sections::search_text(&p)));
     rep.meta.push((
         "run".into(),
         format!(
@@ -152,6 +152,6 @@ fn place_cmd(
             req.run.warmup_ms, req.run.duration_ms
         ),
     ));
-    rep.sections = iosim::place::place_sections(&p, top);
+    rep.sections = iosim::place::sections::place_sections(&p, top);
     Ok(rep.render(common.format.into()))
 }

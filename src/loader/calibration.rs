@@ -5,11 +5,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::input::{read, Source};
 use super::params::{check_value, whole_number};
 use super::raw::Shape::{self, Any, Table, Tables};
-use super::{read, Source};
 use crate::error::{Error, Errors, Result};
-use crate::model::schema::rule_of;
 use crate::model::{CalibrationSpec, FittedValue, FreeParam, Registry};
 use crate::units::{range_text, readable, to_base};
 
@@ -378,7 +377,7 @@ fn free_param(
     // A parameter that counts whole things moves only between whole choices:
     // a fit never sets a fraction of a slot.
     for p in std::iter::once(&pth).chain(&also) {
-        let Some(rule) = rule_of(reg, p) else {
+        let Some(rule) = reg.rule_of(p) else {
             continue;
         };
         if !rule.whole {
@@ -405,7 +404,7 @@ fn free_param(
         }
     }
     for p in std::iter::once(&pth).chain(&also) {
-        let Some((rmin, rmax)) = crate::model::schema::range_of(reg, p) else {
+        let Some((rmin, rmax)) = reg.range_of(p) else {
             continue;
         };
         let tol = 1e-9 * rmax.abs().max(1.0);
@@ -606,7 +605,7 @@ fn setting(src: &Source, value: Option<&Spanned<f64>>, rule: &SettingRule) -> Re
 
 /// The bundled calibration file (`models/calibration.toml`).
 pub fn load_bundled_calibration(reg: &mut Registry) -> Result<CalibrationSpec> {
-    let Some((p, text)) = super::bundled_files("models/calibration.toml")
+    let Some((p, text)) = super::input::bundled_files("models/calibration.toml")
         .into_iter()
         .next()
     else {
@@ -641,7 +640,7 @@ pub struct BundledFit {
 /// files: a model a `--models` file replaced keeps that file's values, and
 /// those parameters are listed in [`BundledFit::kept`] so the caller can say so.
 pub fn apply_bundled_fitted(reg: &mut Registry) -> Result<Option<BundledFit>> {
-    let Some((p, text)) = super::bundled_files("models/fitted.toml")
+    let Some((p, text)) = super::input::bundled_files("models/fitted.toml")
         .into_iter()
         .next()
     else {
@@ -755,7 +754,7 @@ fn fitted_value(
             format!("unit `{}` is not {tdim}", p.unit.get_ref()),
         ));
     }
-    if let Some(rule) = rule_of(reg, p.path.get_ref()) {
+    if let Some(rule) = reg.rule_of(p.path.get_ref()) {
         if let Err(why) = check_value(rule, base) {
             return Err(src.invalid(
                 &k("value"),
@@ -787,7 +786,7 @@ mod tests {
 
     #[test]
     fn the_bundled_fit_written_again_reads_back_the_same_values() {
-        let (_, text) = super::super::bundled_files("models/fitted.toml")[0];
+        let (_, text) = super::super::input::bundled_files("models/fitted.toml")[0];
         let raw: RawFitted = toml::from_str(text).unwrap();
         let entries: Vec<FittedEntry> = raw
             .param

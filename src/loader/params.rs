@@ -2,8 +2,8 @@
 
 use toml::Spanned;
 
+use super::input::Source;
 use super::raw::{RawParam, RawParams};
-use super::Source;
 use crate::error::{Errors, Result};
 use crate::model::schema::ParamRule;
 use crate::model::{ParamSet, ParamValue};

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::input::{known, read, Source};
 use super::params::{check_name, whole_number};
 use super::raw::{RawRun, RawWorkload, Shape, RUN, WORKLOAD};
 use super::scenario::{card_error, run_spec, workload};
-use super::{known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
     fit_card, fit_link, negotiate_mode, Apart, CardProblem, CardRequest, Domain, Objective,
@@ -192,7 +192,7 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
         if let Some(v) = &h.cpus_per_cell {
             if let Some(n) = errs.take(whole_number(&src, "place.cpus_per_cell", v, "CPUs")) {
                 let path = format!("server.{}.cpus_per_cell", server.name);
-                let (lo, hi) = crate::model::schema::range_of(reg, &path).unwrap_or((1.0, 4096.0));
+                let (lo, hi) = reg.range_of(&path).unwrap_or((1.0, 4096.0));
                 if n < lo.max(1.0) || n > hi {
                     errs.push(src.invalid(
                         "place.cpus_per_cell",

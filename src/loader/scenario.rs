@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
+use super::input::{bundled_files, known, read, Source};
+use super::params::check_name;
 use super::params::whole_number;
 use super::raw::{RawExperiment, RawFigure, RawScenario, RawWorkload, SCENARIO};
-use super::{bundled_files, check_name, known, read, Source};
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
     fit_card, fit_segments, CardFit, CardKey, CardProblem, CardRequest, Direction, Experiment,

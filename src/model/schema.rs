@@ -430,61 +430,6 @@ pub const SCALED_COSTS: [&str; 5] = [
     "cpu_per_send_call",
 ];
 
-/// The rules of the model kind of the parameter set at dotted `prefix` in
-/// the registry (`bus.pcix133`, `server.rp8400-seu.bridge`,
-/// `adapter.a9782a.gige`, ...), found by its kind and, for links and adapter
-/// functions, by its framing or engine.
-pub fn rules_of(reg: &super::Registry, prefix: &str) -> Option<&'static [ParamRule]> {
-    let (kind, rest) = prefix.split_once('.')?;
-    match kind {
-        "bus" => reg.buses.contains_key(rest).then_some(BUS),
-        "link" => reg.links.get(rest).map(|l| match l.framing {
-            super::Framing::Ethernet => ETHERNET,
-            super::Framing::FibreChannel => FIBRE_CHANNEL,
-            super::Framing::Atm => ATM,
-        }),
-        "server" => match rest.strip_suffix(".bridge") {
-            Some(name) if reg.servers.contains_key(name) => Some(BRIDGE),
-            _ => match rest.split_once(".controller.") {
-                Some((server, c)) => reg
-                    .servers
-                    .get(server)
-                    .filter(|s| s.io_controllers.iter().any(|x| x.name == c))
-                    .map(|_| IO_CONTROLLER),
-                None => reg.servers.contains_key(rest).then_some(SERVER),
-            },
-        },
-        "adapter" => reg.adapters.values().find_map(|a| {
-            let f = rest.strip_prefix(a.name.as_str())?.strip_prefix('.')?;
-            if a.bridge.is_some() {
-                match f {
-                    "bridge.secondary" => return Some(BRIDGE),
-                    "bridge.primary" => return Some(CARD_BRIDGE),
-                    _ => {}
-                }
-            }
-            let f = a.functions.iter().find(|x| x.name == f)?;
-            Some(f.engine.rules())
-        }),
-        "testbed" => reg.testbeds.contains_key(rest).then_some(TESTBED),
-        "cpu" => reg.cpus.contains_key(rest).then_some(CPU),
-        _ => None,
-    }
-}
-
-/// The rule of the parameter at dotted `path`
-/// (`server.rp8400-seu.io_read_latency`), from the rules of its model kind.
-pub fn rule_of(reg: &super::Registry, path: &str) -> Option<&'static ParamRule> {
-    let (prefix, key) = path.rsplit_once('.')?;
-    rules_of(reg, prefix)?.iter().find(|r| r.key == key)
-}
-
-/// The plausible range (base unit) of the parameter at dotted `path`
-/// (`server.rp8400-seu.io_read_latency`), from the rules of its model kind.
-pub fn range_of(reg: &super::Registry, path: &str) -> Option<(f64, f64)> {
-    rule_of(reg, path).map(|r| (r.min, r.max))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,25 +516,25 @@ mod tests {
     #[test]
     fn ranges_are_found_by_the_kind_of_the_path_not_its_last_component() {
         let reg = load_registry(&[]).expect("bundled models load");
-        assert_eq!(range_of(&reg, "bus.pcix66.clock"), Some((10.0, 600.0)));
+        assert_eq!(reg.range_of("bus.pcix66.clock"), Some((10.0, 600.0)));
         assert_eq!(
-            range_of(&reg, "server.rp8400-seu.bridge.retry_interval"),
+            reg.range_of("server.rp8400-seu.bridge.retry_interval"),
             Some((0.0, 20000.0))
         );
         assert_eq!(
-            range_of(&reg, "adapter.a9782a.gige.pio_reads_per_interrupt"),
+            reg.range_of("adapter.a9782a.gige.pio_reads_per_interrupt"),
             Some((0.0, 16.0))
         );
         // A key of another kind, or of another engine, is not a parameter here.
-        assert_eq!(range_of(&reg, "testbed.hp-2004-lab.clock"), None);
+        assert_eq!(reg.range_of("testbed.hp-2004-lab.clock"), None);
         assert_eq!(
-            range_of(&reg, "adapter.a9782a.fc.pio_reads_per_interrupt"),
+            reg.range_of("adapter.a9782a.fc.pio_reads_per_interrupt"),
             None
         );
         assert_eq!(
-            range_of(&reg, "server.rp8400-seu.bridge.io_read_latency"),
+            reg.range_of("server.rp8400-seu.bridge.io_read_latency"),
             None
         );
-        assert_eq!(range_of(&reg, "bus.no-such-bus.clock"), None);
+        assert_eq!(reg.range_of("bus.no-such-bus.clock"), None);
     }
 }

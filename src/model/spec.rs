@@ -2,6 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use super::schema::{
+    ParamRule, ATM, BRIDGE, BUS, CARD_BRIDGE, CPU, ETHERNET, FIBRE_CHANNEL, IO_CONTROLLER, SERVER,
+    TESTBED,
+};
 use super::ParamSet;
 use crate::error::Location;
 
@@ -330,6 +334,65 @@ pub struct Registry {
     pub cpus: BTreeMap<String, CpuSpec>,
 }
 
+/// Parameter rules by dotted path, found by the kind of model each names.
+impl Registry {
+    /// The rules of the model kind of the parameter set at dotted `prefix` in
+    /// the registry (`bus.pcix133`, `server.rp8400-seu.bridge`,
+    /// `adapter.a9782a.gige`, ...), found by its kind and, for links and adapter
+    /// functions, by its framing or engine.
+    pub fn rules_of(&self, prefix: &str) -> Option<&'static [ParamRule]> {
+        let reg = self;
+        let (kind, rest) = prefix.split_once('.')?;
+        match kind {
+            "bus" => reg.buses.contains_key(rest).then_some(BUS),
+            "link" => reg.links.get(rest).map(|l| match l.framing {
+                Framing::Ethernet => ETHERNET,
+                Framing::FibreChannel => FIBRE_CHANNEL,
+                Framing::Atm => ATM,
+            }),
+            "server" => match rest.strip_suffix(".bridge") {
+                Some(name) if reg.servers.contains_key(name) => Some(BRIDGE),
+                _ => match rest.split_once(".controller.") {
+                    Some((server, c)) => reg
+                        .servers
+                        .get(server)
+                        .filter(|s| s.io_controllers.iter().any(|x| x.name == c))
+                        .map(|_| IO_CONTROLLER),
+                    None => reg.servers.contains_key(rest).then_some(SERVER),
+                },
+            },
+            "adapter" => reg.adapters.values().find_map(|a| {
+                let f = rest.strip_prefix(a.name.as_str())?.strip_prefix('.')?;
+                if a.bridge.is_some() {
+                    match f {
+                        "bridge.secondary" => return Some(BRIDGE),
+                        "bridge.primary" => return Some(CARD_BRIDGE),
+                        _ => {}
+                    }
+                }
+                let f = a.functions.iter().find(|x| x.name == f)?;
+                Some(f.engine.rules())
+            }),
+            "testbed" => reg.testbeds.contains_key(rest).then_some(TESTBED),
+            "cpu" => reg.cpus.contains_key(rest).then_some(CPU),
+            _ => None,
+        }
+    }
+
+    /// The rule of the parameter at dotted `path`
+    /// (`server.rp8400-seu.io_read_latency`), from the rules of its model kind.
+    pub fn rule_of(&self, path: &str) -> Option<&'static ParamRule> {
+        let (prefix, key) = path.rsplit_once('.')?;
+        self.rules_of(prefix)?.iter().find(|r| r.key == key)
+    }
+
+    /// The plausible range (base unit) of the parameter at dotted `path`
+    /// (`server.rp8400-seu.io_read_latency`), from the rules of its model kind.
+    pub fn range_of(&self, path: &str) -> Option<(f64, f64)> {
+        self.rule_of(path).map(|r| (r.min, r.max))
+    }
+}
+
 impl Registry {
     /// Why link `link` cannot replace the links of `adapter`'s functions (a
     /// scenario's per-card `link`), or `None` when it can: each function
@@ -426,7 +489,7 @@ impl Registry {
     /// its own). False when `path` is not an optional parameter of a model
     /// that lacks it.
     pub fn add_absent_param(&mut self, path: &str, source: &str) -> bool {
-        let Some(rule) = super::schema::rule_of(self, path).filter(|r| r.absent.is_some()) else {
+        let Some(rule) = self.rule_of(path).filter(|r| r.absent.is_some()) else {
             return false;
         };
         let unit = rule.dim.usual_unit();

@@ -26,9 +26,7 @@
 //! predictions and the request's constraints decide.
 
 pub mod search;
-mod sections;
-
-pub use sections::{place_sections, search_text};
+pub mod sections;
 
 use crate::app::{run_experiments, Job, Runner};
 use crate::error::{Error, Result};
