@@ -8,6 +8,7 @@
 
 use std::process::ExitCode;
 
+use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 
 use iosim::app::Runner;
@@ -96,7 +97,29 @@ impl Command {
 }
 
 fn main() -> ExitCode {
-    let command = Cli::parse().command;
+    let command = match Cli::try_parse() {
+        Ok(cli) => cli.command,
+        // Help and version go to standard output like any result, so that
+        // one that cannot be written is an error (exit 1), not a success.
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return match e
+                .print()
+                .and_then(|()| std::io::Write::flush(&mut std::io::stdout()))
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(w) if w.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(source) => {
+                    let w = Error::Write {
+                        path: "<standard output>".into(),
+                        source,
+                    };
+                    diag(&format!("error: {w}"));
+                    ExitCode::from(1)
+                }
+            };
+        }
+        Err(e) => e.exit(),
+    };
     let result = command.runner().and_then(|runner| {
         let text = command.execute(&runner);
         runner.finish();

@@ -47,20 +47,25 @@ fn a_closed_pipe_on_standard_output_ends_quietly_with_exit_0() {
 
 #[test]
 fn a_full_disk_on_standard_output_is_a_write_error_with_exit_1() {
-    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
-        eprintln!("no /dev/full on this system: skipped");
-        return;
-    };
-    let dir = TempDir::new().unwrap();
-    let out = iosim_cmd(dir.path(), &["params"])
-        .stdout(full)
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(err.contains("cannot write"), "{err}");
-    assert!(err.contains("standard output"), "{err}");
+    // Help and version too: they are output like any other.
+    for args in [
+        &["params"][..],
+        &["--help"][..],
+        &["--version"][..],
+        &["help", "run"][..],
+    ] {
+        let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+            eprintln!("no /dev/full on this system: skipped");
+            return;
+        };
+        let dir = TempDir::new().unwrap();
+        let out = iosim_cmd(dir.path(), args).stdout(full).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.contains("cannot write"), "{args:?}: {err}");
+        assert!(err.contains("standard output"), "{args:?}: {err}");
+    }
 }
 
 /// Runs iosim with a bound of `secs` seconds: a run that takes longer is
