@@ -70,7 +70,7 @@ pub enum Error {
         message: String,
     },
     /// A name that no model file defines.
-    #[error("{at}: unknown {what} `{name}`; known: {known}")]
+    #[error("{at}: unknown {what} `{name}`; known: {known}{}", models_hint(what))]
     Unknown {
         /// Where the name was used.
         at: Location,
@@ -145,6 +145,17 @@ pub fn omitted_text(omitted: usize) -> String {
         "... and {omitted} more error{} (only the first {MAX_ERRORS} are shown)",
         if omitted == 1 { "" } else { "s" }
     )
+}
+
+/// For an unknown model (not a card, slot or function of the input itself),
+/// where a model of the user's own comes from.
+fn models_hint(what: &str) -> &'static str {
+    match what {
+        "server" | "adapter" | "link" | "bus mode" | "testbed" | "CPU model" => {
+            " (a model of your own: give its directory with --models DIR)"
+        }
+        _ => "",
+    }
 }
 
 impl Error {

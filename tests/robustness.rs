@@ -702,3 +702,33 @@ meaning = "register reads the GigE driver makes per interrupt"
     let fit = std::fs::read_to_string(dir.path().join("fit.toml")).unwrap();
     assert!(fit.contains("pio_reads_per_interrupt"), "{fit}");
 }
+
+#[test]
+fn messages_say_what_is_wrong_in_the_words_that_fit() {
+    let dir = TempDir::new().unwrap();
+    // A --models path that does not exist is not called "not a directory".
+    let out = iosim(dir.path(), &["params", "--models", "no/such/dir"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no such directory"), "{err}");
+    std::fs::write(dir.path().join("a-file"), "").unwrap();
+    let out = iosim(dir.path(), &["params", "--models", "a-file"]);
+    assert!(stderr(&out).contains("not a directory"), "{}", stderr(&out));
+    // An unknown server says where a server of one's own comes from.
+    std::fs::write(
+        dir.path().join("s.toml"),
+        "[scenario]\nname = \"s\"\n\n[[experiment]]\nid = \"e\"\nserver = \"rx2620\"\n\
+         testbed = \"hp-2004-lab\"\ncells = 1\n\n[[experiment.card]]\nname = \"c\"\n\
+         adapter = \"a9782a\"\nslot = \"s\"\n",
+    )
+    .unwrap();
+    let out = iosim(dir.path(), &["run", "s.toml"]);
+    let err = stderr(&out);
+    assert!(err.contains("unknown server `rx2620`"), "{err}");
+    assert!(err.contains("--models"), "{err}");
+    // A slot on one rope says "1 rope".
+    let out = iosim(dir.path(), &["show", "server", "rp8400-seu"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(" 1 rope, "), "{text}");
+    assert!(!text.contains(" 1 ropes"), "{text}");
+}

@@ -138,8 +138,9 @@ fn node_detail(tree: &ServerTree, i: usize) -> String {
             ropes,
             rope_capacity,
         } => format!(
-            "modes {}; {ropes} ropes, {:.0} MB/s each way",
+            "modes {}; {ropes} rope{}, {:.0} MB/s each way",
             modes.join(" "),
+            if *ropes == 1 { "" } else { "s" },
             rope_capacity.mb_s()
         ),
     }

@@ -40,9 +40,14 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
     let mut errs = Errors::default();
     for dir in dirs {
         if !dir.is_dir() {
+            let why = if dir.exists() {
+                "not a directory"
+            } else {
+                "no such directory"
+            };
             return Err(Error::Io {
                 path: dir.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, why),
             });
         }
         let mut files = Vec::new();
