@@ -533,6 +533,28 @@ fn metrics_of(r: &ExperimentResult) -> Vec<(String, &'static str, f64)> {
     m
 }
 
+/// A knob given twice, or a value given twice on one axis, would run the
+/// same points again (or silently drop the first list): usage errors.
+fn check_axes(axes: &[Axis]) -> Result<()> {
+    for (i, a) in axes.iter().enumerate() {
+        if axes[..i].iter().any(|b| b.knob == a.knob) {
+            return Err(Error::Usage(format!(
+                "--vary {}: given twice (a grid takes two different knobs)",
+                a.name
+            )));
+        }
+        for (j, l) in a.labels.iter().enumerate() {
+            if a.labels[..j].contains(l) {
+                return Err(Error::Usage(format!(
+                    "--vary {}: the value {l} is given twice",
+                    a.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs `sc` (its experiment `only`, or all) at every point of `axes`, `n`
 /// replications each (seeds from `seed` as `run --replications` derives
 /// them), in `runner`'s pool; results do not depend on its threads.
@@ -550,6 +572,7 @@ pub fn run_sweep(
             "sweep: give at least one --vary WHAT=LIST".into(),
         ));
     }
+    check_axes(&axes)?;
     let mut base = sc.clone();
     if let Some(id) = only {
         base.experiments.retain(|e| e.id == id);

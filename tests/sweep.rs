@@ -431,3 +431,27 @@ fn bad_card_knobs_are_clear_errors_naming_the_point() {
         assert!(o.stdout.is_empty(), "{vary}: a bad point runs nothing");
     }
 }
+
+#[test]
+fn a_knob_or_a_value_given_twice_is_a_usage_error() {
+    let file = "scenarios/hp2g/fig3-gige-transmit.toml";
+    for (args, says) in [
+        (
+            &["--vary", "cells=1,2", "--vary", "cells=4"][..],
+            "--vary cells: given twice",
+        ),
+        (&["--vary", "cells=1,2,1"][..], "the value 1 is given twice"),
+        (
+            &["--vary", "server.rp8400-seu.io_read_latency=250ns,0.25us"][..],
+            "is given twice",
+        ),
+    ] {
+        let mut all = vec!["sweep", file, "--experiment", "gige-tx.pcix.c1"];
+        all.extend_from_slice(args);
+        let out = iosim(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
