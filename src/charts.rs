@@ -709,12 +709,8 @@ fn draw_lines<DB: DrawingBackend>(body: &DrawingArea<DB, Shift>, c: &LineChart) 
 // ---------------------------------------------------------------------------
 // Charts from data.
 
-/// The figure or table a figure's source names: the part before the first
-/// `:`, without a trailing ` text` (`Figure 2 text: ...` is `Figure 2`).
-pub fn figure_of(source: &str) -> String {
-    let head = source.split(':').next().unwrap_or("").trim();
-    head.strip_suffix(" text").unwrap_or(head).to_string()
-}
+/// The figure or table a figure's source names (see [`crate::validate::figure_of`]).
+pub use crate::validate::figure_of;
 
 /// A file-name-safe form of `s`: lower case, runs of anything but ASCII
 /// letters and digits as one `-`.

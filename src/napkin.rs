@@ -14,7 +14,10 @@ use std::collections::BTreeMap;
 use crate::model::{Direction, Experiment, FigureSpec, Registry, Scenario, WorkloadKind};
 use crate::sim::config::SystemCfg;
 use crate::sim::engines::Engine;
-use crate::validate::{figure_function, figure_functions, FigureRow};
+use crate::units::BytesPerSec;
+use crate::validate::{
+    figure_function, figure_functions, figure_of, function_label, throughput_in, FigureRow,
+};
 
 /// The napkin value of figure `fig` of experiment `exp` (assembled into
 /// `cfg`), in the figure's unit; `None` for a CPU figure, a figure of a
@@ -63,16 +66,7 @@ fn slot_bus(cfg: &SystemCfg, b: usize) -> usize {
 /// an IP forward's ingress port receives and its egress port sends.
 fn directions(reg: &Registry, exp: &Experiment) -> BTreeMap<String, u32> {
     let mut ways: BTreeMap<String, (bool, bool)> = BTreeMap::new();
-    let label = |card: usize, function: usize| -> String {
-        let (card_label, adapter, _) = &exp.cards[card];
-        let fname = reg
-            .adapters
-            .get(adapter)
-            .and_then(|a| a.functions.get(function))
-            .map(|f| f.name.as_str())
-            .unwrap_or_default();
-        format!("{card_label}.{fname}")
-    };
+    let label = |card: usize, function: usize| function_label(reg, exp, card, function).0;
     for w in &exp.workloads {
         let (out, inn) = match w.direction {
             Direction::Out => (true, false),
@@ -94,14 +88,10 @@ fn directions(reg: &Registry, exp: &Experiment) -> BTreeMap<String, u32> {
         .collect()
 }
 
-/// `bytes_per_s` in a figure's throughput unit.
+/// `bytes_per_s` in a figure's throughput unit; `None` for another unit.
 fn in_unit(bytes_per_s: f64, unit: &str) -> Option<f64> {
-    match unit {
-        "MB/s" => Some(bytes_per_s / 1e6),
-        "Mbit/s" => Some(bytes_per_s * 8.0 / 1e6),
-        "Mibit/s" => Some(bytes_per_s * 8.0 / 1_048_576.0),
-        _ => None,
-    }
+    matches!(unit, "MB/s" | "Mbit/s" | "Mibit/s")
+        .then(|| throughput_in(BytesPerSec(bytes_per_s), unit))
 }
 
 /// The napkin value of every figure of `scenarios` that has one, by figure id.
@@ -147,13 +137,6 @@ impl NapkinSummary {
     }
 }
 
-/// The table of a figure: its source before the first `:`, without a
-/// trailing ` text`.
-fn table_of(source: &str) -> String {
-    let head = source.split(':').next().unwrap_or("").trim();
-    head.strip_suffix(" text").unwrap_or(head).to_string()
-}
-
 /// Per paper and table (rows `table = "*"`: the whole paper), in order of
 /// first appearance, the model's and the napkin's MAPE over the figures of
 /// `rows` that have a napkin value in `napkin`.
@@ -162,7 +145,7 @@ pub fn summarise(rows: &[FigureRow], napkin: &BTreeMap<String, f64>) -> Vec<Napk
     for r in rows.iter().filter(|r| napkin.contains_key(&r.id)) {
         for g in [
             (r.paper.clone(), "*".to_string()),
-            (r.paper.clone(), table_of(&r.source)),
+            (r.paper.clone(), figure_of(&r.source)),
         ] {
             if !groups.contains(&g) {
                 groups.push(g);
@@ -177,7 +160,7 @@ pub fn summarise(rows: &[FigureRow], napkin: &BTreeMap<String, f64>) -> Vec<Napk
             let mut n = 0;
             for r in rows
                 .iter()
-                .filter(|r| r.paper == paper && (table == "*" || table_of(&r.source) == table))
+                .filter(|r| r.paper == paper && (table == "*" || figure_of(&r.source) == table))
             {
                 if let Some(v) = napkin.get(&r.id) {
                     model += r.error_pct.abs();

@@ -83,12 +83,27 @@ pub fn experiment_seed(seed: u64, e: &crate::model::Experiment) -> u64 {
 /// in the figure unit `unit`.
 fn in_unit(t: crate::units::BytesPerSec, result: &ExperimentResult, unit: &str) -> f64 {
     match unit {
+        "%" => result.cpu_util * 100.0,
+        _ => throughput_in(t, unit),
+    }
+}
+
+/// A throughput in a figure's throughput unit: `Mbit/s`, TTCP's `Mibit/s`,
+/// or MB/s (any other unit).
+pub(crate) fn throughput_in(t: crate::units::BytesPerSec, unit: &str) -> f64 {
+    match unit {
         "Mbit/s" => t.mbit_s(),
         // TTCP's "Mbit" is 2^20 bits (ttcp.c, outfmt).
         "Mibit/s" => t.0 * 8.0 / 1_048_576.0,
-        "%" => result.cpu_util * 100.0,
         _ => t.mb_s(),
     }
+}
+
+/// The figure or table a figure's source names: the part before the first
+/// `:`, without a trailing ` text` (`Figure 2 text: ...` is `Figure 2`).
+pub fn figure_of(source: &str) -> String {
+    let head = source.split(':').next().unwrap_or("").trim();
+    head.strip_suffix(" text").unwrap_or(head).to_string()
 }
 
 /// The functions (indices among `labels`, the system's functions in order)
@@ -180,11 +195,23 @@ pub(crate) fn figure_function(
     e: &crate::model::Experiment,
     fig: &crate::model::FigureSpec,
 ) -> (String, String) {
-    let (card_label, adapter, _) = &e.cards[fig.card];
+    function_label(reg, e, fig.card, fig.function)
+}
+
+/// The `card.function` label of function `function` of card `card` of
+/// experiment `e`, and the function's name (empty if the adapter has no
+/// such function).
+pub(crate) fn function_label(
+    reg: &Registry,
+    e: &crate::model::Experiment,
+    card: usize,
+    function: usize,
+) -> (String, String) {
+    let (card_label, adapter, _) = &e.cards[card];
     let fname = reg
         .adapters
         .get(adapter)
-        .and_then(|a| a.functions.get(fig.function))
+        .and_then(|a| a.functions.get(function))
         .map(|f| f.name.clone())
         .unwrap_or_default();
     (format!("{card_label}.{fname}"), fname)

@@ -798,9 +798,7 @@ pub fn group_of(row: &FigureRow) -> String {
 
 /// The group of a figure of `paper` whose source is `source`.
 fn group_key(paper: &str, source: &str) -> String {
-    let head = source.split(':').next().unwrap_or("").trim();
-    let head = head.strip_suffix(" text").unwrap_or(head);
-    format!("{paper} {head}")
+    format!("{paper} {}", crate::validate::figure_of(source))
 }
 
 /// One fitted parameter.

@@ -5,12 +5,12 @@
 //! rather than by swaps. A small event (at most [`INLINE_BYTES`]) sits in
 //! its heap entry; a larger one stays in a slot beside the heap, and the
 //! heap sifts only its key (time, sequence, slot), 24 bytes. Measured
-//! (BENCHMARKS.md, session 19): the slots take 10 to 16% off the CPU time
+//! (CHANGELOG.md, benchmark history): the slots take 10 to 16% off the CPU time
 //! of `validate` (48-byte events), and would add 11% to the bus-contention
 //! benchmark's (8-byte events). The earliest event waits out of the heap
 //! while it fires before all there: about half of `validate`'s events are
 //! scheduled ahead of everything waiting and popped next (a transaction's
-//! end, most often) and never enter the heap (BENCHMARKS.md, session 26).
+//! end, most often) and never enter the heap.
 //!
 //! Keys are totally ordered by `(time, sequence)` and sequences are unique,
 //! so events come out exactly in the order of any correct priority queue on

@@ -452,7 +452,7 @@ pub(crate) mod tests {
         // across them: where it falls on the very picosecond of another
         // event (a bus transaction's end), the two are taken in another
         // order, a tie that either order breaks rightly; the rp8400's GigE
-        // both ways at PCI-X has such ties (BENCHMARKS, session 24). These
+        // both ways at PCI-X has such ties. These
         // runs have none in their 30 ms.
         let mut fewer = false;
         for (scenario, id) in [
