@@ -17,11 +17,8 @@
 //! - only `src/loader/` uses the `toml` crate ([`only_the_loader_reads_toml`]);
 //! - only the reporting code writes files ([`only_the_reporting_code_writes_files`]).
 //!
-//! Two lists leave edges out of the cycle check, printed on each run:
-//! [`ALLOWED`], the edges of the assembly, engines and workloads (reworked
-//! apart into a registry), and [`ALLOWED_ELSEWHERE`], cycles between a
-//! module's file and its children outside the simulation. An edge listed
-//! that no longer exists fails the check, so the lists only shrink.
+//! The cycle check covers every file: [`ALLOWED`], the list of edges it
+//! would leave out, is empty.
 //!
 //! Each check was seen to fail by breaking its rule on purpose once (the
 //! test binary reads the sources when it runs): `use super::system::System;`
@@ -35,42 +32,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Edges inside the simulation that still close cycles, left out of the
-/// cycle check and printed on every run: each engine file names the seam in
-/// `src/sim/engines/mod.rs` (its `Ctx` alias, `EngineEv`, `kick_wire`),
-/// which lists the engines and dispatches to them. Cutting them needs the
-/// engines to name only the platform's generic context and their own event
-/// type (converted into `EngineEv` by the list), and the seam's helpers in a
-/// file of their own. An edge that no longer exists fails the check, so the
-/// list can only shrink. Each is (from, to, why), paths below `src/`.
-const ALLOWED: &[(&str, &str, &str)] = &[
-    (
-        "sim/engines/hba.rs",
-        "sim/engines/mod.rs",
-        "an engine names the engines' seam (Ctx, EngineEv, kick_wire), which dispatches to it",
-    ),
-    (
-        "sim/engines/nic.rs",
-        "sim/engines/mod.rs",
-        "an engine names the engines' seam (Ctx, EngineEv, kick_wire), which dispatches to it",
-    ),
-    (
-        "sim/engines/raw_dma.rs",
-        "sim/engines/mod.rs",
-        "an engine names the engines' seam (Ctx, EngineEv), which dispatches to it",
-    ),
-    (
-        "sim/engines/veth.rs",
-        "sim/engines/mod.rs",
-        "an engine names the engines' seam (Ctx, EngineEv), which dispatches to it",
-    ),
-];
-
-/// Edges outside the simulation left out of the cycle check: none. A child
-/// module that needs a helper of its parent takes it from a file of its own
-/// (as the loader's files take `loader/input.rs`), not from the parent that
-/// declares it. Each is (from, to, why), paths below `src/`.
-const ALLOWED_ELSEWHERE: &[(&str, &str, &str)] = &[];
+/// Edges left out of the cycle check: none. A file that needs what a
+/// module's file shares with its children takes it from a file of its own
+/// below both (as the engines take `sim/engines/seam.rs` and the loader's
+/// files `loader/input.rs`), never from the file that declares and lists
+/// them. An edge listed here is printed on every run and fails the check
+/// once it no longer exists. Each is (from, to, why), paths below `src/`.
+const ALLOWED: &[(&str, &str, &str)] = &[];
 
 /// One source file: its module path and its text without comments, strings
 /// and test modules.
@@ -590,21 +558,16 @@ fn files_use_each_other_in_no_cycle() {
         .iter()
         .map(|(&f, to)| (f, to.keys().copied().collect()))
         .collect();
-    for (what, list) in [
-        ("the part of the simulation reworked apart", ALLOWED),
-        ("outside the simulation", ALLOWED_ELSEWHERE),
-    ] {
-        if !list.is_empty() {
-            println!("edges left out of the cycle check ({what}):");
-        }
-        for (from, to, why) in list {
-            println!("  src/{from} -> src/{to}: {why}");
-            let (f, t) = (krate.index(from), krate.index(to));
-            assert!(
-                graph.entry(f).or_default().remove(&t),
-                "src/{from} no longer uses src/{to}: take it off the list"
-            );
-        }
+    if !ALLOWED.is_empty() {
+        println!("edges left out of the cycle check:");
+    }
+    for (from, to, why) in ALLOWED {
+        println!("  src/{from} -> src/{to}: {why}");
+        let (f, t) = (krate.index(from), krate.index(to));
+        assert!(
+            graph.entry(f).or_default().remove(&t),
+            "src/{from} no longer uses src/{to}: take it off the list"
+        );
     }
     let mut cycles = Vec::new();
     // Report every cycle, one at a time: each found has its last edge cut.

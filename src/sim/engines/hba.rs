@@ -28,9 +28,9 @@
 use std::collections::VecDeque;
 
 use super::framing::{fc_cfg, FcCfg};
-use super::Ctx;
-use super::{
-    dma_from_params, kick_wire, whole, DmaCfg, EngineEv, EngineType, FunctionInput, Reads,
+use super::seam::inherent_behaviour;
+use super::seam::{
+    dma_from_params, kick_wire, whole, Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token,
 };
 use crate::error::Result;
 use crate::model::schema::{self, HbaParams};
@@ -159,8 +159,8 @@ pub enum HbaEv {
     TargetDone(usize),
 }
 
-fn ev(e: HbaEv) -> EngineEv {
-    EngineEv::Hba(e)
+fn ev<T: From<HbaEv>>(e: HbaEv) -> T {
+    T::from(e)
 }
 
 /// One I/O in flight.
@@ -247,23 +247,23 @@ impl Hba {
         }
     }
 
-    fn half_io_cost(cx: &Ctx) -> Picos {
+    fn half_io_cost<T: Token<HbaEv>>(cx: &Ctx<'_, T>) -> Picos {
         Picos(cx.stack().per_io.0 / 2)
     }
 
     /// Starts diskbench: every outstanding I/O of each stream is issued.
-    pub fn start(&mut self, cx: &mut Ctx) {
+    pub fn start<T: Token<HbaEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         for write in self.bench.initial() {
             self.issue(write, cx);
         }
     }
 
     /// Starts the next frame on wire `way` if it is idle.
-    pub fn kick(&mut self, way: Way, cx: &mut Ctx) {
+    pub fn kick<T: Token<HbaEv>>(&mut self, way: Way, cx: &mut Ctx<'_, T>) {
         kick_wire(cx, way, || self.next_frame(way));
     }
 
-    fn issue(&mut self, write: bool, cx: &mut Ctx) {
+    fn issue<T: Token<HbaEv>>(&mut self, write: bool, cx: &mut Ctx<'_, T>) {
         let Some(bytes) = self.bench.block(write) else {
             return;
         };
@@ -288,7 +288,7 @@ impl Hba {
     }
 
     /// Handles one of the HBA's events.
-    pub fn handle(&mut self, e: HbaEv, cx: &mut Ctx) {
+    pub fn handle<T: Token<HbaEv>>(&mut self, e: HbaEv, cx: &mut Ctx<'_, T>) {
         match e {
             HbaEv::Issued(io) => cx.dma_read(self.cfg.command, ev(HbaEv::Cmd(io))),
             HbaEv::Completed(io) => {
@@ -341,7 +341,7 @@ impl Hba {
     }
 
     /// Fetches write data into free transmit buffers.
-    fn fill(&mut self, cx: &mut Ctx) {
+    fn fill<T: Token<HbaEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         loop {
             if self.tx_buffers_used >= self.cfg.tx_buffers {
                 return;
@@ -359,7 +359,7 @@ impl Hba {
         }
     }
 
-    fn rx_pump(&mut self, cx: &mut Ctx) {
+    fn rx_pump<T: Token<HbaEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         if self.rx_dma_busy {
             return;
         }
@@ -372,7 +372,7 @@ impl Hba {
         }
     }
 
-    fn maybe_complete(&mut self, io: usize, cx: &mut Ctx) {
+    fn maybe_complete<T: Token<HbaEv>>(&mut self, io: usize, cx: &mut Ctx<'_, T>) {
         let st = self.ios[io];
         let done = st.rsp && !st.completing && (st.write || st.written >= st.bytes);
         if done {
@@ -409,7 +409,7 @@ impl Hba {
     }
 
     /// A frame reached the end of wire `way`.
-    pub fn frame_arrived(&mut self, way: Way, frame: Frame, cx: &mut Ctx) {
+    pub fn frame_arrived<T: Token<HbaEv>>(&mut self, way: Way, frame: Frame, cx: &mut Ctx<'_, T>) {
         match (way, frame.kind) {
             (Way::Out, FrameKind::FcCmd(io)) => {
                 // A read waits for the array; a write is accepted into its cache at once.

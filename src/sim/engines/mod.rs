@@ -28,167 +28,24 @@
 //! parameter table is generated), and add its `mod` line and one line to
 //! the list below.
 
-/// The behaviour methods of [`EngineType`] for an engine type `$ty` whose
-/// own `start` and `handle` (and, with `link`, `frame_arrived` and `kick`)
-/// do the work, and whose payload counters are its `delivered_out` and
-/// `delivered_in` fields.
-macro_rules! inherent_behaviour {
-    ($ty:ident, $ev:ty) => {
-        fn start(&mut self, cx: &mut Ctx) {
-            $ty::start(self, cx)
-        }
-        #[inline]
-        fn handle(&mut self, ev: $ev, cx: &mut Ctx) {
-            $ty::handle(self, ev, cx)
-        }
-        fn delivered(&self) -> (u64, u64) {
-            (self.delivered_out, self.delivered_in)
-        }
-        fn reset_counters(&mut self) {
-            (self.delivered_out, self.delivered_in) = (0, 0);
-        }
-    };
-    ($ty:ident, $ev:ty, link) => {
-        inherent_behaviour!($ty, $ev);
-        fn frame_arrived(&mut self, way: Way, frame: Frame, cx: &mut Ctx) {
-            $ty::frame_arrived(self, way, frame, cx)
-        }
-        fn kick(&mut self, way: Way, cx: &mut Ctx) {
-            $ty::kick(self, way, cx)
-        }
-    };
-}
-
 pub mod framing;
 pub mod hba;
 pub mod nic;
 #[cfg(test)]
 pub mod probe;
 pub mod raw_dma;
+pub mod seam;
 pub mod veth;
 
-use super::cpu::CpuCfg;
-pub use super::dma::DmaCfg;
-use super::testbed::TestbedCfg;
 use super::wire::{Frame, Way};
 use crate::error::Result;
-use crate::model::{EngineDef, EngineKind, FunctionSpec, LinkSpec, Workload};
+use crate::model::EngineKind;
 use crate::units::BytesPerSec;
+pub use seam::{dma_from_params, whole, DmaCfg, EngineType, FunctionInput, Reads};
 
-/// The platform's services as the engines see them: its context with their
-/// event type.
+/// The platform's services at the engines' one event type, as the dispatch
+/// below hands them on.
 pub type Ctx<'a> = super::platform::Ctx<'a, EngineEv>;
-
-/// A DMA engine's settings from the three parameters every engine kind has
-/// (`max_read`, `max_outstanding_reads`, `write_burst`).
-pub fn dma_from_params(max_read: f64, max_outstanding_reads: f64, write_burst: f64) -> DmaCfg {
-    DmaCfg {
-        max_read: whole(max_read),
-        max_outstanding: whole(max_outstanding_reads).max(1) as u32,
-        write_burst: whole(write_burst),
-    }
-}
-
-/// A parameter that counts whole things (clocks, bytes, frames), rounded.
-pub use crate::units::round_u64 as whole;
-
-/// What one function's engine is assembled from: its description, the
-/// link it drives, the workloads of its card, and the partition's CPU
-/// costs and test bed (already assembled).
-#[derive(Debug, Clone, Copy)]
-pub struct FunctionInput<'a> {
-    /// The function's description: its parameters and where it is written.
-    pub spec: &'a FunctionSpec,
-    /// The link it drives (the card's `link` when the scenario names one),
-    /// if its engine drives one.
-    pub link: Option<&'a LinkSpec>,
-    /// Its index on its card.
-    pub index: usize,
-    /// The global index of its card's first function.
-    pub first: usize,
-    /// The workloads of its card (a forwarding port reads its partner's).
-    pub card_work: &'a [&'a Workload],
-    /// The partition's CPU and stack costs.
-    pub cpu: &'a CpuCfg,
-    /// The machines at the far end of the links.
-    pub testbed: &'a TestbedCfg,
-}
-
-impl<'a> FunctionInput<'a> {
-    /// The workloads on this function.
-    pub fn work(&self) -> impl Iterator<Item = &'a Workload> + '_ {
-        self.card_work
-            .iter()
-            .copied()
-            .filter(|w| w.function == self.index)
-    }
-}
-
-/// The shared costs a busy function's work reads (what the calibration's
-/// fingerprint keeps): the TCP stack and netperf peer, or the disk I/O cost
-/// and disk array.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Reads {
-    /// The TCP stack costs and the netperf peer.
-    pub tcp: bool,
-    /// The CPU cost per disk I/O and the disk array.
-    pub disk: bool,
-}
-
-/// An engine kind: its description, its configuration and its behaviour.
-/// The methods on the configuration say what the platform needs to place
-/// the function (its DMA settings, its wire rate, its netperf processes).
-pub trait EngineType: Sized + std::fmt::Debug {
-    /// Its events (copied into the event queue: keep it small).
-    type Ev: Copy + std::fmt::Debug + PartialEq + Eq;
-    /// Its assembled configuration.
-    type Cfg: Clone + std::fmt::Debug;
-    /// What model and scenario files know of it.
-    const KIND: &'static EngineDef;
-
-    /// The configuration of one function; an error for a combination the
-    /// loader cannot see in one file (a socket too small for the server's
-    /// ACK rule, FIFOs smaller than the link's frame).
-    fn assemble(input: &FunctionInput) -> Result<Self::Cfg>;
-    /// The engine of a configuration, before its workload starts.
-    fn build(cfg: &Self::Cfg) -> Self;
-    /// Starts its workload.
-    fn start(&mut self, cx: &mut Ctx);
-    /// Handles one of its own events.
-    fn handle(&mut self, ev: Self::Ev, cx: &mut Ctx);
-    /// A frame reached the end of wire `way` (an engine with a link).
-    fn frame_arrived(&mut self, _way: Way, _frame: Frame, _cx: &mut Ctx) {}
-    /// Starts the next frame on wire `way` if the wire is idle and the
-    /// engine (or the far end, for the inbound wire) has one.
-    fn kick(&mut self, _way: Way, _cx: &mut Ctx) {}
-    /// Payload (out of the server, into the server) since the last reset.
-    fn delivered(&self) -> (u64, u64);
-    /// Forgets the payload counters (end of warm-up).
-    fn reset_counters(&mut self);
-    /// Payload ceiling per direction of its link (zero without one).
-    fn ceiling(&self) -> BytesPerSec {
-        BytesPerSec(0.0)
-    }
-
-    /// Its DMA engine's settings.
-    fn dma(cfg: &Self::Cfg) -> DmaCfg;
-    /// Wire bytes per second of its link (zero without a link).
-    fn wire_rate(_cfg: &Self::Cfg) -> BytesPerSec {
-        BytesPerSec(0.0)
-    }
-    /// Whether a workload runs on it (an idle function never masters its
-    /// bus, drives its link or asks for CPU time).
-    fn busy(cfg: &Self::Cfg) -> bool;
-    /// Its netperf processes on the server: (send, receive).
-    fn processes(_cfg: &Self::Cfg) -> [bool; 2] {
-        [false, false]
-    }
-    /// The shared costs its work reads when busy.
-    fn reads(cfg: &Self::Cfg) -> Reads;
-    /// Its interrupt line is shared with `sharers` other functions: each
-    /// interrupt runs their handlers too.
-    fn share_interrupt_line(_cfg: &mut Self::Cfg, _sharers: u32) {}
-}
 
 /// Generates, from the one list of engine kinds, the enums of engines,
 /// their events and their configurations, their dispatch, and [`kinds`].
@@ -204,6 +61,16 @@ macro_rules! engines {
             $( $(#[doc = $doc])* $(#[cfg($cfg)])?
                $variant(<$engine as EngineType>::Ev), )*
         }
+
+        $(
+            $(#[cfg($cfg)])?
+            impl From<<$engine as EngineType>::Ev> for EngineEv {
+                #[inline]
+                fn from(ev: <$engine as EngineType>::Ev) -> EngineEv {
+                    EngineEv::$variant(ev)
+                }
+            }
+        )*
 
         /// One adapter function's engine.
         // One engine per function, held in a Vec for the whole run: the
@@ -352,16 +219,6 @@ macro_rules! engines {
             }
         }
     };
-}
-
-/// Starts the next frame on wire `way` if it is idle and `next` gives one.
-pub(super) fn kick_wire(cx: &mut Ctx, way: Way, next: impl FnOnce() -> Option<Frame>) {
-    if !cx.wire_idle(way) {
-        return;
-    }
-    if let Some(frame) = next() {
-        cx.wire_send(way, frame);
-    }
 }
 
 /// The engine kind of model files named `name`, if one is listed.

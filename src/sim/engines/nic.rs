@@ -59,9 +59,9 @@
 use std::collections::VecDeque;
 
 use super::framing::{eth_cfg, EthCfg};
-use super::Ctx;
-use super::{
-    dma_from_params, kick_wire, whole, DmaCfg, EngineEv, EngineType, FunctionInput, Reads,
+use super::seam::inherent_behaviour;
+use super::seam::{
+    dma_from_params, kick_wire, whole, Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token,
 };
 use crate::error::{Error, Location, Result};
 use crate::model::schema::{self, NicParams};
@@ -345,8 +345,8 @@ pub enum NicEv {
     PeerAck(u64),
 }
 
-fn ev(e: NicEv) -> EngineEv {
-    EngineEv::Nic(e)
+fn ev<T: From<NicEv>>(e: NicEv) -> T {
+    T::from(e)
 }
 
 /// NIC state.
@@ -436,19 +436,19 @@ impl Nic {
     }
 
     /// Starts the streams.
-    pub fn start(&mut self, cx: &mut Ctx) {
+    pub fn start<T: Token<NicEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         self.try_send(cx);
         self.rx_pump(cx);
         self.kick(Way::In, cx);
     }
 
     /// Starts the next frame on wire `way` if it is idle.
-    pub fn kick(&mut self, way: Way, cx: &mut Ctx) {
+    pub fn kick<T: Token<NicEv>>(&mut self, way: Way, cx: &mut Ctx<'_, T>) {
         kick_wire(cx, way, || self.next_frame(way));
     }
 
     /// The sender builds another segment if the ring and the window allow.
-    fn try_send(&mut self, cx: &mut Ctx) {
+    fn try_send<T: Token<NicEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         let ring_full = self.queued_frames() >= self.cfg.tx_ring as usize;
         // A routed port sends what the partner port hands it, nothing of its own.
         if ring_full || self.route.is_some() || !self.tcp.may_build() {
@@ -461,7 +461,7 @@ impl Nic {
     }
 
     /// The transmit engine fetches the next frame if it has FIFO room.
-    fn tx_pump(&mut self, cx: &mut Ctx) {
+    fn tx_pump<T: Token<NicEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         if self.fetching.is_some() {
             return;
         }
@@ -478,7 +478,7 @@ impl Nic {
     }
 
     /// The receive engine moves the next frame from its FIFO to host memory.
-    fn rx_pump(&mut self, cx: &mut Ctx) {
+    fn rx_pump<T: Token<NicEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         let batch = self.cfg.rx_desc_batch;
         if !self.rx_desc_fetching && self.rx_desc <= batch / 2 {
             self.rx_desc_fetching = true;
@@ -496,7 +496,7 @@ impl Nic {
     }
 
     /// Handles one of the NIC's events.
-    pub fn handle(&mut self, e: NicEv, cx: &mut Ctx) {
+    pub fn handle<T: Token<NicEv>>(&mut self, e: NicEv, cx: &mut Ctx<'_, T>) {
         match e {
             NicEv::TxDesc => {
                 let bytes = self.fetching.map(|fr| fr.bytes).unwrap_or(0);
@@ -650,7 +650,7 @@ impl Nic {
     }
 
     /// A frame reached the end of wire `way`.
-    pub fn frame_arrived(&mut self, way: Way, frame: Frame, cx: &mut Ctx) {
+    pub fn frame_arrived<T: Token<NicEv>>(&mut self, way: Way, frame: Frame, cx: &mut Ctx<'_, T>) {
         match way {
             Way::Out => {
                 self.tx_fifo_used -= frame.bytes;

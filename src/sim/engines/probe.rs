@@ -7,8 +7,7 @@
 //! links, workloads and assembly are all here, and the test below runs it
 //! from a model file and a scenario through the public API.
 
-use super::Ctx;
-use super::{DmaCfg, EngineEv, EngineType, FunctionInput, Reads};
+use super::seam::{Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token};
 use crate::error::Result;
 use crate::model::schema::{self, RawDmaParams};
 use crate::model::{EngineDef, WorkloadKind};
@@ -49,8 +48,8 @@ pub struct Probe {
     inn: u64,
 }
 
-fn ev(e: ProbeEv) -> EngineEv {
-    EngineEv::Probe(e)
+fn ev<T: From<ProbeEv>>(e: ProbeEv) -> T {
+    T::from(e)
 }
 
 impl EngineType for Probe {
@@ -61,7 +60,7 @@ impl EngineType for Probe {
     fn assemble(input: &FunctionInput) -> Result<ProbeCfg> {
         let p = RawDmaParams::from_set(&input.spec.params, &input.spec.at)?;
         let mut cfg = ProbeCfg {
-            dma: super::dma_from_params(p.max_read, p.max_outstanding_reads, p.write_burst),
+            dma: super::seam::dma_from_params(p.max_read, p.max_outstanding_reads, p.write_burst),
             block: 0,
             chains: 0,
         };
@@ -83,12 +82,12 @@ impl EngineType for Probe {
             inn: 0,
         }
     }
-    fn start(&mut self, cx: &mut Ctx) {
+    fn start<T: Token<ProbeEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         for _ in 0..self.cfg.chains {
             cx.dma_read(self.cfg.block, ev(ProbeEv::Read));
         }
     }
-    fn handle(&mut self, e: ProbeEv, cx: &mut Ctx) {
+    fn handle<T: Token<ProbeEv>>(&mut self, e: ProbeEv, cx: &mut Ctx<'_, T>) {
         match e {
             ProbeEv::Read => {
                 self.out += self.cfg.block;

@@ -15,8 +15,8 @@
 //! no CPU work, so what it measures is the bus, its bridge and the path
 //! above them.
 
-use super::Ctx;
-use super::{dma_from_params, DmaCfg, EngineEv, EngineType, FunctionInput, Reads};
+use super::seam::inherent_behaviour;
+use super::seam::{dma_from_params, Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token};
 use crate::error::Result;
 use crate::model::schema::{self, RawDmaParams};
 use crate::model::{EngineDef, WorkloadKind};
@@ -125,25 +125,25 @@ impl RawDma {
     }
 
     /// Starts every block in flight.
-    pub fn start(&mut self, cx: &mut Ctx) {
+    pub fn start<T: Token<RawDmaEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         for _ in 0..self.cfg.reads {
-            cx.dma_read(self.cfg.block, EngineEv::RawDma(RawDmaEv::ReadDone));
+            cx.dma_read(self.cfg.block, RawDmaEv::ReadDone.into());
         }
         for _ in 0..self.cfg.writes {
-            cx.dma_write(self.cfg.block, EngineEv::RawDma(RawDmaEv::WriteDone));
+            cx.dma_write(self.cfg.block, RawDmaEv::WriteDone.into());
         }
     }
 
     /// A block finished: count it and start the next.
-    pub fn handle(&mut self, e: RawDmaEv, cx: &mut Ctx) {
+    pub fn handle<T: Token<RawDmaEv>>(&mut self, e: RawDmaEv, cx: &mut Ctx<'_, T>) {
         match e {
             RawDmaEv::ReadDone => {
                 self.delivered_out += self.cfg.block;
-                cx.dma_read(self.cfg.block, EngineEv::RawDma(RawDmaEv::ReadDone));
+                cx.dma_read(self.cfg.block, RawDmaEv::ReadDone.into());
             }
             RawDmaEv::WriteDone => {
                 self.delivered_in += self.cfg.block;
-                cx.dma_write(self.cfg.block, EngineEv::RawDma(RawDmaEv::WriteDone));
+                cx.dma_write(self.cfg.block, RawDmaEv::WriteDone.into());
             }
         }
     }

@@ -35,8 +35,8 @@
 //! application, and loss (a full receive buffer would be a dropped frame;
 //! the TCP window keeps the sender within the socket).
 
-use super::Ctx;
-use super::{DmaCfg, EngineEv, EngineType, FunctionInput, Reads};
+use super::seam::inherent_behaviour;
+use super::seam::{Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token};
 use crate::error::Result;
 use crate::model::schema::{self, VethParams};
 use crate::model::{EngineDef, WorkloadKind};
@@ -130,8 +130,8 @@ pub enum VethEv {
     PeerAckReceived(u64),
 }
 
-fn ev(e: VethEv) -> EngineEv {
-    EngineEv::Veth(e)
+fn ev<T: From<VethEv>>(e: VethEv) -> T {
+    T::from(e)
 }
 
 /// Virtual Ethernet state: one TCP connection between the partitions.
@@ -160,7 +160,7 @@ impl Veth {
     }
 
     /// Starts the streams.
-    pub fn start(&mut self, cx: &mut Ctx) {
+    pub fn start<T: Token<VethEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         self.try_send(cx);
         self.peer_try_send(cx);
     }
@@ -170,7 +170,7 @@ impl Veth {
     }
 
     /// This partition builds and copies another segment if the window allows.
-    fn try_send(&mut self, cx: &mut Ctx) {
+    fn try_send<T: Token<VethEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         if !self.tcp.may_build() {
             return;
         }
@@ -185,7 +185,7 @@ impl Veth {
 
     /// The other partition builds and copies its next segment, one at a
     /// time, if its window allows.
-    fn peer_try_send(&mut self, cx: &mut Ctx) {
+    fn peer_try_send<T: Token<VethEv>>(&mut self, cx: &mut Ctx<'_, T>) {
         if self.peer_building || !self.tcp.peer_may_send() {
             return;
         }
@@ -196,7 +196,7 @@ impl Veth {
     }
 
     /// Handles one of the function's events.
-    pub fn handle(&mut self, e: VethEv, cx: &mut Ctx) {
+    pub fn handle<T: Token<VethEv>>(&mut self, e: VethEv, cx: &mut Ctx<'_, T>) {
         match e {
             VethEv::SegmentSent => {
                 if let Some(end) = self.tcp.built() {
