@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Prints the model-parameter table of docs/models.md, generated from src/model/schema.rs.
+"""Prints the model-parameter table of docs/models.md, generated from src/model/schema.rs
+and the engine files listed in src/sim/engines/mod.rs (each states its own rules).
 
 usage: python3 .ci/schema-table.py            print the table (Markdown)
        python3 .ci/schema-table.py --check    exit 1 if docs/models.md's table differs
        python3 .ci/schema-table.py --write    replace docs/models.md's table
 
 The table sits in docs/models.md between the markers <!-- schema-table:start --> and
-<!-- schema-table:end -->. schema.rs is the authority; this only formats it.
+<!-- schema-table:end -->. The Rust files are the authority; this only formats them. An
+engine compiled only into the tests (its `mod` line under #[cfg(test)]) is left out.
 """
 import pathlib
 import re
@@ -14,6 +16,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "src" / "model" / "schema.rs"
+ENGINES = ROOT / "src" / "sim" / "engines"
 README = ROOT / "docs" / "models.md"
 START, END = "<!-- schema-table:start -->", "<!-- schema-table:end -->"
 
@@ -25,14 +28,14 @@ TABLES = {
     "SERVER": "server `[param]`",
     "BRIDGE": "server `[bridge]`; adapter `[bridge.secondary]`",
     "CARD_BRIDGE": "adapter `[bridge.primary]`",
-    "NIC": "adapter `[function.param]`, engine = \"nic\"",
-    "HBA": "adapter `[function.param]`, engine = \"hba\"",
-    "RAW_DMA": "adapter `[function.param]`, engine = \"dma\"",
-    "VETH": "adapter `[function.param]`, engine = \"veth\"",
     "TESTBED": "testbed `[param]`",
     "CPU": "cpu `[param]`",
     "IO_CONTROLLER": "server `[[io_controller]]` `[io_controller.param]`",
 }
+
+# The order of the table; a rule list not named here follows in the order found.
+ORDER = ["BUS", "ETHERNET", "FIBRE_CHANNEL", "ATM", "SERVER", "BRIDGE", "NIC", "CARD_BRIDGE",
+         "RAW_DMA", "HBA", "VETH", "CPU", "TESTBED", "IO_CONTROLLER"]
 
 # Dimension -> (name, unit the range is shown in, factor from the base unit).
 DIMS = {
@@ -58,18 +61,37 @@ def num(x: float) -> str:
     return f"{x:g}"
 
 
+# An engine file's name in model files: pub static KIND: EngineDef = EngineDef { name: "nic",
+ENGINE_NAME = re.compile(r'EngineDef \{\s*name:\s*"([^"]+)"')
+# A `mod` line of the list of engines, with a #[cfg(test)] before it or not.
+MOD = re.compile(r"^(#\[cfg\(test\)\]\n)?pub mod (\w+);", re.M)
+
+
+def kinds() -> list:
+    """Every rule list (macro, name, body, where), in table order."""
+    found = [(m, n, b, TABLES.get(n, n)) for m, n, b in KIND.findall(SCHEMA.read_text())]
+    for test_only, module in MOD.findall((ENGINES / "mod.rs").read_text()):
+        if test_only:
+            continue
+        text = (ENGINES / f"{module}.rs").read_text()
+        engine = ENGINE_NAME.search(text)
+        for m, n, b in KIND.findall(text):
+            where = f'adapter `[function.param]`, engine = "{engine.group(1)}"' if engine else n
+            found.append((m, n, b, where))
+    rank = {n: i for i, n in enumerate(ORDER)}
+    return sorted(found, key=lambda k: rank.get(k[1], len(ORDER)))
+
+
 def table() -> str:
-    text = SCHEMA.read_text()
     out = ["| where | parameter | dimension | range | meaning |", "|---|---|---|---|---|"]
     seen = set()
-    shared = MACRO.search(text)
+    shared = MACRO.search(SCHEMA.read_text())
     if not shared:
         sys.exit(f"schema-table: dma_engine_kind! not found in {SCHEMA}")
-    for mac, name, body in KIND.findall(text):
+    for mac, name, body, where in kinds():
         seen.add(name)
         if mac == "dma_engine_kind":
             body = shared.group(1) + body
-        where = TABLES.get(name, name)
         rules = RULE.findall(body)
         if len(rules) != len(re.findall(r"\"\s*;", body)):
             sys.exit(f"schema-table: could not read every rule of {name} in {SCHEMA}")
@@ -84,9 +106,9 @@ def table() -> str:
             if absent:
                 meaning += " (optional; absent: " + absent.replace("|", "\\|") + ")"
             out.append(f"| {where} | `{key}` | {dname} | {rng} | {meaning} |")
-    missing = set(TABLES) - seen
+    missing = set(ORDER) - seen
     if missing:
-        sys.exit(f"schema-table: rule lists not found in {SCHEMA}: {sorted(missing)}")
+        sys.exit(f"schema-table: rule lists not found in {SCHEMA} nor the engines: {sorted(missing)}")
     return "\n".join(out) + "\n"
 
 
@@ -102,7 +124,7 @@ def main() -> int:
         sys.exit(f"schema-table: markers not found in {README}")
     if sys.argv[1] == "--check":
         if m.group(1) != t:
-            print("docs/models.md parameter table differs from src/model/schema.rs: run python3 .ci/schema-table.py --write")
+            print("docs/models.md parameter table differs from src/model/schema.rs and the engines: run python3 .ci/schema-table.py --write")
             return 1
         return 0
     if sys.argv[1] == "--write":

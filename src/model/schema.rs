@@ -9,7 +9,7 @@
 
 use super::ParamSet;
 use crate::error::{Error, Location, Result};
-use crate::units::Dimension::{self, *};
+use crate::units::Dimension;
 
 /// One parameter a model kind declares.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,15 +47,15 @@ macro_rules! param_kind {
         }
     ) => {
         $(#[$doc])*
-        pub const $rules: &[ParamRule] = &[
-            $( ParamRule {
+        pub const $rules: &[$crate::model::schema::ParamRule] = &[
+            $( $crate::model::schema::ParamRule {
                 key: stringify!($field),
-                dim: $dim,
+                dim: $crate::units::Dimension::$dim,
                 min: $min,
                 max: $max,
                 meaning: $meaning,
-                absent: param_kind!(@absent $($absent)?),
-                whole: param_kind!(@whole $($whole)?),
+                absent: $crate::model::schema::param_kind!(@absent $($absent)?),
+                whole: $crate::model::schema::param_kind!(@whole $($whole)?),
             } ),*
         ];
 
@@ -63,15 +63,18 @@ macro_rules! param_kind {
         /// Values in base units, read from a checked parameter set.
         #[derive(Debug, Clone, PartialEq)]
         pub struct $ty {
-            $( #[doc = $meaning] pub $field: param_kind!(@ty $($absent)?), )*
+            $( #[doc = $meaning] pub $field: $crate::model::schema::param_kind!(@ty $($absent)?), )*
         }
 
         impl $ty {
             /// The values of `set`; an error naming `at` when a required
             /// parameter is missing (the loader's checks make that a defect).
-            pub fn from_set(set: &ParamSet, at: &Location) -> Result<Self> {
+            pub fn from_set(
+                set: &$crate::model::ParamSet,
+                at: &$crate::error::Location,
+            ) -> $crate::error::Result<Self> {
                 Ok($ty {
-                    $( $field: param_kind!(@get set, at, stringify!($field) $(, $absent)?), )*
+                    $( $field: $crate::model::schema::param_kind!(@get set, at, stringify!($field) $(, $absent)?), )*
                 })
             }
         }
@@ -82,9 +85,11 @@ macro_rules! param_kind {
     (@absent $a:literal) => { Some($a) };
     (@ty) => { f64 };
     (@ty $a:literal) => { Option<f64> };
-    (@get $set:ident, $at:ident, $key:expr) => { required($set, $at, $key)? };
+    (@get $set:ident, $at:ident, $key:expr) => { $crate::model::schema::required($set, $at, $key)? };
     (@get $set:ident, $at:ident, $key:expr, $a:literal) => { $set.value($key) };
 }
+/// The rule-list macro, for the engine files that state their own rules.
+pub(crate) use param_kind;
 
 /// A model kind whose functions are DMA engines: the rules every DMA engine
 /// shares, then its own.
@@ -93,7 +98,7 @@ macro_rules! dma_engine_kind {
         $(#[$doc:meta])*
         $rules:ident, $ty:ident { $($body:tt)* }
     ) => {
-        param_kind! {
+        $crate::model::schema::param_kind! {
             $(#[$doc])*
             $rules, $ty {
                 max_read: Size whole, 64.0, 4096.0,
@@ -107,8 +112,12 @@ macro_rules! dma_engine_kind {
         }
     };
 }
+/// The DMA engines' rule-list macro, for the engine files.
+pub(crate) use dma_engine_kind;
 
-fn required(set: &ParamSet, at: &Location, key: &str) -> Result<f64> {
+/// The value of required parameter `key` of `set`; an error naming `at`
+/// when it is missing.
+pub(crate) fn required(set: &ParamSet, at: &Location, key: &str) -> Result<f64> {
     set.value(key).ok_or_else(|| Error::Invalid {
         at: at.clone(),
         message: format!("missing parameter `{key}`"),
@@ -287,86 +296,11 @@ param_kind! {
 pub const CARD_SECONDARY_BRIDGE: &[ParamRule] = BRIDGE.split_at(BRIDGE.len() - 1).0;
 
 dma_engine_kind! {
-    /// Parameters of a NIC function.
-    NIC, NicParams {
-        descriptor: Size whole, 8.0, 64.0,
-            "size of one ring descriptor";
-        rx_descriptor_batch: Count whole, 1.0, 64.0,
-            "receive descriptors fetched by one read";
-        tx_ring_frames: Count whole, 1.0, 4096.0,
-            "frames the driver keeps queued for transmission (transmit ring)";
-        tx_fifo: Size whole, 2048.0, 1048576.0,
-            "on-chip transmit FIFO";
-        rx_fifo: Size whole, 2048.0, 1048576.0,
-            "on-chip receive FIFO";
-        pio_reads_per_interrupt: Count whole, 0.0, 16.0,
-            "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
-        processor_clock: Frequency, 1.0, 2000.0,
-            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware, an iSCSI HBA's offload firmware passing LAN frames), which runs the `processor_*` cycles below one frame at a time for both directions",
-            absent = "no on-card processor in the frames' path: frames go between bus and link as fast as both let them";
-        processor_tx_clocks_per_frame: Count, 0.0, 1e7,
-            "mean processor clocks of the card's firmware per frame transmitted (segmentation set-up), beside its clocks per cell",
-            absent = "no firmware time per frame transmitted";
-        processor_rx_clocks_per_frame: Count, 0.0, 1e7,
-            "mean processor clocks of the card's firmware per frame received (reassembly done, checks, host buffer and status), beside its clocks per cell",
-            absent = "no firmware time per frame received";
-        processor_clocks_per_cell: Count, 0.0, 1e5,
-            "mean processor clocks per cell of a frame transmitted or received (ATM segmentation and reassembly)",
-            absent = "no time per cell";
-        flow_control: Count whole, 0.0, 1.0,
-            "1 if the MAC honours 802.3x PAUSE on a full-duplex link, so the far end sends only while the receive FIFO has room; 0 if the far end sends regardless (a receive-FIFO overrun is not modelled: the frame is kept)",
-            absent = "802.3x flow control on a full-duplex link (a half-duplex link never has it: PAUSE is full duplex only)";
-    }
-}
-
-dma_engine_kind! {
     /// Parameters of an adapter's on-card PCI-to-PCI bridge as a master on
     /// the slot's bus: it forwards its secondary bus's posted writes in
     /// bursts and its reads as read requests there.
     CARD_BRIDGE, CardBridgeParams {
 
-    }
-}
-
-dma_engine_kind! {
-    /// Parameters of a raw DMA test function (a bus-test card with no link).
-    RAW_DMA, RawDmaParams {
-
-    }
-}
-
-dma_engine_kind! {
-    /// Parameters of a Fibre Channel HBA function.
-    HBA, HbaParams {
-        command_bytes: Size whole, 16.0, 256.0,
-            "I/O control block the HBA reads per command";
-        completion_bytes: Size whole, 4.0, 256.0,
-            "completion entry the HBA writes per I/O";
-        rx_buffer_frames: Count whole, 1.0, 256.0,
-            "receive buffers (buffer-to-buffer credit)";
-        tx_buffer_frames: Count whole, 1.0, 256.0,
-            "transmit frame buffers";
-        processor_per_io: Time, 0.0, 1e7,
-            "time the card's own processor (its firmware) spends on each I/O, one I/O at a time: what bounds small-block IOPS",
-            absent = "no on-card processor limit: the card handles an I/O as fast as its bus and link let it";
-    }
-}
-
-param_kind! {
-    /// Parameters of a virtual Ethernet function (a partition's adapter on
-    /// the hypervisor's virtual LAN): its frames and the hypervisor call that
-    /// moves one, on the sending partition's CPU. No bus, no wire.
-    VETH, VethParams {
-        mtu: Size whole, 576.0, 65394.0,
-            "largest IP packet of the virtual adapter";
-        header: Size whole, 14.0, 22.0,
-            "MAC header of a virtual frame (no FCS, preamble or gap)";
-        tcp_ip_headers: Size whole, 40.0, 80.0,
-            "IPv4 and TCP headers with options, per segment";
-        hypervisor_per_frame: Time, 0.0, 1e6,
-            "the sending partition's CPU time per frame in the hypervisor call that moves it (call, virtual switch, the receiver's buffer)";
-        hypervisor_per_kb: Time, 0.0, 1e5,
-            "the sending partition's CPU time per KiB of frame the hypervisor copies into the receiving partition's memory";
     }
 }
 
@@ -434,6 +368,7 @@ pub const SCALED_COSTS: [&str; 5] = [
 mod tests {
     use super::*;
     use crate::loader::load_registry;
+    use crate::units::Dimension::*;
 
     #[test]
     fn a_missing_required_parameter_is_an_error_naming_it_never_a_zero() {
@@ -466,7 +401,11 @@ mod tests {
                 || r.key == "interrupt_lines"
                 || r.key == "memory_bandwidth"));
         // Every optional parameter says what its absence means.
-        for rules in [SERVER, HBA, TESTBED, NIC] {
+        let engines = crate::sim::engines::kinds();
+        for rules in [SERVER, TESTBED]
+            .into_iter()
+            .chain(engines.iter().map(|k| k.rules()))
+        {
             assert!(rules.iter().all(|r| r.absent.is_none_or(|a| !a.is_empty())));
         }
     }
@@ -482,6 +421,7 @@ mod tests {
             "processor_rx_clocks_per_frame",
             "processor_clocks_per_cell",
         ];
+        let engines = crate::sim::engines::kinds();
         for rules in [
             BUS,
             ETHERNET,
@@ -489,14 +429,13 @@ mod tests {
             ATM,
             SERVER,
             BRIDGE,
-            NIC,
-            RAW_DMA,
-            HBA,
             TESTBED,
             CPU,
             CARD_BRIDGE,
-            VETH,
-        ] {
+        ]
+        .into_iter()
+        .chain(engines.iter().map(|k| k.rules()))
+        {
             for r in rules {
                 let countable = matches!(r.dim, Count | Size);
                 assert_eq!(

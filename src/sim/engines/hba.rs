@@ -33,7 +33,7 @@ use super::seam::{
     dma_from_params, kick_wire, whole, Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token,
 };
 use crate::error::Result;
-use crate::model::schema::{self, HbaParams};
+use crate::model::schema::dma_engine_kind;
 use crate::model::{EngineDef, Framing, ParamSet, WorkloadKind};
 use crate::sim::cpu::CpuRole;
 use crate::sim::wire::{Frame, FrameKind, Way};
@@ -69,10 +69,27 @@ pub struct HbaFunction {
     pub streams: DiskStreams,
 }
 
+dma_engine_kind! {
+    /// Parameters of a Fibre Channel HBA function.
+    HBA, HbaParams {
+        command_bytes: Size whole, 16.0, 256.0,
+            "I/O control block the HBA reads per command";
+        completion_bytes: Size whole, 4.0, 256.0,
+            "completion entry the HBA writes per I/O";
+        rx_buffer_frames: Count whole, 1.0, 256.0,
+            "receive buffers (buffer-to-buffer credit)";
+        tx_buffer_frames: Count whole, 1.0, 256.0,
+            "transmit frame buffers";
+        processor_per_io: Time, 0.0, 1e7,
+            "time the card's own processor (its firmware) spends on each I/O, one I/O at a time: what bounds small-block IOPS",
+            absent = "no on-card processor limit: the card handles an I/O as fast as its bus and link let it";
+    }
+}
+
 /// What model files know of the HBA engine.
 pub static KIND: EngineDef = EngineDef {
     name: "hba",
-    rules: schema::HBA,
+    rules: HBA,
     framings: &[Framing::FibreChannel],
     workloads: &["diskbench"],
 };

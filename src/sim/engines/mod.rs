@@ -9,24 +9,27 @@
 //!
 //! Each engine kind is one file that implements [`EngineType`]: its
 //! description for model files ([`EngineType::KIND`]: its name, its
-//! parameter rules, the link framings it drives, the workloads it carries),
-//! its configuration type and how it is assembled from a function's
-//! description ([`EngineType::assemble`], given a [`FunctionInput`]), and
-//! its behaviour. The list at the foot of this file (the `engines!` macro) names
-//! every engine kind once; from it come the [`Engine`], [`EngineEv`] and
+//! parameter rules, stated in the file with `model::schema`'s
+//! `dma_engine_kind!`, the link framings it drives, the workloads it
+//! carries), its configuration type and how it is assembled from a
+//! function's description ([`EngineType::assemble`], given a
+//! [`FunctionInput`]), and its behaviour. An engine file builds on
+//! [`seam`] and names the platform's context only at a generic event
+//! token; the list at the foot of this file (the `engines!` macro) is the
+//! one file that names every engine kind. From it come the [`Engine`],
+//! [`EngineEv`] (with a conversion from each engine's events) and
 //! [`FunctionCfg`] enums with their dispatch (static: a `match`, never a
 //! virtual call, on the hot path) and [`kinds`], which the loader reads to
-//! know the engine names of model files. The loader, the schema, the
-//! scenario's workload checks and assembly ask an engine kind what they need
-//! to know ([`crate::model::EngineKind`], [`FunctionCfg`]'s methods) and
-//! never match on one; only `System::new` (a NIC's half-duplex medium) and
-//! the calibration's fingerprint (an idle function's placeholder) name one.
+//! know the engine names of model files. The loader, the schema lookup,
+//! the scenario's workload checks and assembly ask an engine kind what they
+//! need to know ([`crate::model::EngineKind`], [`FunctionCfg`]'s methods)
+//! and never match on one; only `System::new` (a NIC's half-duplex medium)
+//! and the calibration's fingerprint (an idle function's placeholder) name
+//! one.
 //!
-//! To add an engine: write its file (state, its event enum, its
-//! configuration, and `impl EngineType`), add its parameter rules to
-//! `model::schema` (a `dma_engine_kind!` block, from which the README's
-//! parameter table is generated), and add its `mod` line and one line to
-//! the list below.
+//! To add an engine: write its file (its rules, state, event enum,
+//! configuration and `impl EngineType`), then its `mod` line and one line
+//! in the list below. `probe.rs` is the worked example.
 
 pub mod framing;
 pub mod hba;

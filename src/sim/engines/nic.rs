@@ -64,7 +64,7 @@ use super::seam::{
     dma_from_params, kick_wire, whole, Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token,
 };
 use crate::error::{Error, Location, Result};
-use crate::model::schema::{self, NicParams};
+use crate::model::schema::dma_engine_kind;
 use crate::model::{EngineDef, Framing, ParamSet, WorkloadKind};
 use crate::sim::cpu::CpuRole;
 use crate::sim::wire::{Frame, FrameKind, Way};
@@ -153,10 +153,43 @@ pub struct NicFunction {
     pub route: Option<Route>,
 }
 
+dma_engine_kind! {
+    /// Parameters of a NIC function.
+    NIC, NicParams {
+        descriptor: Size whole, 8.0, 64.0,
+            "size of one ring descriptor";
+        rx_descriptor_batch: Count whole, 1.0, 64.0,
+            "receive descriptors fetched by one read";
+        tx_ring_frames: Count whole, 1.0, 4096.0,
+            "frames the driver keeps queued for transmission (transmit ring)";
+        tx_fifo: Size whole, 2048.0, 1048576.0,
+            "on-chip transmit FIFO";
+        rx_fifo: Size whole, 2048.0, 1048576.0,
+            "on-chip receive FIFO";
+        pio_reads_per_interrupt: Count whole, 0.0, 16.0,
+            "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
+        processor_clock: Frequency, 1.0, 2000.0,
+            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware, an iSCSI HBA's offload firmware passing LAN frames), which runs the `processor_*` cycles below one frame at a time for both directions",
+            absent = "no on-card processor in the frames' path: frames go between bus and link as fast as both let them";
+        processor_tx_clocks_per_frame: Count, 0.0, 1e7,
+            "mean processor clocks of the card's firmware per frame transmitted (segmentation set-up), beside its clocks per cell",
+            absent = "no firmware time per frame transmitted";
+        processor_rx_clocks_per_frame: Count, 0.0, 1e7,
+            "mean processor clocks of the card's firmware per frame received (reassembly done, checks, host buffer and status), beside its clocks per cell",
+            absent = "no firmware time per frame received";
+        processor_clocks_per_cell: Count, 0.0, 1e5,
+            "mean processor clocks per cell of a frame transmitted or received (ATM segmentation and reassembly)",
+            absent = "no time per cell";
+        flow_control: Count whole, 0.0, 1.0,
+            "1 if the MAC honours 802.3x PAUSE on a full-duplex link, so the far end sends only while the receive FIFO has room; 0 if the far end sends regardless (a receive-FIFO overrun is not modelled: the frame is kept)",
+            absent = "802.3x flow control on a full-duplex link (a half-duplex link never has it: PAUSE is full duplex only)";
+    }
+}
+
 /// What model files know of the NIC engine.
 pub static KIND: EngineDef = EngineDef {
     name: "nic",
-    rules: schema::NIC,
+    rules: NIC,
     framings: &[Framing::Ethernet, Framing::Atm],
     workloads: &["netperf-tcp-stream", "ip-forward"],
 };

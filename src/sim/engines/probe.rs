@@ -9,7 +9,7 @@
 
 use super::seam::{Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token};
 use crate::error::Result;
-use crate::model::schema::{self, RawDmaParams};
+use crate::model::schema::dma_engine_kind;
 use crate::model::{EngineDef, WorkloadKind};
 
 /// What the probe waits for.
@@ -32,10 +32,17 @@ pub struct ProbeCfg {
     pub chains: u32,
 }
 
+dma_engine_kind! {
+    /// Parameters of the probe: a DMA engine's, nothing of its own.
+    PROBE, ProbeParams {
+
+    }
+}
+
 /// What model files know of the probe.
 pub static KIND: EngineDef = EngineDef {
     name: "probe",
-    rules: schema::RAW_DMA,
+    rules: PROBE,
     framings: &[],
     workloads: &["dma"],
 };
@@ -58,7 +65,7 @@ impl EngineType for Probe {
     const KIND: &'static EngineDef = &KIND;
 
     fn assemble(input: &FunctionInput) -> Result<ProbeCfg> {
-        let p = RawDmaParams::from_set(&input.spec.params, &input.spec.at)?;
+        let p = ProbeParams::from_set(&input.spec.params, &input.spec.at)?;
         let mut cfg = ProbeCfg {
             dma: super::seam::dma_from_params(p.max_read, p.max_outstanding_reads, p.write_burst),
             block: 0,

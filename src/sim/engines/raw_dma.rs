@@ -18,7 +18,7 @@
 use super::seam::inherent_behaviour;
 use super::seam::{dma_from_params, Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token};
 use crate::error::Result;
-use crate::model::schema::{self, RawDmaParams};
+use crate::model::schema::dma_engine_kind;
 use crate::model::{EngineDef, WorkloadKind};
 
 /// What a raw DMA function waits for.
@@ -50,10 +50,17 @@ pub struct RawDmaCfg {
     pub test: RawDmaTest,
 }
 
+dma_engine_kind! {
+    /// Parameters of a raw DMA test function (a bus-test card with no link).
+    RAW_DMA, RawDmaParams {
+
+    }
+}
+
 /// What model files know of the raw DMA engine.
 pub static KIND: EngineDef = EngineDef {
     name: "dma",
-    rules: schema::RAW_DMA,
+    rules: RAW_DMA,
     framings: &[],
     workloads: &["dma"],
 };

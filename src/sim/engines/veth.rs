@@ -38,7 +38,7 @@
 use super::seam::inherent_behaviour;
 use super::seam::{Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token};
 use crate::error::Result;
-use crate::model::schema::{self, VethParams};
+use crate::model::schema::param_kind;
 use crate::model::{EngineDef, WorkloadKind};
 use crate::sim::cpu::CpuCfg;
 use crate::sim::cpu::CpuRole;
@@ -256,10 +256,28 @@ impl Veth {
     }
 }
 
+param_kind! {
+    /// Parameters of a virtual Ethernet function (a partition's adapter on
+    /// the hypervisor's virtual LAN): its frames and the hypervisor call that
+    /// moves one, on the sending partition's CPU. No bus, no wire.
+    VETH, VethParams {
+        mtu: Size whole, 576.0, 65394.0,
+            "largest IP packet of the virtual adapter";
+        header: Size whole, 14.0, 22.0,
+            "MAC header of a virtual frame (no FCS, preamble or gap)";
+        tcp_ip_headers: Size whole, 40.0, 80.0,
+            "IPv4 and TCP headers with options, per segment";
+        hypervisor_per_frame: Time, 0.0, 1e6,
+            "the sending partition's CPU time per frame in the hypervisor call that moves it (call, virtual switch, the receiver's buffer)";
+        hypervisor_per_kb: Time, 0.0, 1e5,
+            "the sending partition's CPU time per KiB of frame the hypervisor copies into the receiving partition's memory";
+    }
+}
+
 /// What model files know of the virtual Ethernet engine.
 pub static KIND: EngineDef = EngineDef {
     name: "veth",
-    rules: schema::VETH,
+    rules: VETH,
     framings: &[],
     workloads: &["netperf-tcp-stream"],
 };
