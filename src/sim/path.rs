@@ -88,9 +88,9 @@
 //! time; each group waits for its slowest line, local or remote.
 //!
 //! The component: [`PathCfg`] and [`ControllerCfg`] (its configuration),
-//! [`Rope`] and [`Controller`] (the two stages' state), the packets that
-//! cross them ([`RopeItem`], [`Fetch`]) and the timing of a hand-off from
-//! one stage to the next ([`handoff_time`]). The platform (`platform::path`)
+//! `Rope` and `Controller` (the two stages' state, crate-internal), the
+//! packets that cross them ([`RopeItem`], [`Fetch`]) and the timing of a
+//! hand-off from one stage to the next (`handoff_time`). The platform (`platform::path`)
 //! moves packets through the stages, to memory and back, and schedules
 //! their events.
 //!
@@ -128,7 +128,7 @@ pub struct ControllerCfg {
 }
 
 /// Bytes of one register read (a 64-bit register).
-pub const PIO_BYTES: u64 = 8;
+pub(crate) const PIO_BYTES: u64 = 8;
 
 /// What a read fetch will deliver to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +196,7 @@ pub enum RopeItem {
 
 /// One direction of the ropes of a slot: a FIFO byte server.
 #[derive(Debug, Default)]
-pub struct RopeDir {
+pub(crate) struct RopeDir {
     /// Packets waiting to cross; going down, booked ahead (see
     /// [`Rope::booked_down`]), the packets booked that have not yet
     /// arrived, in order.
@@ -241,7 +241,7 @@ impl RopeDir {
 /// The ropes of one slot: a link up (writes, read requests) and a link down
 /// (read data), each at the slot's rope rate.
 #[derive(Debug)]
-pub struct Rope {
+pub(crate) struct Rope {
     /// Rate and latency.
     pub cfg: PathCfg,
     /// `cfg.rope_rate`, worked out for the hot path.
@@ -289,7 +289,7 @@ impl Rope {
 /// (0 up, 1 down), shared by the buses under it. A packet is booked across
 /// it when it joins (see the module doc): no event marks its crossing.
 #[derive(Debug)]
-pub struct Controller {
+pub(crate) struct Controller {
     /// Rate and header.
     pub cfg: ControllerCfg,
     /// `cfg.rate` and `cfg.rate_both_ways`, worked out for the hot path.
@@ -309,7 +309,7 @@ pub struct Controller {
 
 /// One direction of an I/O controller's link.
 #[derive(Debug, Default)]
-pub struct CtrlDir {
+pub(crate) struct CtrlDir {
     /// When it has carried every packet booked so far.
     pub(crate) free_at: Picos,
     /// Busy time, booked ahead.
@@ -360,7 +360,7 @@ impl RopeItem {
 /// One stage of the path for [`handoff_time`]: its rate and its header
 /// bytes per packet.
 #[derive(Debug, Clone, Copy)]
-pub struct Stage {
+pub(crate) struct Stage {
     /// Bytes per second.
     pub rate: MoveRate,
     /// Header bytes per packet.
@@ -380,7 +380,7 @@ impl Stage {
 /// there one unit's time after `end`, and not before its first unit is
 /// through `first`. A packet of at most one line gives `end`: store and
 /// forward.
-pub fn handoff_time(
+pub(crate) fn handoff_time(
     start: Picos,
     end: Picos,
     payload: u64,
