@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Direction, Experiment, FigureSpec, Registry, Scenario, WorkloadKind};
+use crate::model::{Demand, Direction, Experiment, FigureSpec, Registry, Scenario};
 use crate::sim::config::SystemCfg;
 use crate::sim::engines::Engine;
 use crate::units::BytesPerSec;
@@ -76,7 +76,7 @@ fn directions(reg: &Registry, exp: &Experiment) -> BTreeMap<String, u32> {
         let e = ways.entry(label(w.card, w.function)).or_default();
         e.0 |= out;
         e.1 |= inn;
-        if let WorkloadKind::IpForward { to, .. } = w.kind {
+        if let Demand::IpForward { to, .. } = w.demand {
             // What one port receives the other sends, and the reverse.
             let e = ways.entry(label(w.card, to)).or_default();
             e.0 |= inn;

@@ -12,8 +12,8 @@
 use crate::app::{replication_seed, run_scenarios_at, Runner};
 use crate::error::{Error, Result};
 use crate::model::{
-    fit_cards, fit_segments, negotiate_mode, CardProblem, Experiment, Registry, Scenario, Workload,
-    WorkloadKind,
+    fit_cards, fit_segments, negotiate_mode, CardProblem, Demand, Experiment, Registry, Scenario,
+    Workload,
 };
 use crate::sim::ExperimentResult;
 use crate::stats::mean_ci95;
@@ -457,25 +457,25 @@ fn apply_workload(sc: &mut Scenario, knob: &Knob, v: f64, name: &str) -> Result<
         }
         let bytes = (v * 1024.0) as u64;
         for w in e.workloads.iter_mut() {
-            match (&mut w.kind, knob) {
-                (WorkloadKind::NetperfTcpStream { socket_bytes, .. }, Knob::SocketKib) => {
+            match (&mut w.demand, knob) {
+                (Demand::NetperfTcpStream { socket_bytes, .. }, Knob::SocketKib) => {
                     *socket_bytes = bytes;
                     hit = true;
                 }
-                (WorkloadKind::NetperfTcpStream { message_bytes, .. }, Knob::MessageKib) => {
+                (Demand::NetperfTcpStream { message_bytes, .. }, Knob::MessageKib) => {
                     *message_bytes = bytes;
                     hit = true;
                 }
-                (WorkloadKind::Diskbench { block_bytes, .. }, Knob::BlockKib)
-                | (WorkloadKind::RawDma { block_bytes, .. }, Knob::BlockKib) => {
+                (Demand::Diskbench { block_bytes, .. }, Knob::BlockKib)
+                | (Demand::RawDma { block_bytes, .. }, Knob::BlockKib) => {
                     *block_bytes = bytes;
                     hit = true;
                 }
-                (WorkloadKind::Diskbench { outstanding, .. }, Knob::Outstanding) => {
+                (Demand::Diskbench { outstanding, .. }, Knob::Outstanding) => {
                     *outstanding = Some(v as u32);
                     hit = true;
                 }
-                (WorkloadKind::RawDma { outstanding, .. }, Knob::Outstanding) => {
+                (Demand::RawDma { outstanding, .. }, Knob::Outstanding) => {
                     *outstanding = v as u32;
                     hit = true;
                 }

@@ -60,7 +60,7 @@ pub fn experiment_seed(seed: u64, e: &crate::model::Experiment) -> u64 {
             (
                 w.card,
                 w.function,
-                &w.kind,
+                &w.demand,
                 w.direction,
                 w.interrupt_cpu.as_ref().map(|c| c.0),
                 w.process_cpu.as_ref().map(|c| c.0),

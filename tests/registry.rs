@@ -1,15 +1,18 @@
-//! The engine list and the one resolution of an experiment, through the
-//! public API: the library offers the bundled engine kinds and nothing else
-//! (the test engine lives only in the crate's unit tests), a model file
-//! naming another engine is refused with the list, and what only a whole
+//! The engine list, the workload list and the one resolution of an
+//! experiment, through the public API: the library offers the bundled
+//! engine and workload kinds and nothing else (the test engine and test
+//! workload live only in the crate's unit tests), a model file naming
+//! another engine is refused with the list, and what only a whole
 //! experiment shows is reported when its scenario is read, at its key and
 //! line.
 
 use std::path::PathBuf;
 
 use iosim::loader::{bundled_files, load_registry, parse_model, parse_scenario};
+use iosim::model::Shape;
 use iosim::sim::config::Resolved;
 use iosim::sim::engines::{kind_named, kinds};
+use iosim::sim::workloads;
 
 #[test]
 fn the_library_offers_the_bundled_engines_only() {
@@ -20,9 +23,25 @@ fn the_library_offers_the_bundled_engines_only() {
         "the test engine is not offered"
     );
     let nic = kind_named("nic").expect("the NIC");
-    assert!(nic.carries("netperf-tcp-stream") && !nic.carries("diskbench"));
+    assert!(nic.carries(Shape::TcpStream) && !nic.carries(Shape::DiskIo));
     assert!(nic.drives(iosim::model::Framing::Atm));
     assert!(!kind_named("dma").expect("raw DMA").drives_a_link());
+}
+
+#[test]
+fn the_library_offers_the_bundled_workload_kinds_only() {
+    let names: Vec<&str> = workloads::kinds().iter().map(|k| k.name).collect();
+    assert_eq!(
+        names,
+        ["netperf-tcp-stream", "ip-forward", "diskbench", "dma"]
+    );
+    assert!(
+        workloads::kind_named("probe").is_none(),
+        "the test workload is not offered"
+    );
+    let disk = workloads::kind_named("diskbench").expect("diskbench");
+    assert!(kind_named("hba").expect("the HBA").carries(disk.shape));
+    assert!(!kind_named("nic").expect("the NIC").carries(disk.shape));
 }
 
 #[test]

@@ -402,7 +402,7 @@ mod tests {
         // A point: the socket buffer halved (CSMA/CD backs off at random).
         let mut point = base.clone();
         for w in &mut point.experiments[0].workloads {
-            if let crate::model::WorkloadKind::NetperfTcpStream { socket_bytes, .. } = &mut w.kind {
+            if let crate::model::Demand::NetperfTcpStream { socket_bytes, .. } = &mut w.demand {
                 *socket_bytes /= 2;
             }
         }

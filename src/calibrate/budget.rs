@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use crate::error::{Error, Location, Result};
-use crate::model::{CalibrationSpec, FigureScope, Registry, Scenario, WorkloadKind};
+use crate::model::{CalibrationSpec, Demand, FigureScope, Registry, Scenario};
 
 /// Published figures per fitted value, at least.
 pub const FIGURES_PER_FITTED_VALUE: usize = 5;
@@ -59,8 +59,8 @@ pub fn independent_figures(reg: &Registry, scenarios: &[Scenario]) -> usize {
                 .workloads
                 .iter()
                 .map(|w| {
-                    let kind = match &w.kind {
-                        WorkloadKind::IpForward {
+                    let kind = match &w.demand {
+                        Demand::IpForward {
                             to,
                             socket_bytes,
                             message_bytes,

@@ -11,8 +11,9 @@ use super::params::whole_number;
 use super::raw::{RawExperiment, RawFigure, RawScenario, RawWorkload, SCENARIO};
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
-    fit_card, fit_segments, CardFit, CardKey, CardProblem, CardRequest, Direction, Experiment,
-    FigureScope, FigureSpec, Registry, RunSpec, Scenario, ServerSpec, Workload, WorkloadKind,
+    fit_card, fit_segments, usual_direction, CardFit, CardKey, CardProblem, CardRequest, Direction,
+    Experiment, FigureScope, FigureSpec, Registry, RunSpec, Scenario, ServerSpec, Shape, Workload,
+    WorkloadArgs,
 };
 use crate::units::readable;
 
@@ -558,42 +559,32 @@ pub(super) fn workload(
             .and_then(|a| a.functions.get(function))
             .map(|f| f.engine);
     }
-    let raw_dma = w.kind.get_ref() == "dma";
-    let direction = match w.direction.get_ref().as_str() {
-        // For raw DMA, `read` is a DMA read of host memory: data out of it.
-        "read" if raw_dma => Some(Direction::Out),
-        "write" if raw_dma => Some(Direction::In),
-        "transmit" | "receive" if raw_dma => {
-            errs.push(src.invalid(&wk("direction"), w.direction.span(), "a dma workload's direction is read (DMA reads of host memory), write (DMA writes to it) or bidirectional"));
+    let def = crate::sim::workloads::kind_named(w.kind.get_ref());
+    let words = def.map_or(usual_direction as fn(&str) -> _, |d| d.direction);
+    let direction = match words(w.direction.get_ref()) {
+        Some(Ok(d)) => Some(d),
+        Some(Err(why)) => {
+            errs.push(src.invalid(&wk("direction"), w.direction.span(), why));
             None
         }
-        "transmit" | "write" => Some(Direction::Out),
-        "receive" | "read" => Some(Direction::In),
-        "bidirectional" => Some(Direction::Both),
-        other => {
-            errs.push(src.invalid(&wk("direction"), w.direction.span(), format!("unknown direction `{other}`; expected transmit, receive, read, write or bidirectional")));
+        None => {
+            errs.push(src.invalid(&wk("direction"), w.direction.span(), format!("unknown direction `{}`; expected transmit, receive, read, write or bidirectional", w.direction.get_ref())));
             None
         }
     };
-    // Keys of the other workload kind are refused, not ignored.
-    let foreign: [(&str, Option<std::ops::Range<usize>>); 2] = match w.kind.get_ref().as_str() {
-        "netperf-tcp-stream" => [
-            ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
-            ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
-        ],
-        "ip-forward" => [
-            ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
-            ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
-        ],
-        "diskbench" | "dma" => [
-            ("socket_kib", w.socket_kib.as_ref().map(|v| v.span())),
-            ("message_kib", w.message_kib.as_ref().map(|v| v.span())),
-        ],
-        _ => [("", None), ("", None)],
-    };
+    // Keys of another workload kind are refused, not ignored.
+    let given = [
+        ("socket_kib", w.socket_kib.as_ref().map(|v| v.span())),
+        ("message_kib", w.message_kib.as_ref().map(|v| v.span())),
+        ("block_kib", w.block_kib.as_ref().map(|v| v.span())),
+        ("outstanding", w.outstanding.as_ref().map(|v| v.span())),
+    ];
     let mut foreign_keys = false;
-    for (fkey, span) in foreign {
-        if let Some(span) = span {
+    for (fkey, span) in given {
+        if let (Some(span), Some(def)) = (span, def) {
+            if def.keys.contains(&fkey) {
+                continue;
+            }
             foreign_keys = true;
             errs.push(src.invalid(
                 &wk(fkey),
@@ -605,93 +596,22 @@ pub(super) fn workload(
             ));
         }
     }
-    let name = w.kind.get_ref().as_str();
-    let fits = engine.is_some_and(|e| e.carries(name));
-    let kind = match (name, engine) {
+    let demand = match (def, engine) {
         _ if foreign_keys => None,
-        ("netperf-tcp-stream", Some(_)) if fits => {
-            let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
-            let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
-            socket.zip(message).map(|(socket_bytes, message_bytes)| {
-                WorkloadKind::NetperfTcpStream {
-                    socket_bytes,
-                    message_bytes,
-                }
-            })
-        }
-        ("ip-forward", Some(_)) if fits => {
-            let socket = size(src, &wk("socket_kib"), &w.socket_kib, 128.0, &mut errs);
-            let message = size(src, &wk("message_kib"), &w.message_kib, 32.0, &mut errs);
-            let to = match (&w.to, place) {
-                (None, _) => {
-                    errs.push(src.invalid(
-                        &wk("kind"),
-                        w.kind.span(),
-                        "an ip-forward workload names the function its packets leave by: `to`",
-                    ));
-                    None
-                }
-                (Some(to), Some((card, function))) => {
-                    let named = Spanned::new(w.card.span(), cards[card].0.clone());
-                    let found = errs.take(find_fn(src, reg, cards, key, &named, to));
-                    match found {
-                        Some((_, t)) if t == function => {
-                            errs.push(src.invalid(
-                                &wk("to"),
-                                to.span(),
-                                "an ip-forward workload forwards to another port",
-                            ));
-                            None
-                        }
-                        Some((_, t)) => Some(t),
-                        None => None,
-                    }
-                }
-                (Some(_), None) => None,
+        (Some(def), Some(engine)) if engine.carries(def.shape) => {
+            let mut args = Args {
+                src,
+                reg,
+                cards,
+                key,
+                w,
+                place,
+                direction,
+                errs: &mut errs,
             };
-            if direction != Some(Direction::In) {
-                errs.push(src.invalid(
-                    &wk("direction"),
-                    w.direction.span(),
-                    "an ip-forward workload's direction is receive: the packets enter by this port",
-                ));
-            }
-            match (socket, message, to) {
-                (Some(socket_bytes), Some(message_bytes), Some(to)) => {
-                    Some(WorkloadKind::IpForward {
-                        to,
-                        socket_bytes,
-                        message_bytes,
-                    })
-                }
-                _ => None,
-            }
+            (def.make)(&mut args)
         }
-        ("diskbench" | "dma", Some(_)) if fits => {
-            // Disk I/Os of 128 KiB by default, DMA blocks of 4 KiB.
-            let disk = name == "diskbench";
-            let (default_kib, what) = if disk {
-                (128.0, "outstanding I/Os")
-            } else {
-                (4.0, "blocks in flight")
-            };
-            let block = size(src, &wk("block_kib"), &w.block_kib, default_kib, &mut errs);
-            let outstanding = in_flight(src, &wk("outstanding"), w, what, &mut errs);
-            block.zip(outstanding).map(|(block_bytes, outstanding)| {
-                if disk {
-                    WorkloadKind::Diskbench {
-                        block_bytes,
-                        outstanding,
-                    }
-                } else {
-                    WorkloadKind::RawDma {
-                        block_bytes,
-                        outstanding: outstanding.unwrap_or(1),
-                    }
-                }
-            })
-        }
-        ("netperf-tcp-stream" | "diskbench" | "dma" | "ip-forward", Some(engine)) => {
+        (Some(_), Some(engine)) => {
             errs.push(src.invalid(
                 &wk("kind"),
                 w.kind.span(),
@@ -703,20 +623,30 @@ pub(super) fn workload(
             ));
             None
         }
-        ("netperf-tcp-stream" | "diskbench" | "dma" | "ip-forward", None) => None,
-        (other, _) => {
+        (Some(_), None) => None,
+        (None, _) => {
+            let names: Vec<&str> = crate::sim::workloads::kinds()
+                .iter()
+                .map(|k| k.name)
+                .collect();
+            let expected = match names.split_last() {
+                Some((last, [])) => last.to_string(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => String::new(),
+            };
             errs.push(src.invalid(
                 &wk("kind"),
                 w.kind.span(),
                 format!(
-                    "unknown workload `{other}`; expected netperf-tcp-stream, ip-forward, diskbench or dma"
+                    "unknown workload `{}`; expected {expected}",
+                    w.kind.get_ref()
                 ),
             ));
             None
         }
     };
-    let (Some((card, function)), Some(direction), Some(kind), true) =
-        (place, direction, kind, errs.is_empty())
+    let (Some((card, function)), Some(direction), Some(demand), Some(kind), true) =
+        (place, direction, demand, def, errs.is_empty())
     else {
         return Err(errs.into_error());
     };
@@ -742,10 +672,7 @@ pub(super) fn workload(
     };
     let interrupt_cpu = cpu("interrupt_cpu", &w.interrupt_cpu);
     let process_cpu = cpu("process_cpu", &w.process_cpu);
-    if let (Some(p), false) = (
-        &w.process_cpu,
-        matches!(kind, WorkloadKind::NetperfTcpStream { .. }),
-    ) {
+    if let (Some(p), false) = (&w.process_cpu, demand.shape() == Shape::TcpStream) {
         errs.push(src.invalid(
             &wk("process_cpu"),
             p.span(),
@@ -761,7 +688,7 @@ pub(super) fn workload(
     // Where a check made when the experiment is assembled points: the
     // socket size of a netperf workload (its size is checked against the
     // link's segments), else the workload's kind.
-    if let (Some(to), false) = (&w.to, matches!(kind, WorkloadKind::IpForward { .. })) {
+    if let (Some(to), false) = (&w.to, kind.keys.contains(&"to")) {
         return Err(src.invalid(
             &wk("to"),
             to.span(),
@@ -776,11 +703,94 @@ pub(super) fn workload(
         card,
         function,
         kind,
+        demand,
         direction,
         at,
         interrupt_cpu,
         process_cpu,
     })
+}
+
+/// What a workload kind reads of one workload table, each problem kept in
+/// `errs` at its key.
+struct Args<'a, 'e> {
+    src: &'a Source<'a>,
+    reg: &'a Registry,
+    cards: &'a [Card],
+    /// The workload's key (`experiment[0].workload[1]`).
+    key: &'a str,
+    w: &'a RawWorkload,
+    /// Its card and function, once found.
+    place: Option<(usize, usize)>,
+    direction: Option<Direction>,
+    errs: &'e mut Errors,
+}
+
+impl Args<'_, '_> {
+    /// The span of `k` in the table (its `kind` for a key not given).
+    fn span(&self, k: &str) -> std::ops::Range<usize> {
+        let w = self.w;
+        let given = match k {
+            "socket_kib" => w.socket_kib.as_ref().map(|v| v.span()),
+            "message_kib" => w.message_kib.as_ref().map(|v| v.span()),
+            "block_kib" => w.block_kib.as_ref().map(|v| v.span()),
+            "outstanding" => w.outstanding.as_ref().map(|v| v.span()),
+            "to" => w.to.as_ref().map(|v| v.span()),
+            "direction" => Some(w.direction.span()),
+            _ => None,
+        };
+        given.unwrap_or_else(|| w.kind.span())
+    }
+}
+
+impl WorkloadArgs for Args<'_, '_> {
+    fn size(&mut self, k: &str, default_kib: f64) -> Option<u64> {
+        let v = match k {
+            "socket_kib" => &self.w.socket_kib,
+            "message_kib" => &self.w.message_kib,
+            "block_kib" => &self.w.block_kib,
+            _ => &None,
+        };
+        size(
+            self.src,
+            &format!("{}.{k}", self.key),
+            v,
+            default_kib,
+            self.errs,
+        )
+    }
+
+    fn outstanding(&mut self, what: &str) -> Option<Option<u32>> {
+        let k = format!("{}.outstanding", self.key);
+        in_flight(self.src, &k, self.w, what, self.errs)
+    }
+
+    fn to(&mut self) -> Option<Option<usize>> {
+        let Some(to) = &self.w.to else {
+            return Some(None);
+        };
+        let (card, _) = self.place?;
+        let named = Spanned::new(self.w.card.span(), self.cards[card].0.clone());
+        let found = find_fn(self.src, self.reg, self.cards, self.key, &named, to);
+        let (_, t) = self.errs.take(found)?;
+        Some(Some(t))
+    }
+
+    fn function(&self) -> Option<usize> {
+        self.place.map(|(_, f)| f)
+    }
+
+    fn direction(&self) -> Option<Direction> {
+        self.direction
+    }
+
+    fn refuse(&mut self, k: &str, message: &str) {
+        let span = self.span(k);
+        let e = self
+            .src
+            .invalid(&format!("{}.{k}", self.key), span, message);
+        self.errs.push(e);
+    }
 }
 
 /// A size in KiB at `key`, in bytes (`default` KiB when absent), used

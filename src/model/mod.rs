@@ -8,6 +8,7 @@ mod place;
 mod scenario;
 pub mod schema;
 mod spec;
+mod workload;
 
 pub use calibration::{CalibrationSpec, FittedValue, FreeParam};
 pub use card::{
@@ -16,11 +17,10 @@ pub use card::{
 };
 pub use params::{ParamSet, ParamValue};
 pub use place::{Apart, Domain, Objective, PlaceCard, PlaceRequest};
-pub use scenario::{
-    Direction, Experiment, FigureScope, FigureSpec, RunSpec, Scenario, Workload, WorkloadKind,
-};
+pub use scenario::{Experiment, FigureScope, FigureSpec, RunSpec, Scenario, Workload};
 pub use spec::{
     negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineDef, EngineKind, Framing,
     FunctionSpec, IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec,
     TestbedSpec,
 };
+pub use workload::{usual_direction, Demand, Direction, Shape, WorkloadArgs, WorkloadDef};

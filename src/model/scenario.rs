@@ -4,57 +4,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::workload::{Demand, Direction, WorkloadDef};
 use crate::error::Location;
-
-/// Which way data moves, seen from the server under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    /// Server sends (netperf transmit; disk write: adapter reads host memory).
-    Out,
-    /// Server receives (netperf receive; disk read: adapter writes host memory).
-    In,
-    /// Both at once.
-    Both,
-}
-
-/// A benchmark driving one adapter function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkloadKind {
-    /// netperf TCP_STREAM.
-    NetperfTcpStream {
-        /// Socket buffer size (the TCP window), bytes.
-        socket_bytes: u64,
-        /// Send size, bytes.
-        message_bytes: u64,
-    },
-    /// diskbench sequential I/O.
-    Diskbench {
-        /// Block size, bytes.
-        block_bytes: u64,
-        /// Outstanding I/Os per direction (None: the test bed's default).
-        outstanding: Option<u32>,
-    },
-    /// Raw DMA: blocks moved back to back between a bus-test function and
-    /// host memory. Direction `Out` is DMA reads of host memory (the data
-    /// leaves the server's memory), `In` DMA writes to it.
-    RawDma {
-        /// Block size, bytes.
-        block_bytes: u64,
-        /// Blocks in flight per direction.
-        outstanding: u32,
-    },
-    /// IP forwarding: a TCP stream from the client of this function's port
-    /// to the client of port `to` (a function of the same card), through
-    /// the server's stack; the clients' sockets and send size.
-    IpForward {
-        /// Function index, on the same card, of the port the packets leave by.
-        to: usize,
-        /// Socket size (window) of the clients' connection.
-        socket_bytes: u64,
-        /// Send size of the sending client.
-        message_bytes: u64,
-    },
-}
 
 /// A workload on one function of one card.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,8 +14,10 @@ pub struct Workload {
     pub card: usize,
     /// Index of the function in the card's adapter.
     pub function: usize,
-    /// The benchmark.
-    pub kind: WorkloadKind,
+    /// The workload kind.
+    pub kind: &'static WorkloadDef,
+    /// What it asks of the engine that carries it.
+    pub demand: Demand,
     /// Its direction.
     pub direction: Direction,
     /// Where it is written (its `socket_kib` for netperf when given, else
@@ -77,108 +30,16 @@ pub struct Workload {
     pub process_cpu: Option<(u32, crate::error::Location)>,
 }
 
-impl Direction {
-    /// Sets `v` as the (out, in) pair's value for this direction: its out
-    /// side, its in side, or both.
-    pub fn set<T: Copy>(self, pair: &mut (T, T), v: T) {
-        match self {
-            Direction::Out => pair.0 = v,
-            Direction::In => pair.1 = v,
-            Direction::Both => *pair = (v, v),
-        }
-    }
-}
-
-/// `out`, `in` or `both ways`.
-impl fmt::Display for Direction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Direction::Out => "out",
-            Direction::In => "in",
-            Direction::Both => "both ways",
-        })
-    }
-}
-
-/// A size in KiB as a reader writes it: `128 KiB`, `0.5 KiB`.
-fn kib(bytes: u64) -> String {
-    format!("{} KiB", bytes as f64 / 1024.0)
-}
-
-impl WorkloadKind {
-    /// The word for `direction` in this benchmark's terms: transmit or
-    /// receive for netperf, write or read for diskbench, both ways for either.
-    pub fn direction_word(&self, direction: Direction) -> &'static str {
-        match (self, direction) {
-            (_, Direction::Both) => "both ways",
-            (WorkloadKind::NetperfTcpStream { .. }, Direction::Out) => "transmit",
-            (WorkloadKind::NetperfTcpStream { .. }, Direction::In) => "receive",
-            (WorkloadKind::Diskbench { .. }, Direction::Out) => "write",
-            (WorkloadKind::Diskbench { .. }, Direction::In) => "read",
-            (WorkloadKind::RawDma { .. }, Direction::Out) => "DMA reads of host memory",
-            (WorkloadKind::RawDma { .. }, Direction::In) => "DMA writes to host memory",
-            (WorkloadKind::IpForward { .. }, _) => "forwarded",
-        }
-    }
-}
-
-/// `netperf TCP stream, socket 128 KiB, send 32 KiB` or
-/// `diskbench 128 KiB blocks, outstanding 4` (`outstanding (test bed
-/// default)` when the scenario leaves it to the test bed).
-impl fmt::Display for WorkloadKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WorkloadKind::NetperfTcpStream {
-                socket_bytes,
-                message_bytes,
-            } => write!(
-                f,
-                "netperf TCP stream, socket {}, send {}",
-                kib(*socket_bytes),
-                kib(*message_bytes)
-            ),
-            WorkloadKind::Diskbench {
-                block_bytes,
-                outstanding,
-            } => {
-                write!(f, "diskbench {} blocks, outstanding ", kib(*block_bytes))?;
-                match outstanding {
-                    Some(n) => write!(f, "{n}"),
-                    None => f.write_str("(test bed default)"),
-                }
-            }
-            WorkloadKind::IpForward {
-                to,
-                socket_bytes,
-                message_bytes,
-            } => write!(
-                f,
-                "IP forwarding of a TCP stream to function {to}, socket {}, send {}",
-                kib(*socket_bytes),
-                kib(*message_bytes)
-            ),
-            WorkloadKind::RawDma {
-                block_bytes,
-                outstanding,
-            } => write!(
-                f,
-                "raw DMA {} blocks, {outstanding} in flight",
-                kib(*block_bytes)
-            ),
-        }
-    }
-}
-
 /// The benchmark and its direction in its own terms:
 /// `netperf TCP stream, socket 128 KiB, send 32 KiB, receive`.
 impl fmt::Display for Workload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}, {}",
-            self.kind,
-            self.kind.direction_word(self.direction)
-        )
+        let word = match self.direction {
+            Direction::Out => self.kind.words[0],
+            Direction::In => self.kind.words[1],
+            Direction::Both => "both ways",
+        };
+        write!(f, "{}, {word}", self.demand)
     }
 }
 
@@ -322,11 +183,16 @@ impl Scenario {
 mod tests {
     use super::*;
 
-    fn workload(kind: WorkloadKind, direction: Direction) -> String {
+    fn workload(demand: Demand, direction: Direction) -> String {
+        let kind = match demand.shape() {
+            super::super::Shape::DiskIo => &crate::sim::workloads::diskbench::KIND,
+            _ => &crate::sim::workloads::netperf::KIND,
+        };
         Workload {
             card: 0,
             function: 0,
             kind,
+            demand,
             direction,
             at: crate::error::Location {
                 file: "test.toml".into(),
@@ -342,7 +208,7 @@ mod tests {
 
     #[test]
     fn workloads_read_as_words() {
-        let netperf = WorkloadKind::NetperfTcpStream {
+        let netperf = Demand::NetperfTcpStream {
             socket_bytes: 131_072,
             message_bytes: 512,
         };
@@ -352,7 +218,7 @@ mod tests {
         );
         assert!(workload(netperf, Direction::Out).ends_with(", transmit"));
         assert!(workload(netperf, Direction::In).ends_with(", receive"));
-        let disk = WorkloadKind::Diskbench {
+        let disk = Demand::Diskbench {
             block_bytes: 131_072,
             outstanding: None,
         };
@@ -360,7 +226,7 @@ mod tests {
             workload(disk, Direction::In),
             "diskbench 128 KiB blocks, outstanding (test bed default), read"
         );
-        let disk4 = WorkloadKind::Diskbench {
+        let disk4 = Demand::Diskbench {
             block_bytes: 65_536,
             outstanding: Some(4),
         };

@@ -166,8 +166,8 @@ impl ServerSpec {
 }
 
 /// What model and scenario files know of an adapter engine kind: its name,
-/// its parameter rules, the link framings it drives and the workloads it
-/// carries. Each engine of `sim::engines` states its own; the loader finds
+/// its parameter rules, the link framings it drives and the shapes of
+/// workload it carries. Each engine of `sim::engines` states its own; the loader finds
 /// it by name there.
 #[derive(Debug)]
 pub struct EngineDef {
@@ -177,8 +177,9 @@ pub struct EngineDef {
     pub rules: &'static [super::schema::ParamRule],
     /// The link framings it drives; none: it drives no link.
     pub framings: &'static [Framing],
-    /// The workload kinds it carries (their names in scenario files).
-    pub workloads: &'static [&'static str],
+    /// The shapes of workload it carries: it carries every workload kind
+    /// of those shapes.
+    pub carries: &'static [super::Shape],
 }
 
 /// An adapter function's engine kind: a handle on its [`EngineDef`].
@@ -206,9 +207,9 @@ impl EngineKind {
     pub fn drives(self, framing: Framing) -> bool {
         self.0.framings.contains(&framing)
     }
-    /// Whether it carries the workload kind named `workload`.
-    pub fn carries(self, workload: &str) -> bool {
-        self.0.workloads.contains(&workload)
+    /// Whether it carries workloads of shape `shape`.
+    pub fn carries(self, shape: super::Shape) -> bool {
+        self.0.carries.contains(&shape)
     }
 }
 

@@ -34,7 +34,7 @@ use super::seam::{
 };
 use crate::error::Result;
 use crate::model::schema::dma_engine_kind;
-use crate::model::{EngineDef, Framing, ParamSet, WorkloadKind};
+use crate::model::{Demand, EngineDef, Framing, ParamSet, Shape};
 use crate::sim::cpu::CpuRole;
 use crate::sim::wire::{Frame, FrameKind, Way};
 use crate::sim::workloads::diskbench::{DiskStreams, Diskbench};
@@ -91,7 +91,7 @@ pub static KIND: EngineDef = EngineDef {
     name: "hba",
     rules: HBA,
     framings: &[Framing::FibreChannel],
-    workloads: &["diskbench"],
+    carries: &[Shape::DiskIo],
 };
 
 impl EngineType for Hba {
@@ -106,10 +106,10 @@ impl EngineType for Hba {
         let fp = HbaParams::from_set(&f.params, &f.at)?;
         let mut streams = (None, None);
         for w in input.work() {
-            if let WorkloadKind::Diskbench {
+            if let Demand::Diskbench {
                 block_bytes,
                 outstanding,
-            } = w.kind
+            } = w.demand
             {
                 let s = Some((
                     block_bytes,

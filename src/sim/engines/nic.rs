@@ -65,7 +65,7 @@ use super::seam::{
 };
 use crate::error::{Error, Location, Result};
 use crate::model::schema::dma_engine_kind;
-use crate::model::{EngineDef, Framing, ParamSet, WorkloadKind};
+use crate::model::{Demand, EngineDef, Framing, ParamSet, Shape};
 use crate::sim::cpu::CpuRole;
 use crate::sim::wire::{Frame, FrameKind, Way};
 use crate::sim::workloads::tcp::{check_socket, packet_cost, segment_sent_cost, TcpConn};
@@ -191,7 +191,7 @@ pub static KIND: EngineDef = EngineDef {
     name: "nic",
     rules: NIC,
     framings: &[Framing::Ethernet, Framing::Atm],
-    workloads: &["netperf-tcp-stream", "ip-forward"],
+    carries: &[Shape::TcpStream, Shape::IpForward],
 };
 
 impl EngineType for Nic {
@@ -214,11 +214,11 @@ impl EngineType for Nic {
         // The card's forwarding workloads through this port: entering by
         // it (its own), or leaving by it.
         for w in input.card_work {
-            let WorkloadKind::IpForward {
+            let Demand::IpForward {
                 to,
                 socket_bytes,
                 message_bytes,
-            } = w.kind
+            } = w.demand
             else {
                 continue;
             };
@@ -248,10 +248,10 @@ impl EngineType for Nic {
             }
         }
         for w in input.work() {
-            if let WorkloadKind::NetperfTcpStream {
+            if let Demand::NetperfTcpStream {
                 socket_bytes,
                 message_bytes,
-            } = w.kind
+            } = w.demand
             {
                 message = message_bytes.max(1);
                 check_socket(socket_bytes, eth.mss, ack_every, &w.at)?;

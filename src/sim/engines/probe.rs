@@ -10,7 +10,7 @@
 use super::seam::{Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token};
 use crate::error::Result;
 use crate::model::schema::dma_engine_kind;
-use crate::model::{EngineDef, WorkloadKind};
+use crate::model::{Demand, EngineDef, Shape};
 
 /// What the probe waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub static KIND: EngineDef = EngineDef {
     name: "probe",
     rules: PROBE,
     framings: &[],
-    workloads: &["dma"],
+    carries: &[Shape::DmaBlocks],
 };
 
 /// Probe state.
@@ -72,10 +72,10 @@ impl EngineType for Probe {
             chains: 0,
         };
         for w in input.work() {
-            if let WorkloadKind::RawDma {
+            if let Demand::RawDma {
                 block_bytes,
                 outstanding,
-            } = w.kind
+            } = w.demand
             {
                 (cfg.block, cfg.chains) = (block_bytes, outstanding);
             }

@@ -19,7 +19,7 @@ use super::seam::inherent_behaviour;
 use super::seam::{dma_from_params, Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token};
 use crate::error::Result;
 use crate::model::schema::dma_engine_kind;
-use crate::model::{EngineDef, WorkloadKind};
+use crate::model::{Demand, EngineDef, Shape};
 
 /// What a raw DMA function waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub static KIND: EngineDef = EngineDef {
     name: "dma",
     rules: RAW_DMA,
     framings: &[],
-    workloads: &["dma"],
+    carries: &[Shape::DmaBlocks],
 };
 
 impl EngineType for RawDma {
@@ -79,10 +79,10 @@ impl EngineType for RawDma {
             writes: 0,
         };
         for w in input.work() {
-            if let WorkloadKind::RawDma {
+            if let Demand::RawDma {
                 block_bytes,
                 outstanding,
-            } = w.kind
+            } = w.demand
             {
                 test.block = block_bytes;
                 let mut ways = (test.reads, test.writes);

@@ -39,7 +39,7 @@ use super::seam::inherent_behaviour;
 use super::seam::{Ctx, DmaCfg, EngineType, FunctionInput, Reads, Token};
 use crate::error::Result;
 use crate::model::schema::param_kind;
-use crate::model::{EngineDef, WorkloadKind};
+use crate::model::{Demand, EngineDef, Shape};
 use crate::sim::cpu::CpuCfg;
 use crate::sim::cpu::CpuRole;
 use crate::sim::workloads::tcp::{check_socket, packet_cost, segment_sent_cost, PeerCost, TcpConn};
@@ -89,10 +89,10 @@ impl VethCfg {
             message: u64::MAX,
         };
         for w in work {
-            let WorkloadKind::NetperfTcpStream {
+            let Demand::NetperfTcpStream {
                 socket_bytes,
                 message_bytes,
-            } = w.kind
+            } = w.demand
             else {
                 continue;
             };
@@ -279,7 +279,7 @@ pub static KIND: EngineDef = EngineDef {
     name: "veth",
     rules: VETH,
     framings: &[],
-    workloads: &["netperf-tcp-stream"],
+    carries: &[Shape::TcpStream],
 };
 
 impl EngineType for Veth {

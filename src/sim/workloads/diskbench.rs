@@ -1,6 +1,30 @@
 //! diskbench: sequential I/Os of one block size kept outstanding per
 //! direction (write: host to disk; read: disk to host). Each completed I/O is
-//! replaced by a new one of the same direction.
+//! replaced by a new one of the same direction. Also the `diskbench`
+//! workload kind of scenario files: its block (128 KiB unless given) and
+//! outstanding I/Os (the test bed's unless given).
+
+use crate::model::{usual_direction, Demand, Shape, WorkloadArgs, WorkloadDef};
+
+/// What scenario files know of it.
+pub static KIND: WorkloadDef = WorkloadDef {
+    name: "diskbench",
+    keys: &["block_kib", "outstanding"],
+    direction: usual_direction,
+    words: ["write", "read"],
+    shape: Shape::DiskIo,
+    make,
+};
+
+fn make(a: &mut dyn WorkloadArgs) -> Option<Demand> {
+    let block = a.size("block_kib", 128.0);
+    let outstanding = a.outstanding("outstanding I/Os");
+    let (block_bytes, outstanding) = block.zip(outstanding)?;
+    Some(Demand::Diskbench {
+        block_bytes,
+        outstanding,
+    })
+}
 
 /// diskbench (block bytes, outstanding I/Os) for the (write, read) streams.
 pub type DiskStreams = (Option<(u64, u32)>, Option<(u64, u32)>);
