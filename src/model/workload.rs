@@ -126,6 +126,15 @@ pub trait WorkloadArgs {
     /// Refuses the workload with `message`, at its key `key` (`kind`,
     /// `direction`, `to`, ...).
     fn refuse(&mut self, key: &str, message: &str);
+
+    /// `block_kib` in bytes (`default_kib` KiB when absent) and
+    /// `outstanding` (1 to 256 `what`, `None` when absent); `None` when
+    /// either is refused.
+    fn blocks(&mut self, default_kib: f64, what: &str) -> Option<(u64, Option<u32>)> {
+        let block = self.size("block_kib", default_kib);
+        let outstanding = self.outstanding(what);
+        block.zip(outstanding)
+    }
 }
 
 /// A workload kind: what scenario files know of it. Each is a `static` in

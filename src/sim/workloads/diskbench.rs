@@ -17,9 +17,7 @@ pub static KIND: WorkloadDef = WorkloadDef {
 };
 
 fn make(a: &mut dyn WorkloadArgs) -> Option<Demand> {
-    let block = a.size("block_kib", 128.0);
-    let outstanding = a.outstanding("outstanding I/Os");
-    let (block_bytes, outstanding) = block.zip(outstanding)?;
+    let (block_bytes, outstanding) = a.blocks(128.0, "outstanding I/Os")?;
     Some(Demand::Diskbench {
         block_bytes,
         outstanding,

@@ -29,9 +29,7 @@ fn direction(word: &str) -> Option<Result<Direction, &'static str>> {
 }
 
 fn make(a: &mut dyn WorkloadArgs) -> Option<Demand> {
-    let block = a.size("block_kib", 4.0);
-    let outstanding = a.outstanding("blocks in flight");
-    let (block_bytes, outstanding) = block.zip(outstanding)?;
+    let (block_bytes, outstanding) = a.blocks(4.0, "blocks in flight")?;
     Some(Demand::RawDma {
         block_bytes,
         outstanding: outstanding.unwrap_or(1),

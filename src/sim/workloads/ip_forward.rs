@@ -16,8 +16,7 @@ pub static KIND: WorkloadDef = WorkloadDef {
 };
 
 fn make(a: &mut dyn WorkloadArgs) -> Option<Demand> {
-    let socket = a.size("socket_kib", 128.0);
-    let message = a.size("message_kib", 32.0);
+    let (socket, message) = super::netperf::sizes(a);
     let to = match a.to() {
         Some(None) => {
             a.refuse(

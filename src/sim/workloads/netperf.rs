@@ -14,9 +14,14 @@ pub static KIND: WorkloadDef = WorkloadDef {
     make,
 };
 
+/// A netperf client's socket and send sizes in bytes (128 and 32 KiB
+/// unless given); each `None` when refused.
+pub(super) fn sizes(a: &mut dyn WorkloadArgs) -> (Option<u64>, Option<u64>) {
+    (a.size("socket_kib", 128.0), a.size("message_kib", 32.0))
+}
+
 fn make(a: &mut dyn WorkloadArgs) -> Option<Demand> {
-    let socket = a.size("socket_kib", 128.0);
-    let message = a.size("message_kib", 32.0);
+    let (socket, message) = sizes(a);
     let (socket_bytes, message_bytes) = socket.zip(message)?;
     Some(Demand::NetperfTcpStream {
         socket_bytes,

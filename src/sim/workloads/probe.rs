@@ -40,78 +40,57 @@ fn make(a: &mut dyn WorkloadArgs) -> Option<Demand> {
 
 #[cfg(test)]
 mod tests {
-    use crate::loader::{load_registry, parse_scenario};
+    use crate::loader::{bundled_files, load_registry, parse_scenario};
     use std::path::PathBuf;
 
-    /// A scenario of one experiment: the bundled DMA exerciser in an
-    /// rp8400 slot, its function running `workload`.
-    fn scenario(workload: &str) -> String {
-        format!(
-            r#"
-[scenario]
-name = "probe-workload"
-title = "the registry's test workload"
-source = "none: a test"
-
-[run]
-warmup_ms = 1
-duration_ms = 5
-
-[[experiment]]
-id = "probe"
-server = "rp8400-seu"
-testbed = "hp-2004-lab"
-cells = 1
-
-[[experiment.card]]
-adapter = "dma-exerciser"
-slot = "seu-1"
-
-[[experiment.workload]]
-card = "dma-exerciser"
-function = "dma"
-{workload}
-"#
-        )
-    }
+    /// The bundled raw DMA example's bidirectional workloads.
+    const DMA: &str =
+        "kind = \"dma\"\ndirection = \"bidirectional\"\nblock_kib = 4\noutstanding = 4";
 
     #[test]
     fn a_scenario_names_the_probe_workload_and_it_runs_as_what_it_asks() {
         let reg = load_registry(&[]).expect("bundled models");
-        let probe = scenario("kind = \"probe\"\ndirection = \"bidirectional\"");
-        let sc = parse_scenario(PathBuf::from("probe.toml"), &probe, &reg).expect("loads");
-        let w = &sc.experiments[0].workloads[0];
-        assert_eq!(w.kind.name, "probe");
-        assert_eq!(
-            w.to_string(),
-            "raw DMA 8 KiB blocks, 4 in flight, both ways"
+        let (_, example) = bundled_files("scenarios/bus-tests/rp8400-raw-dma.toml")[0];
+        let load = |text: &str| parse_scenario(PathBuf::from("probe.toml"), text, &reg);
+        let probe = example.replace(
+            DMA,
+            "kind = \"probe\"\ndirection = \"bidirectional\"\nblock_kib = 4",
         );
-        // What it asks is a dma workload's: the same run, to the byte.
-        let dma = scenario(
-            "kind = \"dma\"\ndirection = \"bidirectional\"\nblock_kib = 8\noutstanding = 4",
-        );
-        let same = parse_scenario(PathBuf::from("dma.toml"), &dma, &reg).expect("loads");
-        let run = |sc: &crate::model::Scenario| {
-            crate::sim::simulate(&reg, &sc.experiments[0], &sc.run, 1).expect("runs")
+        assert_ne!(probe, example);
+        let (dma, probe) = (load(example).expect("loads"), load(&probe).expect("loads"));
+        let both = |sc: &crate::model::Scenario| {
+            let e = sc
+                .experiments
+                .iter()
+                .find(|e| e.id.starts_with("dma-bidirectional"));
+            e.expect("a bidirectional experiment").clone()
         };
-        let (a, b) = (run(&sc), run(&same));
-        let (fa, fb) = (&a.functions[0], &b.functions[0]);
+        let (a, b) = (both(&probe), both(&dma));
+        assert_eq!(a.workloads[0].kind.name, "probe");
+        assert_eq!(
+            a.workloads[0].to_string(),
+            "raw DMA 4 KiB blocks, 4 in flight, both ways"
+        );
+        // What it asks is the dma workload's: the same run, to the byte.
+        let run = |e| crate::sim::simulate(&reg, e, &dma.run, 1).expect("runs");
+        let (fa, fb) = (&run(&a).functions[0], &run(&b).functions[0]);
         assert!(fa.out.0 > 0.0 && fa.inn.0 > 0.0, "{fa:?}");
         assert_eq!((fa.out.0, fa.inn.0), (fb.out.0, fb.inn.0));
 
         // Its own rules: a key or a direction of another kind is refused.
-        for (extra, says) in [
+        for (from, to, says) in [
             (
-                "direction = \"read\"\noutstanding = 2",
+                DMA,
+                "kind = \"probe\"\noutstanding = 2\ndirection = \"bidirectional\"",
                 "`outstanding` does not apply to a `probe` workload",
             ),
             (
-                "direction = \"read\"",
+                "kind = \"dma\"\ndirection = \"read\"",
+                "kind = \"probe\"\ndirection = \"read\"",
                 "a probe workload's direction is bidirectional",
             ),
         ] {
-            let text = scenario(&format!("kind = \"probe\"\n{extra}"));
-            let err = parse_scenario(PathBuf::from("bad.toml"), &text, &reg)
+            let err = load(&example.replace(from, to))
                 .expect_err("refused")
                 .to_string();
             assert!(err.contains(says), "{err}");
