@@ -23,7 +23,9 @@
 //! Each check was seen to fail by breaking its rule on purpose once (the
 //! test binary reads the sources when it runs): `use super::system::System;`
 //! in `src/sim/meter.rs` (a cycle, and hardware looking up), `use
-//! crate::sim::engines::EngineEv;` in `src/sim/cpu.rs`, `use
+//! super::EngineEv;` in `src/sim/engines/raw_dma.rs` (an engine naming the
+//! list that names it), `use crate::sim::engines::EngineEv;` in
+//! `src/sim/cpu.rs`, `use
 //! crate::sim::system::Ev;` in `src/sim/platform/state.rs`, `use
 //! crate::sim::meter::BusyMeter;` in `src/engine/queue.rs`, `toml::from_str`
 //! in `src/sim/config.rs`, `std::fs::write` in `src/sim/run.rs`, and an

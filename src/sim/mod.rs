@@ -7,8 +7,10 @@
 //! - the [`platform`], which coordinates the hardware (a DMA crossing bus,
 //!   ropes, controller and memory) and offers the engines its services,
 //!   generic over the engines' event token;
-//! - the adapter function [`engines`] and the [`workloads`] (TCP,
-//!   diskbench) they carry, configured by the assembly ([`config`]);
+//! - the adapter function [`engines`] and the [`workloads`] they carry
+//!   (the TCP and diskbench mechanisms, and the workload kinds of scenario
+//!   files), each a list of one file per kind, configured by the assembly
+//!   ([`config`]);
 //! - the [`system`] (the platform monomorphised to the engines' events,
 //!   and the engines) and the [`run`] of an experiment, with its
 //!   [`result`].
