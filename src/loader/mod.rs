@@ -870,7 +870,7 @@ fn check_cpu_costs(reg: &Registry, s: &ServerSpec, errs: &mut Errors) {
     }
     let Some((from_name, at)) = &s.costs_from else {
         for key in schema::SCALED_COSTS {
-            if key != "cpu_per_send_call" && s.params.value(key).is_none() {
+            if !schema::OPTIONAL_COSTS.contains(&key) && s.params.value(key).is_none() {
                 errs.push(Error::Invalid {
                     at: s.at.clone(),
                     message: format!(

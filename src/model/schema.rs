@@ -256,8 +256,11 @@ param_kind! {
             "CPU load-to-use latency of a line held by another cell",
             absent = "a single memory (a server of one cell): no remote memory; required when cells_max is above 1";
         cpu_per_kb: Time, 0.0, 100000.0,
-            "CPU time per KiB of network payload (copy, checksum)",
+            "CPU time per KiB of network payload received (copy to the application, checksum)",
             absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
+        cpu_per_kb_sent: Time, 0.0, 100000.0,
+            "CPU time per KiB of network payload sent (copy from the application, checksum): below `cpu_per_kb` where the sending application's buffer is warm in the cache while received data arrives by DMA, so every line of it misses",
+            absent = "as `cpu_per_kb` (with `costs_from`, that server's value scaled, if it has one)";
         cpu_per_io: Time, 1000.0, 1000000.0,
             "CPU time per disk I/O (issue, interrupt, completion)",
             absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
@@ -356,13 +359,18 @@ param_kind! {
 
 /// The server CPU costs that, when absent, are scaled from the server named
 /// in `costs_from` by the ratio of the two CPUs' ratings.
-pub const SCALED_COSTS: [&str; 5] = [
+pub const SCALED_COSTS: [&str; 6] = [
     "cpu_per_packet",
     "cpu_per_segment_sent",
     "cpu_per_kb",
+    "cpu_per_kb_sent",
     "cpu_per_io",
     "cpu_per_send_call",
 ];
+
+/// The scaled costs a server without `costs_from` may leave out (each has
+/// a stated meaning when absent).
+pub const OPTIONAL_COSTS: [&str; 2] = ["cpu_per_kb_sent", "cpu_per_send_call"];
 
 #[cfg(test)]
 mod tests {

@@ -144,6 +144,9 @@ pub struct StackCosts {
     pub per_segment_sent: f64,
     /// `cpu_per_kb`.
     pub per_kb: f64,
+    /// `cpu_per_kb_sent`, where this server or its `costs_from` server
+    /// gives it.
+    pub per_kb_sent: Option<f64>,
     /// `cpu_per_io`.
     pub per_io: f64,
     /// `cpu_per_send_call`, where this server or its `costs_from` server
@@ -191,6 +194,7 @@ impl StackCosts {
                 "cpu_per_segment_sent",
             )?,
             per_kb: need(pick(own.cpu_per_kb, |p| p.cpu_per_kb), "cpu_per_kb")?,
+            per_kb_sent: pick(own.cpu_per_kb_sent, |p| p.cpu_per_kb_sent),
             per_io: need(pick(own.cpu_per_io, |p| p.cpu_per_io), "cpu_per_io")?,
             per_send_call: pick(own.cpu_per_send_call, |p| p.cpu_per_send_call),
         })
@@ -234,6 +238,7 @@ impl SystemCfg {
             c.cpu.per_packet = Picos(0);
             c.cpu.per_segment_sent = Picos(0);
             c.cpu.per_kib_ps = 0.0;
+            c.cpu.per_kib_sent_ps = 0.0;
             c.cpu.per_send_call = Picos(0);
             c.cpu.ack_every = 0;
             c.testbed.peer_turnaround = Picos(0);
@@ -357,6 +362,7 @@ impl<'a> Resolved<'a> {
             per_packet: Picos::from_ns(costs.per_packet) + stall,
             per_segment_sent: Picos::from_ns(costs.per_segment_sent) + stall,
             per_kib_ps: costs.per_kb * 1e3,
+            per_kib_sent_ps: costs.per_kb_sent.unwrap_or(costs.per_kb) * 1e3,
             per_io: Picos::from_ns(costs.per_io),
             ack_every: whole(sp.tcp_ack_every).max(1) as u32,
             per_send_call: Picos::from_ns(costs.per_send_call.unwrap_or(0.0)),

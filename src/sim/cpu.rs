@@ -64,8 +64,10 @@ pub struct CpuCfg {
     pub per_packet: Picos,
     /// Per data segment sent, memory stalls included.
     pub per_segment_sent: Picos,
-    /// Per KiB of payload, in ps.
+    /// Per KiB of payload received, in ps.
     pub per_kib_ps: f64,
+    /// Per KiB of payload sent, in ps.
+    pub per_kib_sent_ps: f64,
     /// Per disk I/O.
     pub per_io: Picos,
     /// Segments per ACK.

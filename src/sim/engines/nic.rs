@@ -105,12 +105,20 @@ pub struct CardProcessorCfg {
     pub rx_per_frame: Picos,
     /// Per cell of a frame, either way.
     pub per_cell: Picos,
+    /// Whether transmitted and received frames have an engine each
+    /// (segmentation and reassembly at once) rather than sharing one.
+    pub engine_per_direction: bool,
 }
 
 impl CardProcessorCfg {
     /// Whether the card has a processor in the frames' path.
     pub fn present(&self) -> bool {
-        *self != CardProcessorCfg::default()
+        self.tx_per_frame != Picos(0) || self.rx_per_frame != Picos(0) || self.per_cell != Picos(0)
+    }
+    /// The engine that handles frames of the direction `transmit`: 0, or
+    /// 1 for received frames when each direction has its own.
+    pub fn engine(&self, transmit: bool) -> usize {
+        usize::from(self.engine_per_direction && !transmit)
     }
     /// Its time for one frame of `cells` cells, transmitted or received.
     pub fn frame_cost(&self, transmit: bool, cells: u64) -> Picos {
@@ -169,8 +177,11 @@ dma_engine_kind! {
         pio_reads_per_interrupt: Count whole, 0.0, 16.0,
             "register reads the driver makes per interrupt (one per received frame), each stalling the interrupt CPU for a round trip across the bus";
         processor_clock: Frequency, 1.0, 2000.0,
-            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware, an iSCSI HBA's offload firmware passing LAN frames), which runs the `processor_*` cycles below one frame at a time for both directions",
+            "clock of the card's own processor (an ATM card's segmentation and reassembly firmware, an iSCSI HBA's offload firmware passing LAN frames), which runs the `processor_*` cycles below one frame at a time (see `processor_engines`)",
             absent = "no on-card processor in the frames' path: frames go between bus and link as fast as both let them";
+        processor_engines: Count whole, 1.0, 2.0,
+            "engines that run the `processor_*` cycles at `processor_clock`: 1, one processor serving both directions one frame at a time; 2, a segmentation engine for frames transmitted and a reassembly engine for frames received, working at once",
+            absent = "1: one processor for both directions";
         processor_tx_clocks_per_frame: Count, 0.0, 1e7,
             "mean processor clocks of the card's firmware per frame transmitted (segmentation set-up), beside its clocks per cell",
             absent = "no firmware time per frame transmitted";
@@ -340,6 +351,7 @@ fn card_processor(fp: &NicParams, at: &Location) -> Result<CardProcessorCfg> {
         tx_per_frame: time(fp.processor_tx_clocks_per_frame),
         rx_per_frame: time(fp.processor_rx_clocks_per_frame),
         per_cell: time(fp.processor_clocks_per_cell),
+        engine_per_direction: fp.processor_engines.is_some_and(|n| n >= 2.0),
     })
 }
 
@@ -541,7 +553,7 @@ impl Nic {
                     if p.present() {
                         let cost = p.frame_cost(true, self.eth.cells_of(frame.bytes));
                         self.segmenting.push_back(frame);
-                        cx.card_processor(cost, ev(NicEv::TxSegmented));
+                        cx.card_engine(p.engine(true), cost, ev(NicEv::TxSegmented));
                     } else {
                         self.tx_fifo.push_back(frame);
                     }
@@ -715,7 +727,7 @@ impl Nic {
                 if p.present() {
                     let cost = p.frame_cost(false, self.eth.cells_of(frame.bytes));
                     self.reassembling.push_back(frame);
-                    cx.card_processor(cost, ev(NicEv::RxReassembled));
+                    cx.card_engine(p.engine(false), cost, ev(NicEv::RxReassembled));
                 } else {
                     self.rx_fifo.push_back(frame);
                     self.rx_pump(cx);
@@ -735,10 +747,23 @@ mod tests {
             tx_per_frame: Picos::from_ns(1000.0),
             rx_per_frame: Picos::from_ns(5000.0),
             per_cell: Picos::from_ns(100.0),
+            engine_per_direction: false,
         };
         assert!(p.present());
         assert_eq!(p.frame_cost(true, 32), Picos::from_ns(4200.0));
         assert_eq!(p.frame_cost(false, 2), Picos::from_ns(5200.0));
         assert!(!CardProcessorCfg::default().present());
+        // One engine serves both directions; two split them.
+        assert_eq!((p.engine(true), p.engine(false)), (0, 0));
+        let two = CardProcessorCfg {
+            engine_per_direction: true,
+            ..p
+        };
+        assert_eq!((two.engine(true), two.engine(false)), (0, 1));
+        assert!(!CardProcessorCfg {
+            engine_per_direction: true,
+            ..CardProcessorCfg::default()
+        }
+        .present());
     }
 }

@@ -105,6 +105,22 @@ impl<'a, T: Copy> Ctx<'a, T> {
         self.p.cpu_submit(c, cost, job, false, self.s);
     }
 
+    /// Queues work costing `cost` on engine `engine` (0 or 1) of this
+    /// function's on-card processor: engine 0 is [`Ctx::card_processor`]'s,
+    /// engine 1 a second one working beside it (a reassembly engine beside
+    /// a segmentation engine); then `done` comes back to the engine.
+    pub fn card_engine(&mut self, engine: usize, cost: Picos, done: T) {
+        let first = self.p.placement.cpus();
+        let functions = (self.p.cpus.len() - first) / 2;
+        let c = first + self.f + functions * engine.min(1);
+        let job = CpuJob {
+            func: self.f,
+            done,
+            register_reads: 0,
+        };
+        self.p.cpu_submit(c, cost, job, false, self.s);
+    }
+
     /// The host's protocol-stack costs.
     pub fn stack(&self) -> &CpuCfg {
         &self.p.cfg.cpu

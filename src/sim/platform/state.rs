@@ -193,8 +193,9 @@ impl<T: Copy> Platform<T> {
             rope.booked_up = !pb.bridge.posted_writes_cut_through
                 && pb.controller.is_none_or(|c| ctrls[c].one_bus);
         }
-        // The partition's CPUs, then each function's on-card processor.
-        let cpus = (0..placement.cpus() + n).map(|_| Cpu::default()).collect();
+        // The partition's CPUs, then each function's on-card processor,
+        // then each function's second processor engine.
+        let cpus = (0..placement.cpus() + 2 * n).map(|_| Cpu::default()).collect();
         let memory_bandwidth = cfg.memory.bandwidth;
         Platform {
             ports: (0..place.len()).map(|_| DmaPort::default()).collect(),

@@ -69,7 +69,7 @@ pub struct TcpConn {
 
 /// CPU time of one data segment sent: stack cost plus its payload's.
 pub fn segment_sent_cost(c: &CpuCfg, payload: u64) -> Picos {
-    c.per_segment_sent + Picos(round_u64(c.per_kib_ps * payload as f64 / 1024.0))
+    c.per_segment_sent + Picos(round_u64(c.per_kib_sent_ps * payload as f64 / 1024.0))
 }
 
 /// CPU time of one packet (segment or ACK) received, or of an ACK sent.
