@@ -405,8 +405,9 @@ fn malformed_calibration_toml_is_located() {
 #[test]
 fn too_many_free_parameters_for_the_figures_are_refused() {
     let dir = tempfile::TempDir::new().expect("temp dir");
-    // Nineteen continuous parameters, more than the 74 bundled figures allow
-    // (one that counts whole things could be free only with `choices`).
+    // Thirty-one continuous parameters, more than the bundled figures allow
+    // (the test checks the count; one that counts whole things could be free
+    // only with `choices`).
     let keys = [
         "server.rp8400-seu.io_read_latency",
         "server.rp8400-seu.memory_remote_latency",
@@ -427,7 +428,35 @@ fn too_many_free_parameters_for_the_figures_are_refused() {
         "server.v2500.memory_local_latency",
         "server.v2500.cpu_misses_per_packet",
         "server.v2500.rope_bandwidth",
+        "server.n4000-1cpu.io_read_latency",
+        "server.n4000-1cpu.memory_local_latency",
+        "server.n4000-1cpu.rope_bandwidth",
+        "server.rp7410.io_read_latency",
+        "server.rp7410.memory_local_latency",
+        "server.rp7410.rope_bandwidth",
+        "server.rx6600.io_read_latency",
+        "server.rx6600.memory_local_latency",
+        "server.rx6600.rope_bandwidth",
+        "server.sx2000.io_read_latency",
+        "server.sx2000.memory_local_latency",
+        "server.sx2000.rope_bandwidth",
     ];
+    // More than one per five of the figures the fit sees.
+    let fitted: Vec<_> =
+        iosim::loader::load_bundled_scenarios(&load_registry(&[]).expect("bundled"))
+            .expect("bundled scenarios")
+            .into_iter()
+            .filter(|s| s.fit)
+            .collect();
+    let allowed = iosim::calibrate::budget::independent_figures(
+        &load_registry(&[]).expect("bundled"),
+        &fitted,
+    ) / 5;
+    assert!(
+        keys.len() > allowed,
+        "{} keys, {allowed} allowed",
+        keys.len()
+    );
     let mut text = String::from("kind = \"calibration\"\n");
     let mut reg = load_registry(&[]).expect("bundled");
     for k in keys {

@@ -195,7 +195,9 @@ impl<T: Copy> Platform<T> {
         }
         // The partition's CPUs, then each function's on-card processor,
         // then each function's second processor engine.
-        let cpus = (0..placement.cpus() + 2 * n).map(|_| Cpu::default()).collect();
+        let cpus = (0..placement.cpus() + 2 * n)
+            .map(|_| Cpu::default())
+            .collect();
         let memory_bandwidth = cfg.memory.bandwidth;
         Platform {
             ports: (0..place.len()).map(|_| DmaPort::default()).collect(),
