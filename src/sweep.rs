@@ -207,7 +207,7 @@ pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
                         format!(
                             "{} {u} is out of {path}'s plausible range, {}",
                             readable(v),
-                            crate::units::range_text(lo, hi, dim)
+                            crate::units::range_text(lo, hi, dim, &u)
                         ),
                     ));
                 }
@@ -805,8 +805,9 @@ fn apply_card(
                 .ok_or_else(|| format!("unknown server `{}`", e.server))?;
             if !slots.is_empty() && slots.len() < n.saturating_sub(1) {
                 return Err(format!(
-                    "{n} cards `{name}` need {} slots for the copies beside its own; the list gives {}",
-                    n - 1,
+                    "{} `{name}` need {} for the copies beside its own; the list gives {}",
+                    crate::units::count_text(n, "card", "cards"),
+                    crate::units::count_text(n - 1, "slot", "slots"),
                     slots.len()
                 ));
             }
@@ -826,11 +827,12 @@ fn apply_card(
             };
             if free.len() < n.saturating_sub(1) {
                 return Err(format!(
-                    "{n} cards `{name}` (adapter `{adapter}`) need {} free slots beside the experiment's cards; server `{}` has only {} that a partition of {} cell(s) owns and the adapter runs in",
-                    n - 1,
+                    "{} `{name}` (adapter `{adapter}`) need {} beside the experiment's cards; server `{}` has only {} that a partition of {} owns and the adapter runs in",
+                    crate::units::count_text(n, "card", "cards"),
+                    crate::units::count_text(n - 1, "free slot", "free slots"),
                     e.server,
                     free.len(),
-                    e.cells
+                    crate::units::count_text(e.cells as usize, "cell", "cells")
                 ));
             }
             let workloads: Vec<Workload> = e

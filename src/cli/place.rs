@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, default_value = "total")]
     pub objective: String,
     /// With --server and --objective min-each: the throughput every card must reach, MB/s.
-    #[arg(long = "min-mb-s")]
+    #[arg(long = "min-mb-s", value_parser = super::positive_mb_s)]
     pub min_mb_s: Option<f64>,
     /// With --server: a card, NAME=ADAPTER or NAME=ADAPTER*COUNT; repeatable.
     #[arg(long = "card", value_name = "NAME=ADAPTER[*COUNT]")]
