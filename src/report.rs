@@ -291,7 +291,7 @@ fn temporaries() -> std::sync::MutexGuard<'static, Vec<std::path::PathBuf>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Removes every temporary file of an [`AtomicFile`] in progress, for a
+/// Removes every temporary file of an `AtomicFile` in progress, for a
 /// signal handler that is about to end the process. The list stays locked
 /// (the guard is leaked), so no new temporary file is made after it.
 pub fn remove_temporaries() {

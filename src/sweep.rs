@@ -533,9 +533,24 @@ fn metrics_of(r: &ExperimentResult) -> Vec<(String, &'static str, f64)> {
     m
 }
 
+/// The most points a sweep's grid may have (the product of its `--vary`
+/// lists): each point keeps its results until the report is written.
+pub const MAX_POINTS: usize = 10_000;
+
 /// A knob given twice, or a value given twice on one axis, would run the
-/// same points again (or silently drop the first list): usage errors.
+/// same points again (or silently drop the first list): usage errors; so is
+/// a grid of more than [`MAX_POINTS`] points.
 fn check_axes(axes: &[Axis]) -> Result<()> {
+    let points = axes
+        .iter()
+        .fold(1usize, |n, a| n.saturating_mul(a.values.len()));
+    if points > MAX_POINTS {
+        let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+        return Err(Error::Usage(format!(
+            "--vary: a grid of {} = {points} points; at most {MAX_POINTS} (sweep fewer values, or split the grid into several runs)",
+            sizes.join(" x ")
+        )));
+    }
     for (i, a) in axes.iter().enumerate() {
         if axes[..i].iter().any(|b| b.knob == a.knob) {
             return Err(Error::Usage(format!(

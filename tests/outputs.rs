@@ -7,22 +7,14 @@
 
 mod common;
 
+use common::names_in;
+
 use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
 fn run(dir: &Path, args: &[&str]) -> Output {
     common::run_within(dir, args, Duration::from_secs(120)).0
-}
-
-/// The names in `dir`, sorted.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 /// A short scenario for `sweep --plot`.

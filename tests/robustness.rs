@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::names_in;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -295,16 +297,6 @@ fn quick_cross_validation(format: &'static str) -> (TempDir, Vec<&'static str>) 
 
 fn quick_calibration(dir: &Path) {
     std::fs::write(dir.join("quick.toml"), QUICK_CALIBRATION).unwrap();
-}
-
-/// The names in `dir`, sorted.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 /// The cross-validation's header says where its full fit started: near the
@@ -834,6 +826,74 @@ fn messages_say_what_is_wrong_in_the_words_that_fit() {
         err.contains(
             "3 cards must sit under different chassis, but server `rp8400-seu` has only 2 chassis"
         ),
+        "{err}"
+    );
+}
+
+/// The wall-clock bound holds inside one long experiment and inside
+/// `place`'s search, not only between experiments; a far bound changes no
+/// result; a sweep grid too large to keep is a usage error.
+#[test]
+fn the_wall_clock_bound_holds_inside_one_experiment_and_the_placement_search() {
+    let tmp = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fig3 = std::fs::read_to_string(root.join("scenarios/hp2g/fig3-gige-transmit.toml"))
+        .unwrap()
+        .replace(
+            "duration_ms = 100\n",
+            "duration_ms = 100000\nmax_events = 10000000000\n",
+        )
+        .replace("precision_pct = 1\n", "");
+    std::fs::write(tmp.path().join("long.toml"), fig3).unwrap();
+    for args in [
+        vec!["run", "long.toml", "--max-wall-seconds", "1"],
+        vec![
+            "place",
+            "--server",
+            "sx2000",
+            "--testbed",
+            "hp-2006-msa1500-lab",
+            "--cells",
+            "16",
+            "--card",
+            "fc=ab379b*64",
+            "--workload",
+            "fc.port0=diskbench:read",
+            "--max-wall-seconds",
+            "1",
+        ],
+    ] {
+        // Without the bound inside, each runs for minutes.
+        let out = iosim_within(tmp.path(), &args, 20);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {err}");
+        assert!(err.contains("wall-clock bound of 1 s"), "{args:?}: {err}");
+    }
+    let sc = root.join("scenarios/hp2g/fig5-fc-read.toml");
+    let sc = sc.to_str().unwrap();
+    let free = iosim_within(tmp.path(), &["run", sc], 60);
+    let bounded = iosim_within(tmp.path(), &["run", sc, "--max-wall-seconds", "1000"], 60);
+    assert_eq!(free.status.code(), Some(0), "{}", stderr(&free));
+    assert_eq!(
+        free.stdout, bounded.stdout,
+        "a far bound changed the results"
+    );
+    let out = iosim_within(
+        tmp.path(),
+        &[
+            "sweep",
+            "long.toml",
+            "--vary",
+            "socket_kib=1..1000",
+            "--vary",
+            "server.rp8400-seu.io_read_latency=500:755:1",
+        ],
+        20,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a grid of 1000 x 256 = 256000 points; at most 10000"),
         "{err}"
     );
 }

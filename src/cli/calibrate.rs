@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "hand_set")]
     pub refit: bool,
     /// Stop with exit code 5 if the run takes longer than this many
-    /// wall-clock seconds (checked before each experiment starts).
+    /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
 }

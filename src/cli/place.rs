@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     pub simulate: Option<usize>,
     /// Stop with exit code 5 if the run takes longer than this many
-    /// wall-clock seconds (checked before each simulation starts).
+    /// wall-clock seconds (checked as the search and the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
 }

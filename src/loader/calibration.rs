@@ -727,7 +727,11 @@ fn apply_fitted_inner(
             continue;
         }
         if let (Some(lo), Some(hi)) = (&p.ci95_low, &p.ci95_high) {
-            if !(lo.get_ref() <= hi.get_ref()) {
+            if lo
+                .get_ref()
+                .partial_cmp(hi.get_ref())
+                .is_none_or(|o| o.is_gt())
+            {
                 errs.push(src.invalid(
                     &k("ci95_low"),
                     lo.span(),
@@ -854,7 +858,11 @@ mod tests {
                 path: p.path.get_ref().clone(),
                 value: *p.value.get_ref(),
                 unit: p.unit.get_ref().clone(),
-                ci95: p.ci95_low.zip(p.ci95_high),
+                ci95: p
+                    .ci95_low
+                    .as_ref()
+                    .map(|l| *l.get_ref())
+                    .zip(p.ci95_high.as_ref().map(|h| *h.get_ref())),
                 note: p.note.clone(),
             })
             .collect();
@@ -869,7 +877,13 @@ mod tests {
             assert_eq!(a.path.get_ref(), b.path.get_ref());
             assert_eq!(a.value.get_ref(), b.value.get_ref(), "{}", a.path.get_ref());
             assert_eq!(a.unit.get_ref(), b.unit.get_ref());
-            assert_eq!((a.ci95_low, a.ci95_high), (b.ci95_low, b.ci95_high));
+            let ci = |x: &RawFittedParam| {
+                (
+                    x.ci95_low.as_ref().map(|v| *v.get_ref()),
+                    x.ci95_high.as_ref().map(|v| *v.get_ref()),
+                )
+            };
+            assert_eq!(ci(a), ci(b));
             assert_eq!(a.note, b.note);
         }
         let mut one = super::super::load_registry(&[]).unwrap();

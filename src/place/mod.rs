@@ -595,7 +595,9 @@ pub fn place(
     };
     let est_score = |slots: &[usize]| score(req.objective, &estimate(slots).0, &demand_bytes);
     // 2. The placements.
-    let en = search::enumerate(&tree, &cards, req, opt.max_placements, 1_000_000);
+    let deadline = runner.deadline().map(|d| d.0);
+    let en = search::enumerate(&tree, &cards, req, opt.max_placements, 1_000_000, deadline);
+    runner.check_deadline()?;
     let mut placements = en.placements;
     let local = !en.complete;
     if local {
@@ -623,7 +625,9 @@ pub fn place(
                 let s = est_score(p);
                 (s[0], s[1])
             },
+            deadline,
         );
+        runner.check_deadline()?;
         let mut seen: std::collections::HashSet<String> = placements
             .iter()
             .map(|p| search::canonical(&tree, &cards, p))
