@@ -205,9 +205,32 @@ pub fn render(stem: &str, chart: &Chart) -> Result<Rendered> {
     Ok(Rendered {
         stem: stem.to_string(),
         title: chart.title().to_string(),
-        svg,
+        svg: xml_safe(svg),
         png,
     })
+}
+
+/// `svg` with every control character of its text but tab, line feed and
+/// carriage return (an ESC from a group name in an input file) written as
+/// [`crate::report::escape_control`] writes it, so the SVG stays valid XML,
+/// which allows no other C0 character.
+fn xml_safe(svg: String) -> String {
+    if !svg
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return svg;
+    }
+    let mut out = String::with_capacity(svg.len() + 16);
+    let mut buf = [0u8; 4];
+    for c in svg.chars() {
+        if c.is_control() && !matches!(c, '\t' | '\n' | '\r') {
+            out.push_str(&crate::report::escape_control(c.encode_utf8(&mut buf)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// RGB pixels to PNG bytes (fixed settings, so the bytes depend only on the pixels).
@@ -1239,6 +1262,21 @@ mod tests {
         let e = cv_groups(std::path::Path::new("cv.json"), "{}").unwrap_err();
         assert!(e.to_string().contains("cv.json"), "{e}");
         assert_eq!(cv_chart(&g).panels[0].categories[0].label, "Figure 2");
+    }
+
+    #[test]
+    fn an_esc_in_a_group_name_is_escaped_so_the_svg_stays_valid_xml() {
+        let text = r#"{"figures": [
+          {"id": "a", "error_pct": -4, "fitted_error_pct": 2, "held_out_group": "p.txt Figure \u001b[2J2", "paper": "p.txt"}]}"#;
+        let g = cv_groups(std::path::Path::new("cv.json"), text).expect("reads");
+        let r = render("cross-validation", &Chart::Bars(cv_chart(&g))).expect("draws");
+        assert!(
+            !r.svg
+                .chars()
+                .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')),
+            "a raw control character in the SVG"
+        );
+        assert!(r.svg.contains(r"\x1b[2J2"), "the ESC is written as \\x1b");
     }
 
     #[test]

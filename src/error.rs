@@ -96,7 +96,7 @@ pub enum Error {
         at_ms: f64,
     },
     /// The run's wall-clock bound (`--max-wall-seconds`) passed before it finished.
-    #[error("stopped: the wall-clock bound of {seconds} s passed before the run finished (raise --max-wall-seconds, or shorten [run] duration_ms)")]
+    #[error("stopped: the wall-clock bound of {} s passed before the run finished (raise --max-wall-seconds, or shorten [run] duration_ms)", crate::units::readable(*seconds))]
     WallClock {
         /// The bound, in seconds.
         seconds: f64,
@@ -251,6 +251,22 @@ impl Errors {
 
 /// The library's result type.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// What a file that is not regular is, in words.
+pub fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "a special file"
+    }
+}
 
 /// 1-based line of byte offset `pos` in `text`.
 pub fn line_of(text: &str, pos: usize) -> usize {

@@ -96,6 +96,23 @@ impl Command {
     }
 }
 
+/// On SIGINT, SIGTERM or SIGHUP, a thread of its own removes the temporary
+/// files of outputs being written, then ends the process by the signal as
+/// it would have ended without the handler.
+fn end_on_signals_without_temporaries() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            iosim::report::remove_temporaries();
+            let _ = signal_hook::low_level::emulate_default_handler(sig);
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
 fn main() -> ExitCode {
     let command = match Cli::try_parse() {
         Ok(cli) => cli.command,
@@ -120,6 +137,7 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
+    end_on_signals_without_temporaries();
     let result = command.runner().and_then(|runner| {
         let text = command.execute(&runner);
         runner.finish();

@@ -280,81 +280,455 @@ fn csv_quote(s: &str) -> String {
     }
 }
 
-/// Writes `text` to `path`, creating parent directories, atomically: see
-/// [`AtomicFile`]. An existing file is replaced.
-pub fn write_file(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    AtomicFile::create(path, true)?.commit(text)
+/// The temporary files of [`AtomicFile`]s not yet committed or dropped, so
+/// that a signal that ends the run can remove them ([`remove_temporaries`]).
+static TEMPORARIES: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// The list of temporary files, even if a thread panicked holding it.
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<std::path::PathBuf>> {
+    TEMPORARIES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Removes every temporary file of an `AtomicFile` in progress, for a
+/// signal handler that is about to end the process. The list stays locked
+/// (the guard is leaked), so no new temporary file is made after it.
+pub fn remove_temporaries() {
+    let list = temporaries();
+    for p in list.iter() {
+        let _ = std::fs::remove_file(p);
+    }
+    std::mem::forget(list);
 }
 
 /// A file written whole or not at all: the text goes to a temporary file in
 /// the target's directory (tempfile's `NamedTempFile`), which is persisted
 /// over the target once complete, so a reader never sees half a file and a
-/// failed run leaves the target as it was. Creating it first checks, before
-/// any long work, that the target can be written; dropped without
-/// [`AtomicFile::commit`], it removes its temporary file.
+/// failed run leaves the target as it was. Dropped without
+/// [`AtomicFile::commit_bytes`], it removes its temporary file; a signal
+/// that ends the run removes it too ([`remove_temporaries`]).
 #[derive(Debug)]
-pub struct AtomicFile {
+struct AtomicFile {
     target: std::path::PathBuf,
-    temp: tempfile::NamedTempFile,
+    temp: Option<tempfile::NamedTempFile>,
     replace: bool,
 }
 
 impl AtomicFile {
-    /// Creates the target's directory if needed and the temporary file beside
-    /// the target (its permissions those of a new file, under the umask).
-    /// Unless `replace`, an existing target is an error of kind
-    /// `AlreadyExists`; a target that is a directory is always one.
-    pub fn create(target: &std::path::Path, replace: bool) -> std::io::Result<AtomicFile> {
-        use std::io::{Error, ErrorKind};
+    /// The temporary file beside `target`, in `target`'s directory, which
+    /// must exist (its permissions those of a new file, under the umask).
+    fn create(target: &std::path::Path, replace: bool) -> std::io::Result<AtomicFile> {
         use std::os::unix::fs::PermissionsExt as _;
-        if let Ok(meta) = std::fs::metadata(target) {
-            if meta.is_dir() {
-                return Err(Error::new(ErrorKind::IsADirectory, "is a directory"));
-            }
-            if !replace {
-                return Err(Error::new(ErrorKind::AlreadyExists, "already exists"));
-            }
-        }
-        let name = target
-            .file_name()
-            .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "not a file name"))?;
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&dir)?;
+        let name = target.file_name().unwrap_or_default();
+        let mut list = temporaries();
         let temp = tempfile::Builder::new()
             .prefix(&format!(".{}.", name.to_string_lossy()))
             .suffix(".tmp")
             .permissions(std::fs::Permissions::from_mode(0o666))
-            .tempfile_in(&dir)?;
+            .tempfile_in(parent_of(target))?;
+        list.push(temp.path().to_path_buf());
         Ok(AtomicFile {
             target: target.to_path_buf(),
-            temp,
+            temp: Some(temp),
             replace,
         })
     }
 
-    /// Writes `text` to the temporary file, flushes it to disk and persists
-    /// it over the target.
-    pub fn commit(self, text: &str) -> std::io::Result<()> {
-        self.commit_bytes(text.as_bytes())
-    }
-
-    /// [`AtomicFile::commit`] for bytes. Unless the file was created to
-    /// replace the target, a target that appeared meanwhile is left as it
-    /// is: an error of kind `AlreadyExists`.
-    pub fn commit_bytes(mut self, bytes: &[u8]) -> std::io::Result<()> {
+    /// Writes `bytes` to the temporary file, flushes it to disk and persists
+    /// it over the target. Unless the file was created to replace the
+    /// target, a target that appeared meanwhile is left as it is: an error of
+    /// kind `AlreadyExists`.
+    fn commit_bytes(mut self, bytes: &[u8]) -> std::io::Result<()> {
         use std::io::Write as _;
-        self.temp.write_all(bytes)?;
-        self.temp.as_file().sync_all()?;
+        let mut temp = self
+            .temp
+            .take()
+            .expect("an uncommitted file has its temporary");
+        temp.write_all(bytes)?;
+        temp.as_file().sync_all()?;
+        let mut list = temporaries();
+        let at = temp.path().to_path_buf();
         let persisted = if self.replace {
-            self.temp.persist(&self.target)
+            temp.persist(&self.target)
         } else {
-            self.temp.persist_noclobber(&self.target)
+            temp.persist_noclobber(&self.target)
         };
+        // Persisted, it is the target; not persisted, tempfile removes it.
+        list.retain(|p| *p != at);
         persisted.map(drop).map_err(|e| e.error)
     }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp.take() {
+            let mut list = temporaries();
+            list.retain(|p| p != temp.path());
+            drop(temp);
+        }
+    }
+}
+
+/// The directory `path` is in (`.` for a bare name).
+fn parent_of(path: &std::path::Path) -> std::path::PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    }
+}
+
+/// Extensions of the files written into an output directory.
+const DIR_FILE_EXTENSIONS: [&str; 3] = ["svg", "png", "csv"];
+
+/// A file or a directory of charts that a command writes, checked when the
+/// command starts ([`Output::file`], [`Output::dir`]), before any work, and
+/// again for each file when it is written. iosim writes only regular files:
+/// anything else in a target's place (a directory, a FIFO, a device, a
+/// socket, a symbolic link to one or to nothing) is refused, never
+/// replaced; an existing regular file is replaced only with `--force`
+/// (through a symbolic link, the file it names is replaced, not the link);
+/// and no output is an input of the same run. A directory that does not
+/// exist is created only when its files are written, so a run that fails
+/// leaves none behind; its parent must exist.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The path as given (what messages name).
+    path: std::path::PathBuf,
+    /// Replace existing regular files.
+    force: bool,
+    /// The run's input files (compared by identity, not by name).
+    inputs: Vec<std::path::PathBuf>,
+}
+
+/// An output refused: [`crate::Error::Write`] of `path`, for `why`.
+fn refused(path: &std::path::Path, kind: std::io::ErrorKind, why: String) -> crate::Error {
+    crate::Error::Write {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(kind, why),
+    }
+}
+
+/// Whether two existing paths are the same file.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+impl Output {
+    /// A file to write at `path`: refused now unless it can be written.
+    /// `inputs` are the files the run reads (a path that is not given is
+    /// left out), which it must not replace.
+    pub fn file(
+        path: &std::path::Path,
+        force: bool,
+        inputs: &[&std::path::Path],
+    ) -> crate::Result<Output> {
+        let out = Output::new(path, force, inputs);
+        if path.as_os_str().as_encoded_bytes().ends_with(b"/") || path.file_name().is_none() {
+            return Err(refused(
+                path,
+                std::io::ErrorKind::InvalidInput,
+                "names a directory, not a file (give a file name)".into(),
+            ));
+        }
+        out.check_file(path)?;
+        out.check_parent(path)?;
+        Ok(out)
+    }
+
+    /// A directory to write files into at `path` (created when they are
+    /// written, if it does not exist): refused now unless it can be
+    /// written; an existing one that holds charts or CSV files (the names
+    /// iosim writes there) needs `force`.
+    pub fn dir(
+        path: &std::path::Path,
+        force: bool,
+        inputs: &[&std::path::Path],
+    ) -> crate::Result<Output> {
+        use std::io::ErrorKind;
+        let out = Output::new(path, force, inputs);
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                out.probe(path)?;
+                let held = std::fs::read_dir(path)
+                    .map_err(|source| crate::Error::Write {
+                        path: path.to_path_buf(),
+                        source,
+                    })?
+                    .filter_map(|e| e.ok())
+                    .filter(|e| {
+                        let p = e.path();
+                        p.extension()
+                            .is_some_and(|x| DIR_FILE_EXTENSIONS.iter().any(|w| x == *w))
+                    })
+                    .collect::<Vec<_>>();
+                for e in &held {
+                    if let Some(i) = out.inputs.iter().find(|i| same_file(i, &e.path())) {
+                        return Err(refused(
+                            path,
+                            ErrorKind::InvalidInput,
+                            format!(
+                                "holds `{}`, an input of this run, which a chart or CSV file of the same name would replace; write elsewhere",
+                                i.display()
+                            ),
+                        ));
+                    }
+                }
+                if !force && !held.is_empty() {
+                    return Err(refused(
+                        path,
+                        ErrorKind::AlreadyExists,
+                        format!(
+                            "already holds {} chart or CSV {}; pass --force to replace those of the same names",
+                            held.len(),
+                            if held.len() == 1 { "file" } else { "files" }
+                        ),
+                    ));
+                }
+                Ok(out)
+            }
+            Ok(m) => Err(refused(
+                path,
+                ErrorKind::NotADirectory,
+                format!(
+                    "not a directory ({}); give a directory for the charts",
+                    file_type_name_or_file(&m)
+                ),
+            )),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                if std::fs::symlink_metadata(path).is_ok() {
+                    return Err(refused(
+                        path,
+                        ErrorKind::InvalidInput,
+                        "a symbolic link to nothing; iosim does not write through it".into(),
+                    ));
+                }
+                out.check_parent(path)?;
+                Ok(out)
+            }
+            Err(source) => Err(crate::Error::Write {
+                path: path.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
+    fn new(path: &std::path::Path, force: bool, inputs: &[&std::path::Path]) -> Output {
+        Output {
+            path: path.to_path_buf(),
+            force,
+            inputs: inputs.iter().map(|p| p.to_path_buf()).collect(),
+        }
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Refuses an existing `target` that is not a regular file, is an input
+    /// of the run, or (without `force`) exists at all; returns the file to
+    /// replace (through a symbolic link, the file it names), if any.
+    fn check_file(&self, target: &std::path::Path) -> crate::Result<Option<std::path::PathBuf>> {
+        use std::io::ErrorKind;
+        let Ok(link) = std::fs::symlink_metadata(target) else {
+            return Ok(None);
+        };
+        let is_link = link.file_type().is_symlink();
+        let meta = match std::fs::metadata(target) {
+            Ok(m) => m,
+            Err(_) if is_link => {
+                return Err(refused(
+                    target,
+                    ErrorKind::InvalidInput,
+                    "a symbolic link to nothing; iosim does not write through it".into(),
+                ))
+            }
+            Err(source) => {
+                return Err(crate::Error::Write {
+                    path: target.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        if !meta.is_file() {
+            return Err(refused(
+                target,
+                if meta.is_dir() {
+                    ErrorKind::IsADirectory
+                } else {
+                    ErrorKind::InvalidInput
+                },
+                {
+                    let what = crate::error::file_type_name(&meta.file_type());
+                    if is_link {
+                        format!("a symbolic link to {what}, not to a regular file; iosim writes only regular files")
+                    } else {
+                        format!("not a regular file ({what}); iosim writes only regular files")
+                    }
+                },
+            ));
+        }
+        if let Some(i) = self.inputs.iter().find(|i| same_file(i, target)) {
+            return Err(refused(
+                target,
+                ErrorKind::InvalidInput,
+                format!(
+                    "the same file as `{}`, an input of this run; write the output elsewhere",
+                    i.display()
+                ),
+            ));
+        }
+        if !self.force {
+            return Err(refused(
+                target,
+                ErrorKind::AlreadyExists,
+                "already exists; pass --force to replace it".into(),
+            ));
+        }
+        if is_link {
+            return std::fs::canonicalize(target)
+                .map(Some)
+                .map_err(|source| crate::Error::Write {
+                    path: target.to_path_buf(),
+                    source,
+                });
+        }
+        Ok(Some(target.to_path_buf()))
+    }
+
+    /// Refuses a target whose directory does not exist, is not a directory
+    /// or cannot be written.
+    fn check_parent(&self, target: &std::path::Path) -> crate::Result<()> {
+        use std::io::ErrorKind;
+        let dir = parent_of(target);
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => self.probe(&dir).map_err(|e| match e {
+                crate::Error::Write { source, .. } => crate::Error::Write {
+                    path: target.to_path_buf(),
+                    source: std::io::Error::new(
+                        source.kind(),
+                        format!(
+                            "its directory `{}` cannot be written: {source}",
+                            dir.display()
+                        ),
+                    ),
+                },
+                other => other,
+            }),
+            Ok(_) => Err(refused(
+                target,
+                ErrorKind::NotADirectory,
+                format!("`{}` is not a directory", dir.display()),
+            )),
+            Err(e) if e.kind() == ErrorKind::NotFound => Err(refused(
+                target,
+                ErrorKind::NotFound,
+                format!(
+                    "its directory `{}` does not exist (iosim creates no parent directories)",
+                    dir.display()
+                ),
+            )),
+            Err(source) => Err(crate::Error::Write {
+                path: target.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
+    /// Whether a file can be made in directory `dir`: one is made and
+    /// removed at once.
+    fn probe(&self, dir: &std::path::Path) -> crate::Result<()> {
+        tempfile::Builder::new()
+            .prefix(".iosim-probe.")
+            .tempfile_in(dir)
+            .map(drop)
+            .map_err(|source| crate::Error::Write {
+                path: dir.to_path_buf(),
+                source,
+            })
+    }
+
+    /// Writes the file (an output made by [`Output::file`]) whole, checked
+    /// again first.
+    pub fn write(&self, bytes: &[u8]) -> crate::Result<()> {
+        write_checked(self, &self.path, bytes)
+    }
+
+    /// Writes `files` (name, bytes) into the directory (an output made by
+    /// [`Output::dir`]), creating it if it does not exist; returns the
+    /// paths written, in order. Every target is checked before any is
+    /// written; if one fails, those written and a directory created are
+    /// removed.
+    pub fn write_files(&self, files: &[(String, &[u8])]) -> crate::Result<Vec<std::path::PathBuf>> {
+        let created = match std::fs::create_dir(&self.path) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+            Err(source) => {
+                return Err(crate::Error::Write {
+                    path: self.path.clone(),
+                    source,
+                })
+            }
+        };
+        let paths: Vec<std::path::PathBuf> = files.iter().map(|(n, _)| self.path.join(n)).collect();
+        let mut written = Vec::new();
+        let result = paths
+            .iter()
+            .try_for_each(|p| self.check_file(p).map(drop))
+            .and_then(|()| {
+                paths.iter().zip(files).try_for_each(|(p, (_, bytes))| {
+                    write_checked(self, p, bytes)?;
+                    written.push(p.clone());
+                    Ok(())
+                })
+            });
+        if let Err(e) = result {
+            for p in &written {
+                let _ = std::fs::remove_file(p);
+            }
+            if created {
+                let _ = std::fs::remove_dir(&self.path);
+            }
+            return Err(e);
+        }
+        Ok(paths)
+    }
+}
+
+/// What a file's metadata says it is, in words.
+fn file_type_name_or_file(m: &std::fs::Metadata) -> &'static str {
+    if m.is_file() {
+        "a file"
+    } else {
+        crate::error::file_type_name(&m.file_type())
+    }
+}
+
+/// Writes `bytes` to `target` for `out`: checked, then atomically.
+fn write_checked(out: &Output, target: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
+    let err = |source| crate::Error::Write {
+        path: target.to_path_buf(),
+        source,
+    };
+    let replace = out.check_file(target)?;
+    let at = replace.as_deref().unwrap_or(target);
+    AtomicFile::create(at, replace.is_some())
+        .and_then(|f| f.commit_bytes(bytes))
+        .map_err(|source| {
+            if source.kind() == std::io::ErrorKind::AlreadyExists {
+                err(std::io::Error::new(
+                    source.kind(),
+                    "already exists (it appeared during the run); pass --force to replace it",
+                ))
+            } else {
+                err(source)
+            }
+        })
 }
 
 #[cfg(test)]
@@ -448,43 +822,75 @@ mod tests {
     #[test]
     fn a_file_is_written_whole_and_never_over_one_that_appeared_meanwhile() {
         let dir = tempfile::TempDir::new().unwrap();
-        let target = dir.path().join("sub").join("out.txt");
         let names = || {
-            let mut v: Vec<String> = std::fs::read_dir(target.parent().unwrap())
+            let mut v: Vec<String> = std::fs::read_dir(dir.path())
                 .unwrap()
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect();
             v.sort();
             v
         };
-        write_file(&target, "one\n").unwrap();
-        write_file(&target, "two\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "two\n");
-        let kind = |r: std::io::Result<AtomicFile>| r.map(drop).unwrap_err().kind();
+        let target = dir.path().join("out.txt");
+        Output::file(&target, false, &[])
+            .unwrap()
+            .write(b"one\n")
+            .unwrap();
+        let kind = |r: crate::Result<Output>| match r.map(drop).unwrap_err() {
+            crate::Error::Write { source, .. } => source.kind(),
+            other => panic!("{other}"),
+        };
         assert_eq!(
-            kind(AtomicFile::create(&target, false)),
+            kind(Output::file(&target, false, &[])),
             std::io::ErrorKind::AlreadyExists
         );
-        let other = dir.path().join("sub").join("new.txt");
-        let file = AtomicFile::create(&other, false).unwrap();
+        Output::file(&target, true, &[])
+            .unwrap()
+            .write(b"two\n")
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "two\n");
+        // An input of the run is never replaced, even with force.
+        assert!(Output::file(&target, true, &[&target]).is_err());
+        // A file that appeared after the check is left as it is.
+        let other = dir.path().join("new.txt");
+        let out = Output::file(&other, false, &[]).unwrap();
         std::fs::write(&other, "first\n").unwrap();
-        let e = file.commit("late\n").unwrap_err();
-        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert!(out.write(b"late\n").is_err());
         assert_eq!(std::fs::read_to_string(&other).unwrap(), "first\n");
-        // Dropped uncommitted: no temporary file is left.
-        drop(AtomicFile::create(&dir.path().join("sub").join("gone.txt"), true).unwrap());
+        // Dropped uncommitted: no temporary file is left, and none is listed.
+        drop(AtomicFile::create(&dir.path().join("gone.txt"), true).unwrap());
         assert_eq!(names(), ["new.txt", "out.txt"]);
+        assert!(temporaries().is_empty());
+        // No parent: refused before anything is made.
+        assert_eq!(
+            kind(Output::file(&dir.path().join("no/such/f.txt"), false, &[])),
+            std::io::ErrorKind::NotFound
+        );
+        assert!(Output::file(&dir.path().join("d/"), false, &[]).is_err());
+        // A directory that fails to fill is removed.
+        let charts = dir.path().join("charts");
+        let out = Output::dir(&charts, false, &[]).unwrap();
+        assert!(!charts.exists());
+        let files = [
+            ("a.svg".to_string(), &b"x"[..]),
+            ("..".to_string(), &b"y"[..]),
+        ];
+        assert!(out.write_files(&files).is_err());
+        assert!(!charts.exists());
+        assert_eq!(
+            out.write_files(&files[..1]).unwrap(),
+            [charts.join("a.svg")]
+        );
+        assert_eq!(
+            kind(Output::dir(&charts, false, &[])),
+            std::io::ErrorKind::AlreadyExists
+        );
+        assert!(Output::dir(&charts, true, &[]).is_ok());
     }
 
     #[test]
     fn csv_quotes_commas() {
         assert!(sample().render(Format::Csv).contains("\"a,b\",1.2,MB/s"));
     }
-}
-
-/// Writes `bytes` to `path` as [`write_file`] writes text.
-pub fn write_bytes(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    AtomicFile::create(path, true)?.commit_bytes(bytes)
 }
 
 /// One chart as SVG text and PNG bytes (the same drawing), as
@@ -501,23 +907,17 @@ pub struct Rendered {
     pub png: Vec<u8>,
 }
 
-/// Writes each chart as `DIR/STEM.svg` and `DIR/STEM.png`; returns the paths
-/// written, in order. Charts are rendered before this is called, so a chart
-/// that failed to draw has no file at all.
-pub fn write_charts(
-    dir: &std::path::Path,
-    charts: &[Rendered],
-) -> crate::Result<Vec<std::path::PathBuf>> {
-    let mut written = Vec::new();
-    for c in charts {
-        for (ext, bytes) in [("svg", c.svg.as_bytes()), ("png", c.png.as_slice())] {
-            let path = dir.join(format!("{}.{ext}", c.stem));
-            write_bytes(&path, bytes).map_err(|source| crate::Error::Write {
-                path: path.clone(),
-                source,
-            })?;
-            written.push(path);
-        }
-    }
-    Ok(written)
+/// Each chart's files, `STEM.svg` and `STEM.png`, as (name, bytes) for
+/// [`Output::write_files`]. Charts are rendered before this is called, so a
+/// chart that failed to draw has no file at all.
+pub fn chart_files(charts: &[Rendered]) -> Vec<(String, &[u8])> {
+    charts
+        .iter()
+        .flat_map(|c| {
+            [
+                (format!("{}.svg", c.stem), c.svg.as_bytes()),
+                (format!("{}.png", c.stem), c.png.as_slice()),
+            ]
+        })
+        .collect()
 }

@@ -207,7 +207,7 @@ pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
                         format!(
                             "{} {u} is out of {path}'s plausible range, {}",
                             readable(v),
-                            crate::units::range_text(lo, hi, dim)
+                            crate::units::range_text(lo, hi, dim, &u)
                         ),
                     ));
                 }
@@ -533,9 +533,24 @@ fn metrics_of(r: &ExperimentResult) -> Vec<(String, &'static str, f64)> {
     m
 }
 
+/// The most points a sweep's grid may have (the product of its `--vary`
+/// lists): each point keeps its results until the report is written.
+pub const MAX_POINTS: usize = 10_000;
+
 /// A knob given twice, or a value given twice on one axis, would run the
-/// same points again (or silently drop the first list): usage errors.
+/// same points again (or silently drop the first list): usage errors; so is
+/// a grid of more than [`MAX_POINTS`] points.
 fn check_axes(axes: &[Axis]) -> Result<()> {
+    let points = axes
+        .iter()
+        .fold(1usize, |n, a| n.saturating_mul(a.values.len()));
+    if points > MAX_POINTS {
+        let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+        return Err(Error::Usage(format!(
+            "--vary: a grid of {} = {points} points; at most {MAX_POINTS} (sweep fewer values, or split the grid into several runs)",
+            sizes.join(" x ")
+        )));
+    }
     for (i, a) in axes.iter().enumerate() {
         if axes[..i].iter().any(|b| b.knob == a.knob) {
             return Err(Error::Usage(format!(
@@ -805,8 +820,9 @@ fn apply_card(
                 .ok_or_else(|| format!("unknown server `{}`", e.server))?;
             if !slots.is_empty() && slots.len() < n.saturating_sub(1) {
                 return Err(format!(
-                    "{n} cards `{name}` need {} slots for the copies beside its own; the list gives {}",
-                    n - 1,
+                    "{} `{name}` need {} for the copies beside its own; the list gives {}",
+                    crate::units::count_text(n, "card", "cards"),
+                    crate::units::count_text(n - 1, "slot", "slots"),
                     slots.len()
                 ));
             }
@@ -826,11 +842,12 @@ fn apply_card(
             };
             if free.len() < n.saturating_sub(1) {
                 return Err(format!(
-                    "{n} cards `{name}` (adapter `{adapter}`) need {} free slots beside the experiment's cards; server `{}` has only {} that a partition of {} cell(s) owns and the adapter runs in",
-                    n - 1,
+                    "{} `{name}` (adapter `{adapter}`) need {} beside the experiment's cards; server `{}` has only {} that a partition of {} owns and the adapter runs in",
+                    crate::units::count_text(n, "card", "cards"),
+                    crate::units::count_text(n - 1, "free slot", "free slots"),
                     e.server,
                     free.len(),
-                    e.cells
+                    crate::units::count_text(e.cells as usize, "cell", "cells")
                 ));
             }
             let workloads: Vec<Workload> = e

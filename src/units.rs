@@ -266,11 +266,46 @@ pub fn readable(v: f64) -> String {
     }
 }
 
-/// A range of base values for a message, with the base unit: `10 to 600 MHz`.
-pub fn range_text(lo: f64, hi: f64, dim: Dimension) -> String {
-    let unit = dim.base_unit();
-    let sep = if unit.is_empty() { "" } else { " " };
-    format!("{} to {}{sep}{unit}", readable(lo), readable(hi))
+/// A range of base values for a message, in `unit`, the unit the user
+/// wrote (`50 to 100000 MB/s`); in the base unit when `unit` is not one of
+/// `dim` that [`to_base`] knows (`10 to 600 MHz`). A plain `count` is not
+/// written.
+///
+/// ```
+/// use iosim::units::{range_text, Dimension};
+/// assert_eq!(range_text(5e7, 1e11, Dimension::Rate, "MB/s"), "50 to 100000 MB/s");
+/// assert_eq!(range_text(0.0, 1.0, Dimension::Count, "percent"), "0 to 100 percent");
+/// assert_eq!(range_text(10.0, 600.0, Dimension::Frequency, "?"), "10 to 600 MHz");
+/// ```
+pub fn range_text(lo: f64, hi: f64, dim: Dimension, unit: &str) -> String {
+    let (unit, k) = match to_base(1.0, unit) {
+        Some((d, k)) if d == dim && k > 0.0 => (unit, k),
+        _ => (dim.base_unit(), 1.0),
+    };
+    // Twelve significant digits: 10 ns in ps is 10000, not 10000.000000000002.
+    let tidy = |x: f64| {
+        format!("{:.11e}", x / k)
+            .parse::<f64>()
+            .map_or_else(|_| readable(x / k), readable)
+    };
+    let sep = if unit.is_empty() || unit == "count" {
+        String::new()
+    } else {
+        format!(" {unit}")
+    };
+    format!("{} to {}{sep}", tidy(lo), tidy(hi))
+}
+
+/// `n` things in words, the noun agreeing with the number: `1 slot`,
+/// `2 slots` (`many` for any number but one).
+///
+/// ```
+/// use iosim::units::count_text;
+/// assert_eq!(count_text(1, "rope", "ropes"), "1 rope");
+/// assert_eq!(count_text(0, "chassis", "chassis"), "0 chassis");
+/// ```
+pub fn count_text(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Converts `value` in `unit` to the base of its dimension

@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::names_in;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -109,13 +111,7 @@ fn a_fifo_named_toml_is_refused_without_blocking() {
     for args in [
         vec!["run", f],
         vec!["params", "--params", f],
-        vec![
-            "calibrate",
-            "--calibration",
-            f,
-            "--output",
-            "out/fitted.toml",
-        ],
+        vec!["calibrate", "--calibration", f, "--output", "fitted.toml"],
     ] {
         let out = iosim_within(tmp.path(), &args, 15);
         expect_fail(&out, &[f, "not a regular file"]);
@@ -303,16 +299,6 @@ fn quick_calibration(dir: &Path) {
     std::fs::write(dir.join("quick.toml"), QUICK_CALIBRATION).unwrap();
 }
 
-/// The names in `dir`, sorted.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 /// The cross-validation's header says where its full fit started: near the
 /// values in use, or, with `--cold` or `--hand-set` (no fit in use), from
 /// the initial values; the folds from the initial values either way.
@@ -391,6 +377,62 @@ fn calibrate_refuses_to_overwrite_without_force_and_writes_atomically() {
     assert!(text.contains("kind = \"fitted\""), "{text}");
     // No temporary file is left beside it.
     assert_eq!(names_in(tmp.path()), ["fitted.toml", "quick.toml"]);
+    // Through a symbolic link to it, the file is replaced and the link stays.
+    std::fs::write(&target, "keep me\n").unwrap();
+    std::os::unix::fs::symlink("fitted.toml", tmp.path().join("link.toml")).unwrap();
+    let mut linked = forced.clone();
+    linked[4] = "link.toml";
+    let out = iosim_within(tmp.path(), &linked, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(std::fs::read_to_string(&target)
+        .unwrap()
+        .contains("kind = \"fitted\""));
+    let link = std::fs::symlink_metadata(tmp.path().join("link.toml")).unwrap();
+    assert!(link.file_type().is_symlink());
+    assert_eq!(
+        names_in(tmp.path()),
+        ["fitted.toml", "link.toml", "quick.toml"]
+    );
+}
+
+/// A calibrate stopped by SIGINT or SIGTERM during its fit leaves no
+/// temporary file, and ends by the signal.
+#[test]
+fn an_interrupted_calibrate_leaves_no_temporary_file() {
+    for sig in [libc_sig::SIGINT, libc_sig::SIGTERM] {
+        let tmp = TempDir::new().unwrap();
+        quick_calibration(tmp.path());
+        let mut child = iosim_cmd(
+            tmp.path(),
+            &[
+                "calibrate",
+                "--calibration",
+                "quick.toml",
+                "--output",
+                "fit.toml",
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        let kill = Command::new("kill")
+            .args([format!("-{sig}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt as _;
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        assert_eq!(names_in(tmp.path()), ["quick.toml"], "signal {sig}");
+    }
+}
+
+/// Signal numbers (Linux).
+mod libc_sig {
+    pub const SIGINT: i32 = 2;
+    pub const SIGTERM: i32 = 15;
 }
 
 /// Whether `s` holds a control character (C0 but for nothing, DEL or C1).
@@ -731,4 +773,127 @@ fn messages_say_what_is_wrong_in_the_words_that_fit() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(" 1 rope, "), "{text}");
     assert!(!text.contains(" 1 ropes"), "{text}");
+    // `--min-mb-s nan` is a bad flag value, as `abc` is: exit 2.
+    for bad in ["nan", "abc", "inf", "-5"] {
+        let out = iosim(
+            dir.path(),
+            &[
+                "place",
+                "--server",
+                "rx6600",
+                "--objective",
+                "min-each",
+                "--min-mb-s",
+                bad,
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "--min-mb-s {bad}: {}",
+            stderr(&out)
+        );
+    }
+    // A tiny wall-clock bound is echoed in a few characters, not 300 digits.
+    let scenario =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/hp2g/fig3-gige-transmit.toml");
+    let out = iosim(
+        dir.path(),
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--max-wall-seconds",
+            "1e-300",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("bound of 1e-300 s") && err.len() < 400,
+        "{err}"
+    );
+    // Three cards that must sit under different chassis of two: "chassis",
+    // never "chassiss".
+    let req = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/place/hp2g-dual-function-chassis.toml"),
+    )
+    .unwrap()
+    .replace("\ncount = 2\n", "\ncount = 3\n");
+    std::fs::write(dir.path().join("p.toml"), req).unwrap();
+    let out = iosim(dir.path(), &["place", "p.toml"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "3 cards must sit under different chassis, but server `rp8400-seu` has only 2 chassis"
+        ),
+        "{err}"
+    );
+}
+
+/// The wall-clock bound holds inside one long experiment and inside
+/// `place`'s search, not only between experiments; a far bound changes no
+/// result; a sweep grid too large to keep is a usage error.
+#[test]
+fn the_wall_clock_bound_holds_inside_one_experiment_and_the_placement_search() {
+    let tmp = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fig3 = std::fs::read_to_string(root.join("scenarios/hp2g/fig3-gige-transmit.toml"))
+        .unwrap()
+        .replace(
+            "duration_ms = 100\n",
+            "duration_ms = 100000\nmax_events = 10000000000\n",
+        )
+        .replace("precision_pct = 1\n", "");
+    std::fs::write(tmp.path().join("long.toml"), fig3).unwrap();
+    for args in [
+        vec!["run", "long.toml", "--max-wall-seconds", "1"],
+        vec![
+            "place",
+            "--server",
+            "sx2000",
+            "--testbed",
+            "hp-2006-msa1500-lab",
+            "--cells",
+            "16",
+            "--card",
+            "fc=ab379b*64",
+            "--workload",
+            "fc.port0=diskbench:read",
+            "--max-wall-seconds",
+            "1",
+        ],
+    ] {
+        // Without the bound inside, each runs for minutes.
+        let out = iosim_within(tmp.path(), &args, 20);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {err}");
+        assert!(err.contains("wall-clock bound of 1 s"), "{args:?}: {err}");
+    }
+    let sc = root.join("scenarios/hp2g/fig5-fc-read.toml");
+    let sc = sc.to_str().unwrap();
+    let free = iosim_within(tmp.path(), &["run", sc], 60);
+    let bounded = iosim_within(tmp.path(), &["run", sc, "--max-wall-seconds", "1000"], 60);
+    assert_eq!(free.status.code(), Some(0), "{}", stderr(&free));
+    assert_eq!(
+        free.stdout, bounded.stdout,
+        "a far bound changed the results"
+    );
+    let out = iosim_within(
+        tmp.path(),
+        &[
+            "sweep",
+            "long.toml",
+            "--vary",
+            "socket_kib=1..1000",
+            "--vary",
+            "server.rp8400-seu.io_read_latency=500:755:1",
+        ],
+        20,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a grid of 1000 x 256 = 256000 points; at most 10000"),
+        "{err}"
+    );
 }

@@ -10,7 +10,7 @@
 use crate::error::Result;
 use crate::model::{Registry, RunSpec, Scenario};
 use crate::sim::config::{assemble, SystemCfg};
-use crate::sim::{simulate_assembled, ExperimentResult, Watch};
+use crate::sim::{simulate_within, ExperimentResult, Watch};
 use crate::validate::{experiment_seed, figure_watch};
 
 use super::Runner;
@@ -228,12 +228,13 @@ pub fn run_experiments_cut(
             return Ok(None);
         }
         runner.check_deadline()?;
-        let mut out = simulate_assembled(
+        let mut out = simulate_within(
             cfgs[i].clone(),
             j.experiment,
             &runs[i],
             &watches[i],
             seeds[i],
+            runner.deadline(),
         );
         // The run stands for every job that shares it: name them all.
         if let Err(crate::Error::EventLimit { shared, .. }) = &mut out {

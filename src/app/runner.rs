@@ -104,6 +104,11 @@ impl Runner {
         }
     }
 
+    /// The wall-clock deadline, for a simulation to look at as it runs.
+    pub(crate) fn deadline(&self) -> crate::sim::Deadline {
+        self.deadline
+    }
+
     /// [`Error::WallClock`] if the deadline is past.
     pub(crate) fn check_deadline(&self) -> Result<()> {
         match self.deadline {

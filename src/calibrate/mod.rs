@@ -825,6 +825,16 @@ pub struct ParamFit {
 }
 
 impl ParamFit {
+    /// [`ParamFit::ci95`] clipped to the bounds the parameter was fitted in
+    /// (a latency's interval never reaches below its minimum), and whether
+    /// it was clipped.
+    pub fn ci95_in_bounds(&self) -> Option<((f64, f64), bool)> {
+        self.ci95.map(|(lo, hi)| {
+            let (a, b) = (lo.max(self.free.min), hi.min(self.free.max));
+            ((a, b), a != lo || b != hi)
+        })
+    }
+
     /// True when the figures pin the value: a finite interval narrower than the
     /// bounds, or, for a discrete parameter, every neighbouring choice raising
     /// the sum of squares by more than 1%.

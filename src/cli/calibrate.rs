@@ -12,7 +12,6 @@ use iosim::loader::{fitted_file_text, FittedEntry};
 use iosim::report::{self, Cell, Report, Section};
 use iosim::sections::figures_section;
 use iosim::validate::{summarise, FigureRow, PaperSummary};
-use iosim::Error;
 
 use super::fit::{
     bound_cell, bound_word, objective_of, objective_text, progress_on, settings_of, Setup,
@@ -29,7 +28,7 @@ pub struct Args {
     /// Where to write the fitted values (a new file; models are never edited).
     #[arg(long, value_name = "FILE", default_value = "fitted.toml")]
     pub output: PathBuf,
-    /// Replace the --output file if it exists.
+    /// Replace the --output file if it exists (a regular file only).
     #[arg(long)]
     pub force: bool,
     /// Refit: start from the values in use (the bundled fit, or --params)
@@ -40,7 +39,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "hand_set")]
     pub refit: bool,
     /// Stop with exit code 5 if the run takes longer than this many
-    /// wall-clock seconds (checked before each experiment starts).
+    /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
 }
@@ -66,21 +65,13 @@ fn calibrate_cmd(
     refit: bool,
     runner: &Runner,
 ) -> iosim::Result<String> {
+    // Checked before the fit, which takes minutes.
+    let inputs: Vec<&Path> = [file.as_deref(), common.params.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let out_file = report::Output::file(output, force, &inputs)?;
     let setup = Setup::load(common, file)?;
-    // Checked before the fit, which takes minutes: the file can be created,
-    // and does not exist unless --force.
-    let write_err = |source: std::io::Error| {
-        let source = if source.kind() == std::io::ErrorKind::AlreadyExists {
-            std::io::Error::new(source.kind(), "already exists; pass --force to replace it")
-        } else {
-            source
-        };
-        Error::Write {
-            path: output.to_path_buf(),
-            source,
-        }
-    };
-    let out_file = report::AtomicFile::create(output, force).map_err(write_err)?;
     let spec = &setup.spec;
     let pb = setup.problem(common, runner);
     let in_use_rows = pb.rows_at(&setup.in_use)?;
@@ -121,7 +112,7 @@ fn calibrate_cmd(
         "from the initial values, across each parameter's range".to_string()
     };
     let text = fitted_file(&f, common.seed, &spec.file.display().to_string(), &search)?;
-    out_file.commit(&text).map_err(write_err)?;
+    out_file.write(text.as_bytes())?;
     let mut rep = Report {
         command: "calibrate".into(),
         seed: common.seed,
@@ -198,7 +189,7 @@ fn parameters_section(f: &Fit) -> Section {
     );
     for p in &f.params {
         let k = p.free.unit_scale;
-        let (lo, hi) = p.ci95.unwrap_or((f64::NAN, f64::NAN));
+        let ((lo, hi), clipped) = p.ci95_in_bounds().unwrap_or(((f64::NAN, f64::NAN), false));
         let pinned = match (p.neighbour_rise, p.at_bound, p.ci95) {
             (Some(r), _, _) if r.is_finite() && p.pinned() => format!(
                 "yes (discrete, at {}: a neighbouring choice raises the sum of squares by {:.1}% or more)",
@@ -217,6 +208,11 @@ fn parameters_section(f: &Fit) -> Section {
                 "no: its interval is wider than its bounds".to_string()
             }
             _ => "yes".to_string(),
+        };
+        let pinned = if clipped {
+            format!("{pinned} (95% interval clipped to its bounds)")
+        } else {
+            pinned
         };
         let by: Vec<String> = p
             .pinned_by
@@ -339,6 +335,15 @@ fn fitted_file(fit: &Fit, seed: u64, calibration: &str, search: &str) -> iosim::
         if !p.pinned() {
             notes.push("not pinned by the figures".into());
         }
+        let ci95 = p.ci95_in_bounds();
+        if ci95.is_some_and(|c| c.1) {
+            notes.push(format!(
+                "95% interval clipped to its bounds, {} to {} {}",
+                iosim::units::readable(p.free.min / k),
+                iosim::units::readable(p.free.max / k),
+                p.free.unit
+            ));
+        }
         for path in p.free.paths() {
             let mut n = notes.clone();
             if path != p.free.path {
@@ -348,7 +353,7 @@ fn fitted_file(fit: &Fit, seed: u64, calibration: &str, search: &str) -> iosim::
                 path: path.to_string(),
                 value: p.value / k,
                 unit: p.free.unit.clone(),
-                ci95: p.ci95.map(|(lo, hi)| (lo / k, hi / k)),
+                ci95: ci95.map(|((lo, hi), _)| (lo / k, hi / k)),
                 note: n.join("; "),
             });
         }

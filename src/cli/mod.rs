@@ -126,6 +126,14 @@ pub fn positive_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--min-mb-s`: a finite throughput above zero, at most 10^6 MB/s.
+pub fn positive_mb_s(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        _ => Err("expected a throughput in MB/s above 0 and at most 1e6, such as 150".into()),
+    }
+}
+
 /// Writes the command's output to standard output. A reader that went away
 /// (a closed pipe, as in `iosim params | head -1`) ends the run quietly with
 /// exit code 0: the reader has what it wanted. Any other failure (a full

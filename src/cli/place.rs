@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, default_value = "total")]
     pub objective: String,
     /// With --server and --objective min-each: the throughput every card must reach, MB/s.
-    #[arg(long = "min-mb-s")]
+    #[arg(long = "min-mb-s", value_parser = super::positive_mb_s)]
     pub min_mb_s: Option<f64>,
     /// With --server: a card, NAME=ADAPTER or NAME=ADAPTER*COUNT; repeatable.
     #[arg(long = "card", value_name = "NAME=ADAPTER[*COUNT]")]
@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     pub simulate: Option<usize>,
     /// Stop with exit code 5 if the run takes longer than this many
-    /// wall-clock seconds (checked before each simulation starts).
+    /// wall-clock seconds (checked as the search and the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
 }

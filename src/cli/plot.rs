@@ -12,7 +12,6 @@ use iosim::report::{self, Cell, Format, Report, Section};
 use iosim::sections::figures_section;
 use iosim::validate::summarise;
 use iosim::validate::FigureRow;
-use iosim::Error;
 
 use super::Common;
 
@@ -20,9 +19,14 @@ use super::Common;
 pub struct Args {
     #[command(flatten)]
     pub common: Common,
-    /// Directory to write the charts into (created if needed).
+    /// Directory to write the charts into (created if needed; its parent
+    /// must exist).
     #[arg(long, value_name = "DIR", default_value = "plots")]
     pub out: PathBuf,
+    /// Write into a --out directory that already holds charts, replacing
+    /// those of the same names (regular files only).
+    #[arg(long)]
+    pub force: bool,
     /// JSON written by `iosim validate --cross-validate --format json`:
     /// also chart held-out against fitted error per group.
     #[arg(long, value_name = "FILE")]
@@ -67,14 +71,14 @@ pub fn drawn(
 /// `iosim plot`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     let common = &a.common;
+    let out = chart_dir(&a.out, a.force, common, a.cross_validation.as_deref())?;
     let Drawn {
         parameters,
         v,
         charts,
         ..
     } = drawn(common, a.cross_validation.as_deref(), runner)?;
-    report::write_charts(&a.out, &charts)?;
-    write_csvs(&a.out, &v.rows, common.seed)?;
+    write_charts_and_csvs(&out, &charts, &v.rows, common.seed)?;
     let mut rep = Report {
         command: "plot".into(),
         seed: common.seed,
@@ -94,13 +98,34 @@ pub fn charts(v: &Validation, cv: Option<&[CvGroup]>, seed: u64) -> iosim::Resul
         .collect()
 }
 
-/// Writes `DIR/<paper>.csv`, the figures behind the charts, for each paper.
-pub fn write_csvs(dir: &Path, rows: &[FigureRow], seed: u64) -> iosim::Result<()> {
-    for (name, text) in plot_files(rows, seed) {
-        let path = dir.join(name);
-        report::write_file(&path, &text).map_err(|source| Error::Write { path, source })?;
-    }
-    Ok(())
+/// The chart directory `dir` of a command, checked before any work:
+/// `--force` replaces charts in it; `--params` and `extra` are inputs it
+/// must not replace.
+pub fn chart_dir(
+    dir: &Path,
+    force: bool,
+    common: &Common,
+    extra: Option<&Path>,
+) -> iosim::Result<report::Output> {
+    let inputs: Vec<&Path> = [extra, common.params.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    report::Output::dir(dir, force, &inputs)
+}
+
+/// Writes the charts into `out` and, for each paper, `<paper>.csv`, the
+/// figures behind them: all checked before any is written.
+pub fn write_charts_and_csvs(
+    out: &report::Output,
+    charts: &[Rendered],
+    rows: &[FigureRow],
+    seed: u64,
+) -> iosim::Result<()> {
+    let csvs = plot_files(rows, seed);
+    let mut files = report::chart_files(charts);
+    files.extend(csvs.iter().map(|(n, t)| (n.clone(), t.as_bytes())));
+    out.write_files(&files).map(drop)
 }
 
 /// The cross-validation groups of `--cross-validation FILE`, if given.

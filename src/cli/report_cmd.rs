@@ -11,7 +11,6 @@ use iosim::error::Location;
 use iosim::model::Registry;
 use iosim::report::{self, Cell, Report, Section};
 use iosim::sections::{experiments_section, figures_section, papers_section, params_section};
-use iosim::Error;
 
 use super::plot::{drawn, Drawn};
 use super::Common;
@@ -20,9 +19,12 @@ use super::Common;
 pub struct Args {
     #[command(flatten)]
     pub common: Common,
-    /// The HTML file to write (replaced if it exists).
+    /// The HTML file to write (a new file, unless --force).
     #[arg(long, value_name = "FILE", default_value = "report.html")]
     pub out: PathBuf,
+    /// Replace the --out file if it exists (a regular file only).
+    #[arg(long)]
+    pub force: bool,
     /// JSON written by `iosim validate --cross-validate --format json`.
     #[arg(long, value_name = "FILE")]
     pub cross_validation: Option<PathBuf>,
@@ -31,6 +33,11 @@ pub struct Args {
 /// `iosim report`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     let common = &a.common;
+    let inputs: Vec<&std::path::Path> = [a.cross_validation.as_deref(), common.params.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let out = report::Output::file(&a.out, a.force, &inputs)?;
     let Drawn {
         mut reg,
         parameters,
@@ -55,14 +62,10 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         fitted,
         cv.as_deref(),
     );
-    let out = &a.out;
-    report::write_file(out, &html).map_err(|source| Error::Write {
-        path: out.clone(),
-        source,
-    })?;
+    out.write(html.as_bytes())?;
     let mut s = Section::new("files", &["file", "bytes", "charts"]);
     s.rows.push(vec![
-        Cell::Text(out.display().to_string()),
+        Cell::Text(a.out.display().to_string()),
         Cell::Int(html.len() as u64),
         Cell::Int(charts.len() as u64),
     ]);

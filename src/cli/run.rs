@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long, default_value_t = 2.0, value_parser = positive_percent)]
     pub precision: f64,
     /// Stop with exit code 5 if the run takes longer than this many
-    /// wall-clock seconds (checked before each experiment starts).
+    /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
 }
@@ -77,7 +77,13 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         let runs = iosim::app::replications(&reg, &sc, common.seed, runner, n)?;
         let r = replications_sections(&runs, precision);
         if !r.warnings.rows.is_empty() {
-            diag(&format!("warning: {} metrics have a 95% interval wider than {precision}% of their mean; add replications or lengthen [run] duration_ms", r.warnings.rows.len()));
+            let n = r.warnings.rows.len();
+            diag(&format!(
+                "warning: {} {} a 95% interval wider than {precision}% of {} mean; add replications or lengthen [run] duration_ms",
+                iosim::units::count_text(n, "metric", "metrics"),
+                if n == 1 { "has" } else { "have" },
+                if n == 1 { "its" } else { "their" }
+            ));
         }
         rep.sections.push(r.table);
         rep.sections.push(r.warnings);

@@ -73,7 +73,7 @@ pub fn execute(a: Args) -> iosim::Result<String> {
 }
 
 /// A node's facts in words: what the capacity column leaves out.
-fn node_detail(tree: &ServerTree, i: usize) -> String {
+fn node_detail(tree: &ServerTree, i: usize, children: &[usize]) -> String {
     match &tree.nodes[i].kind {
         NodeKind::Memory {
             cells_max,
@@ -115,11 +115,7 @@ fn node_detail(tree: &ServerTree, i: usize) -> String {
             mode,
             bridge,
         } => {
-            let slots = tree
-                .nodes
-                .iter()
-                .filter(|c| c.parent == Some(i))
-                .count();
+            let slots = children[i];
             let on = match shared {
                 Some(_) => format!("bus shared by {slots} slots"),
                 None => "the slot's own bus".to_string(),
@@ -146,6 +142,15 @@ fn node_detail(tree: &ServerTree, i: usize) -> String {
     }
 }
 
+/// How many children each node of `tree` has, counted in one pass.
+fn child_counts(tree: &ServerTree) -> Vec<usize> {
+    let mut n = vec![0; tree.nodes.len()];
+    for p in tree.nodes.iter().filter_map(|c| c.parent) {
+        n[p] += 1;
+    }
+    n
+}
+
 /// A server's I/O tree, one row per node, parents first: node, kind, parent,
 /// capacity and detail. With `indent`, each node's name is indented two
 /// spaces per level (the text tree).
@@ -154,6 +159,7 @@ fn server_tree_section(tree: &ServerTree, indent: bool) -> Section {
         "server_tree",
         &["node", "kind", "parent", "capacity_MB_s", "detail"],
     );
+    let children = child_counts(tree);
     for (i, n) in tree.nodes.iter().enumerate() {
         let pad = if indent {
             "  ".repeat(n.depth)
@@ -168,7 +174,7 @@ fn server_tree_section(tree: &ServerTree, indent: bool) -> Section {
                     .map_or_else(String::new, |p| tree.nodes[p].id.clone()),
             ),
             Cell::Num(n.capacity.map_or(f64::NAN, BytesPerSec::mb_s), 0),
-            Cell::Text(node_detail(tree, i)),
+            Cell::Text(node_detail(tree, i, &children)),
         ]);
     }
     s
@@ -188,6 +194,7 @@ fn server_tree_dot(tree: &ServerTree) -> String {
         "digraph \"{}\" {{\n  node [shape=box];\n",
         dot_quote(&tree.server)
     );
+    let children = child_counts(tree);
     for (i, n) in tree.nodes.iter().enumerate() {
         let capacity = n
             .capacity
@@ -196,7 +203,7 @@ fn server_tree_dot(tree: &ServerTree) -> String {
             "  \"{}\" [label=\"{}{capacity}\\n{}\"];\n",
             dot_quote(&n.id),
             dot_quote(&n.id),
-            dot_quote(&node_detail(tree, i))
+            dot_quote(&node_detail(tree, i, &children))
         ));
     }
     for n in &tree.nodes {

@@ -39,8 +39,12 @@ pub struct Args {
     /// Also write one SVG per experiment and metric against the first varied quantity into DIR.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// With --plot: write into a directory that already holds charts,
+    /// replacing those of the same names (regular files only).
+    #[arg(long, requires = "plot")]
+    pub force: bool,
     /// Stop with exit code 5 if the run takes longer than this many
-    /// wall-clock seconds (checked before each experiment starts).
+    /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
 }
@@ -48,6 +52,11 @@ pub struct Args {
 /// `iosim sweep`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     let common = &a.common;
+    let plot = a
+        .plot
+        .as_deref()
+        .map(|d| super::plot::chart_dir(d, a.force, common, Some(&a.scenario)))
+        .transpose()?;
     let (mut reg, parameters) = common.registry()?;
     let sc = load_scenario(&a.scenario, &reg)?;
     if a.vary.len() > 2 {
@@ -90,12 +99,12 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         ),
     ));
     rep.sections = sweep_sections(&sc.name, &sweep);
-    if let Some(dir) = a.plot {
+    if let Some(out) = plot {
         let charts = sweep_plot_files(&sc.name, &sweep, common.seed)
             .iter()
             .map(|(stem, chart)| iosim::charts::render(stem, chart))
             .collect::<iosim::Result<Vec<_>>>()?;
-        report::write_charts(&dir, &charts)?;
+        out.write_files(&report::chart_files(&charts))?;
     }
     Ok(rep.render(common.format.into()))
 }

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use iosim::app::Runner;
-use iosim::report::{self, Report};
+use iosim::report::Report;
 use iosim::sections::{experiments_section, figures_section, papers_section};
 
 use super::{positive_seconds, Common};
@@ -19,8 +19,12 @@ pub struct Args {
     /// Also write into DIR the charts `iosim plot --out DIR` draws (SVG
     /// and PNG: each paper figure or table, the residuals per paper) and
     /// per paper the CSV behind them.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "cross_validate")]
     pub plot: Option<PathBuf>,
+    /// With --plot: write into a directory that already holds charts,
+    /// replacing those of the same names (regular files only).
+    #[arg(long, requires = "plot")]
+    pub force: bool,
     /// Only the figures of this paper (its name as the papers section
     /// prints it, or the start of that name: hp-rp8400, hp-atm, matrox);
     /// each run and prediction is what the whole validation gives.
@@ -41,7 +45,7 @@ pub struct Args {
     #[arg(long, requires = "cross_validate")]
     pub cold: bool,
     /// Stop with exit code 5 if the run takes longer than this many
-    /// wall-clock seconds (checked before each experiment starts).
+    /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
 }
@@ -52,6 +56,11 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         return super::cross_validate::execute(&a.common, &a.calibration, a.cold, runner);
     }
     let common = &a.common;
+    let plot = a
+        .plot
+        .as_deref()
+        .map(|d| super::plot::chart_dir(d, a.force, common, None))
+        .transpose()?;
     let (reg, parameters) = common.registry()?;
     let v = iosim::app::validation(&reg, a.paper.as_deref(), common.seed, runner)?;
     let mut rep = Report {
@@ -72,10 +81,9 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         &iosim::napkin::estimates(&reg, &v.scenarios),
     ));
     rep.sections.push(experiments_section(&v.pairs()));
-    if let Some(dir) = a.plot {
+    if let Some(out) = plot {
         let charts = super::plot::charts(&v, None, common.seed)?;
-        report::write_charts(&dir, &charts)?;
-        super::plot::write_csvs(&dir, &v.rows, common.seed)?;
+        super::plot::write_charts_and_csvs(&out, &charts, &v.rows, common.seed)?;
     }
     Ok(rep.render(common.format.into()))
 }

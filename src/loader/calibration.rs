@@ -1,5 +1,6 @@
 //! Calibration files (free parameters) and fitted-parameter files.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -8,7 +9,7 @@ use toml::Spanned;
 use super::input::{read, Source};
 use super::params::{check_value, whole_number};
 use super::raw::Shape::{self, Any, Table, Tables};
-use crate::error::{Error, Errors, Result};
+use crate::error::{line_of, Error, Errors, Result};
 use crate::model::{CalibrationSpec, FittedValue, FreeParam, Registry};
 use crate::units::{range_text, readable, to_base};
 
@@ -125,11 +126,9 @@ struct RawFittedParam {
     value: Spanned<f64>,
     unit: Spanned<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[allow(dead_code)]
-    ci95_low: Option<f64>,
+    ci95_low: Option<Spanned<f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[allow(dead_code)]
-    ci95_high: Option<f64>,
+    ci95_high: Option<Spanned<f64>>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     #[allow(dead_code)]
     note: String,
@@ -188,8 +187,8 @@ pub fn fitted_file_text(comment: &str, entries: &[FittedEntry]) -> Result<String
             path: Spanned::new(0..0, e.path.clone()),
             value: Spanned::new(0..0, six_decimals(e.value)),
             unit: Spanned::new(0..0, e.unit.clone()),
-            ci95_low: ci95.map(|c| c.0),
-            ci95_high: ci95.map(|c| c.1),
+            ci95_low: ci95.map(|c| Spanned::new(0..0, c.0)),
+            ci95_high: ci95.map(|c| Spanned::new(0..0, c.1)),
             note,
         });
     }
@@ -295,6 +294,15 @@ fn free_param(
             format!("`{pth}` is declared free twice"),
         ));
     }
+    if !target.is_fitted() {
+        return Err(not_fitted(
+            src,
+            &k("param"),
+            f.param.span(),
+            &pth,
+            &target.source,
+        ));
+    }
     let mut also = Vec::new();
     for a in &f.also {
         let ap = a.get_ref();
@@ -305,6 +313,9 @@ fn free_param(
                 format!("no model parameter `{ap}` (see `iosim params`)"),
             ));
         };
+        if !other.is_fitted() {
+            return Err(not_fitted(src, &k("also"), a.span(), ap, &other.source));
+        }
         let declared = free.iter().any(|x: &FreeParam| x.paths().any(|q| q == ap));
         if ap == &pth || also.contains(ap) || declared {
             return Err(src.invalid(
@@ -390,7 +401,10 @@ fn free_param(
                 format!("`{p}` counts whole things: give it `choices` of whole values, not `min` and `max`"),
             ));
         }
-        if let Some(bad) = choices.iter().find(|&&c| check_value(rule, c).is_err()) {
+        if let Some(bad) = choices
+            .iter()
+            .find(|&&c| check_value(rule, c, unit).is_err())
+        {
             let span = f.choices.as_ref().map_or(f.param.span(), |c| c.span());
             return Err(src.invalid(
                 &k("choices"),
@@ -398,7 +412,7 @@ fn free_param(
                 format!(
                     "{} {unit} {}",
                     readable(bad / scale),
-                    check_value(rule, *bad).err().unwrap_or_default()
+                    check_value(rule, *bad, unit).err().unwrap_or_default()
                 ),
             ));
         }
@@ -424,8 +438,8 @@ fn free_param(
                 span,
                 format!(
                     "bounds {} leave the plausible range {} of `{p}`",
-                    range_text(lo, hi, dim),
-                    range_text(rmin, rmax, dim)
+                    range_text(lo, hi, dim, unit),
+                    range_text(rmin, rmax, dim, unit)
                 ),
             ));
         }
@@ -582,6 +596,24 @@ const ROBUST_ABOVE_PCT: SettingRule = rule(
     " (percent; 0 for plain least squares)",
 );
 
+/// A free parameter whose model file does not call it fitted: its fit
+/// would write a file that `--params` refuses, so it is refused first.
+fn not_fitted(
+    src: &Source,
+    key: &str,
+    span: std::ops::Range<usize>,
+    path: &str,
+    source: &str,
+) -> Error {
+    src.invalid(
+        key,
+        span,
+        format!(
+            "`{path}` is not a fitted parameter (its model file gives its source as \"{source}\"): only a parameter whose source says \"fitted\" can be freed, as a fitted file sets only those"
+        ),
+    )
+}
+
 /// The value of setting `rule`, its default when absent, checked against
 /// its range (and, for a count, to be a whole number).
 fn setting(src: &Source, value: Option<&Spanned<f64>>, rule: &SettingRule) -> Result<f64> {
@@ -678,11 +710,42 @@ fn apply_fitted_inner(
     }
     let mut errs = Errors::default();
     let mut out = Vec::new();
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
     for (i, p) in raw.param.iter().enumerate() {
+        let k = |s: &str| format!("param[{i}].{s}");
+        if let Some(j) = first_of.insert(p.path.get_ref(), i) {
+            first_of.insert(p.path.get_ref(), j);
+            errs.push(src.invalid(
+                &k("path"),
+                p.path.span(),
+                format!(
+                    "`{}` is set twice (first at param[{j}], line {}): give each parameter once",
+                    p.path.get_ref(),
+                    line_of(text, raw.param[j].path.span().start)
+                ),
+            ));
+            continue;
+        }
+        if let (Some(lo), Some(hi)) = (&p.ci95_low, &p.ci95_high) {
+            if lo
+                .get_ref()
+                .partial_cmp(hi.get_ref())
+                .is_none_or(|o| o.is_gt())
+            {
+                errs.push(src.invalid(
+                    &k("ci95_low"),
+                    lo.span(),
+                    format!(
+                        "ci95_low {} is above ci95_high {}: a 95% interval runs from low to high",
+                        readable(*lo.get_ref()),
+                        readable(*hi.get_ref())
+                    ),
+                ));
+            }
+        }
         let Some((target, base)) = errs.take(fitted_value(&src, reg, i, p)) else {
             continue;
         };
-        let k = |s: &str| format!("param[{i}].{s}");
         let at = src.at(&k("value"), p.value.span());
         if let Some(kept) = only_bundled.as_deref_mut() {
             if !target.at.file.starts_with("<bundled>") {
@@ -755,7 +818,7 @@ fn fitted_value(
         ));
     }
     if let Some(rule) = reg.rule_of(p.path.get_ref()) {
-        if let Err(why) = check_value(rule, base) {
+        if let Err(why) = check_value(rule, base, p.unit.get_ref()) {
             return Err(src.invalid(
                 &k("value"),
                 p.value.span(),
@@ -795,7 +858,11 @@ mod tests {
                 path: p.path.get_ref().clone(),
                 value: *p.value.get_ref(),
                 unit: p.unit.get_ref().clone(),
-                ci95: p.ci95_low.zip(p.ci95_high),
+                ci95: p
+                    .ci95_low
+                    .as_ref()
+                    .map(|l| *l.get_ref())
+                    .zip(p.ci95_high.as_ref().map(|h| *h.get_ref())),
                 note: p.note.clone(),
             })
             .collect();
@@ -810,7 +877,13 @@ mod tests {
             assert_eq!(a.path.get_ref(), b.path.get_ref());
             assert_eq!(a.value.get_ref(), b.value.get_ref(), "{}", a.path.get_ref());
             assert_eq!(a.unit.get_ref(), b.unit.get_ref());
-            assert_eq!((a.ci95_low, a.ci95_high), (b.ci95_low, b.ci95_high));
+            let ci = |x: &RawFittedParam| {
+                (
+                    x.ci95_low.as_ref().map(|v| *v.get_ref()),
+                    x.ci95_high.as_ref().map(|v| *v.get_ref()),
+                )
+            };
+            assert_eq!(ci(a), ci(b));
             assert_eq!(a.note, b.note);
         }
         let mut one = super::super::load_registry(&[]).unwrap();

@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::raw::Shape;
-use crate::error::{column_of, line_of, Error, Location, Result};
+use crate::error::{column_of, file_type_name, line_of, Error, Location, Result};
 
 mod bundled {
     include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
@@ -265,22 +265,6 @@ fn check_regular(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
         return Err(too_big(path));
     }
     Ok(())
-}
-
-/// What a file that is not regular is, in words.
-fn file_type_name(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt as _;
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_block_device() || t.is_char_device() {
-        "a device"
-    } else {
-        "a special file"
-    }
 }
 
 /// Comma-separated list of known names, for error messages.

@@ -15,6 +15,7 @@ pub use crate::model::schema;
 pub use input::{bundled_files, read, MAX_FILE_BYTES};
 pub(crate) use input::{known, Source};
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Errors, Location, Result};
@@ -328,12 +329,16 @@ fn add_model(
                 ));
             }
             let mut slots: Vec<SlotSpec> = Vec::new();
+            // The names of `slots`, so that a name given twice is found in
+            // time linear in the file.
+            let mut names: HashSet<String> = HashSet::new();
             let mut placed: Vec<(String, &raw::RawSlot)> = Vec::new();
             for (i, raw) in raw_slots.iter().enumerate() {
                 let key = format!("slot[{i}]");
                 if let Some(slot) =
-                    errs.take(slot_spec(src, &key, raw, &slots, &io_controllers, None))
+                    errs.take(slot_spec(src, &key, raw, &names, &io_controllers, None))
                 {
+                    names.insert(slot.name.clone());
                     slots.push(slot);
                     placed.push((key, raw));
                 }
@@ -394,8 +399,9 @@ fn add_model(
                     let before = errs.len();
                     for (i, raw) in ch.slot.get_ref().iter().enumerate() {
                         let key = format!("{tkey}.slot[{i}]");
-                        let r = slot_spec(src, &key, raw, &slots, &io_controllers, Some(copy));
+                        let r = slot_spec(src, &key, raw, &names, &io_controllers, Some(copy));
                         if let Some(slot) = errs.take(r) {
+                            names.insert(slot.name.clone());
                             slots.push(slot);
                             placed.push((key, raw));
                         }
@@ -409,12 +415,14 @@ fn add_model(
             }
             // The slots of one segment share its bus adapter: its ropes and
             // the controller they end at.
+            let mut first_on: HashMap<&str, usize> = HashMap::new();
             for (i, slot) in slots.iter().enumerate() {
                 let (key, raw) = &placed[i];
                 let first = slot
                     .segment
-                    .as_ref()
-                    .and_then(|seg| slots[..i].iter().find(|o| o.segment.as_ref() == Some(seg)));
+                    .as_deref()
+                    .map(|seg| &slots[*first_on.entry(seg).or_insert(i)])
+                    .filter(|f| !std::ptr::eq(*f, slot));
                 if let (Some(first), Some(seg)) = (first, raw.segment.as_ref()) {
                     if first.ropes != slot.ropes || first.controller != slot.controller {
                         errs.push(src.invalid(
@@ -616,7 +624,7 @@ fn chassis_copies(
     match (&ch.count, &ch.per_cell) {
         (Some(c), None) => {
             let k = format!("{key}.count");
-            let n = whole_number(src, &k, c, "count")?;
+            let n = whole_number(src, &k, c, "chassis")?;
             if !(1.0..=64.0).contains(&n) {
                 return Err(src.invalid(
                     &k,
@@ -628,7 +636,7 @@ fn chassis_copies(
         }
         (None, Some(p)) => {
             let k = format!("{key}.per_cell");
-            let n = whole_number(src, &k, p, "per_cell")?;
+            let n = whole_number(src, &k, p, "chassis per cell")?;
             if !(1.0..=4.0).contains(&n) {
                 return Err(src.invalid(
                     &k,
@@ -676,13 +684,13 @@ fn chassis_name(name: &str, k: u32, controller: bool) -> String {
 }
 
 /// Slot `key` (`slot[3]`, `chassis[0].slot[3]`) of a server, checked;
-/// `earlier` are the slots before it; `copy` when it is a copy of a chassis
+/// `earlier` are the names of the slots before it; `copy` when it is a copy of a chassis
 /// template's slot (renamed, under the copy's controller).
 fn slot_spec(
     src: &Source,
     key: &str,
     raw: &raw::RawSlot,
-    earlier: &[SlotSpec],
+    earlier: &HashSet<String>,
     controllers: &[IoControllerSpec],
     copy: Option<ChassisCopy>,
 ) -> Result<SlotSpec> {
@@ -692,7 +700,7 @@ fn slot_spec(
         .take(check_name(src, &format!("{key}.name"), &raw.name))
         .map(|n| chassis_name(&n, copy.map_or(0, |c| c.index), false));
     if let Some(n) = &sname {
-        if earlier.iter().any(|x| &x.name == n) {
+        if earlier.contains(n) {
             errs.push(src.invalid(
                 &format!("{key}.name"),
                 raw.name.span(),

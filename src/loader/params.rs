@@ -81,7 +81,7 @@ fn convert_param(
             format!("unit `{unit}` is not {}", rule.dim),
         ));
     }
-    check_value(rule, base).map_err(|why| {
+    check_value(rule, base, unit).map_err(|why| {
         src.invalid(
             path,
             v.value.span(),
@@ -108,13 +108,18 @@ fn convert_param(
 /// Whether `base` (in the base unit of `rule`'s dimension) is a value the
 /// rule allows: inside its plausible range, and a whole number if it counts
 /// whole things (never rounded). `Err` says why not, to follow the value as
-/// written: `is outside the plausible range ...`, `is not a whole number ...`.
-pub(crate) fn check_value(rule: &ParamRule, base: f64) -> std::result::Result<(), String> {
+/// written in `unit`: `is outside the plausible range ...` (in `unit`),
+/// `is not a whole number ...`.
+pub(crate) fn check_value(
+    rule: &ParamRule,
+    base: f64,
+    unit: &str,
+) -> std::result::Result<(), String> {
     let tol = 1e-9 * rule.max.abs().max(1.0);
     if !base.is_finite() || base < rule.min - tol || base > rule.max + tol {
         return Err(format!(
             "is outside the plausible range {} for {}",
-            range_text(rule.min, rule.max, rule.dim),
+            range_text(rule.min, rule.max, rule.dim, unit),
             rule.meaning
         ));
     }
@@ -174,7 +179,7 @@ pub(crate) fn check_name(src: &Source, key: &str, name: &Spanned<String>) -> Res
     Ok(n.clone())
 }
 
-/// A non-empty list of names.
+/// A non-empty list of names, none given twice.
 pub(crate) fn spanned_list(
     src: &Source,
     key: &str,
@@ -183,8 +188,20 @@ pub(crate) fn spanned_list(
     if list.get_ref().is_empty() {
         return Err(src.invalid(key, list.span(), "the list is empty"));
     }
+    let mut seen = std::collections::HashSet::new();
     list.get_ref()
         .iter()
-        .map(|s| check_name(src, key, s))
+        .enumerate()
+        .map(|(i, s)| {
+            let name = check_name(src, key, s)?;
+            if !seen.insert(name.clone()) {
+                return Err(src.invalid(
+                    &format!("{key}[{i}]"),
+                    s.span(),
+                    format!("`{name}` is given twice in the list"),
+                ));
+            }
+            Ok(name)
+        })
         .collect()
 }

@@ -499,9 +499,11 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
             "card",
             raw.card.span(),
             format!(
-                "{to_place} cards to place but server `{}` has only {free} free slots ({} slots, {} taken, {}{} held by cards with a `slot`)",
+                "{} to place but server `{}` has only {} ({}, {} taken, {}{} held by cards with a `slot`)",
+                crate::units::count_text(to_place, "card", "cards"),
                 server.name,
-                server.slots.len(),
+                crate::units::count_text(free, "free slot", "free slots"),
+                crate::units::count_text(server.slots.len(), "slot", "slots"),
                 n_taken,
                 if unowned.is_empty() {
                     String::new()

@@ -909,12 +909,14 @@ fn figure(
             ),
         ));
     }
-    if !(published.is_finite() && published > 0.0 && published <= 1e7) {
+    // Below 0.001 (of any figure unit) no paper prints a figure: such a
+    // value is a slip, and its relative error would not be a number.
+    if !(published.is_finite() && (1e-3..=1e7).contains(&published)) {
         errs.push(src.invalid(
             &fk("published"),
             f.published.span(),
             format!(
-                "{} is not a published throughput: expected more than 0, at most 1e7",
+                "{} is not a published figure: expected at least 0.001, at most 1e7",
                 readable(published)
             ),
         ));

@@ -351,11 +351,11 @@ pub fn place(
             return Err(Error::Invalid {
                 at: a.at.clone(),
                 message: format!(
-                    "{} cards must sit under different {}s, but server `{}` has only {have} {} with a free slot: constraints conflict",
+                    "{} cards must sit under different {}, but server `{}` has only {} with a free slot: constraints conflict",
                     a.cards.len(),
-                    a.domain.name(),
+                    a.domain.plural(),
                     req.server,
-                    if have == 1 { a.domain.name().to_string() } else { format!("{}s", a.domain.name()) }
+                    crate::units::count_text(have, a.domain.name(), a.domain.plural())
                 ),
             });
         }
@@ -369,10 +369,10 @@ pub fn place(
                 return Err(Error::Invalid {
                     at: a.at.clone(),
                     message: format!(
-                        "cards `{}` and `{}` must sit under different {}s but their `slot`s share one: constraints conflict",
+                        "cards `{}` and `{}` must sit under different {} but their `slot`s share one: constraints conflict",
                         req.cards[*o].label,
                         req.cards[*c].label,
-                        a.domain.name()
+                        a.domain.plural()
                     ),
                 });
             }
@@ -595,7 +595,9 @@ pub fn place(
     };
     let est_score = |slots: &[usize]| score(req.objective, &estimate(slots).0, &demand_bytes);
     // 2. The placements.
-    let en = search::enumerate(&tree, &cards, req, opt.max_placements, 1_000_000);
+    let deadline = runner.deadline().map(|d| d.0);
+    let en = search::enumerate(&tree, &cards, req, opt.max_placements, 1_000_000, deadline);
+    runner.check_deadline()?;
     let mut placements = en.placements;
     let local = !en.complete;
     if local {
@@ -623,7 +625,9 @@ pub fn place(
                 let s = est_score(p);
                 (s[0], s[1])
             },
+            deadline,
         );
+        runner.check_deadline()?;
         let mut seen: std::collections::HashSet<String> = placements
             .iter()
             .map(|p| search::canonical(&tree, &cards, p))

@@ -62,6 +62,8 @@ impl Tree {
         let mut chassis: Vec<String> = req.chassis.iter().map(|c| c.0.clone()).collect();
         let rest = chassis.len();
         let mut segs: Vec<SegInfo> = Vec::new();
+        // Each segment's index in `segs` by name: linear in the slots.
+        let mut seg_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut slots = Vec::new();
         for s in &server.slots {
             let ch = req
@@ -80,18 +82,15 @@ impl Tree {
                 Some(n) => format!("segment/{n}"),
                 None => format!("bus/{}", s.name),
             };
-            let seg = match segs.iter().position(|g| g.name == key) {
-                Some(i) => i,
-                None => {
-                    segs.push(SegInfo {
-                        name: key,
-                        slots: Vec::new(),
-                        ctrl: s.controller,
-                        sig: String::new(),
-                    });
-                    segs.len() - 1
-                }
-            };
+            let seg = *seg_of.entry(key.clone()).or_insert_with(|| {
+                segs.push(SegInfo {
+                    name: key,
+                    slots: Vec::new(),
+                    ctrl: s.controller,
+                    sig: String::new(),
+                });
+                segs.len() - 1
+            });
             segs[seg].slots.push(slots.len());
             slots.push(SlotInfo {
                 name: s.name.clone(),
@@ -355,13 +354,16 @@ pub struct Enumerated {
 /// depth-first search: cards of one kind in increasing slot order, and of
 /// the free slots that are interchangeable at a step (same signature, same
 /// segment contents, same controller contents) only the first. Stops after
-/// `max_placements` distinct placements or `max_nodes` steps.
+/// `max_placements` distinct placements or `max_nodes` steps, or once the
+/// wall clock passes `deadline` (looked at every `NODES_PER_CLOCK_CHECK`
+/// steps; the caller then reports the bound).
 pub fn enumerate(
     tree: &Tree,
     cards: &Cards,
     req: &PlaceRequest,
     max_placements: usize,
     max_nodes: u64,
+    deadline: Option<std::time::Instant>,
 ) -> Enumerated {
     let n = cards.kind.len();
     // Fixed cards first, then by kind so that cards of one kind follow each other.
@@ -379,6 +381,7 @@ pub fn enumerate(
         nodes: 0,
         max_placements,
         max_nodes,
+        deadline,
         stopped: false,
     };
     st.go(0);
@@ -401,7 +404,16 @@ struct Dfs<'a> {
     nodes: u64,
     max_placements: usize,
     max_nodes: u64,
+    deadline: Option<std::time::Instant>,
     stopped: bool,
+}
+
+/// Search steps between two looks at the wall clock.
+const NODES_PER_CLOCK_CHECK: u64 = 1 << 10;
+
+/// Whether the wall clock has passed `deadline`.
+fn late(deadline: Option<std::time::Instant>) -> bool {
+    deadline.is_some_and(|d| std::time::Instant::now() >= d)
 }
 
 impl Dfs<'_> {
@@ -451,7 +463,9 @@ impl Dfs<'_> {
             return;
         }
         self.nodes += 1;
-        if self.nodes > self.max_nodes {
+        if self.nodes > self.max_nodes
+            || self.nodes.is_multiple_of(NODES_PER_CLOCK_CHECK) && late(self.deadline)
+        {
             self.stopped = true;
             return;
         }
@@ -511,7 +525,9 @@ impl Dfs<'_> {
 /// A local search on `score` (higher is better) from `starts` random
 /// feasible placements plus `seeds`: moves of one card to a free slot and
 /// swaps of two cards of different kinds, the best improving move each
-/// step. Returns every distinct feasible placement visited.
+/// step. Returns every distinct feasible placement visited, those visited
+/// so far once the wall clock passes `deadline` (looked at for each card
+/// moved; the caller then reports the bound).
 #[allow(clippy::too_many_arguments)]
 pub fn local_search(
     tree: &Tree,
@@ -522,6 +538,7 @@ pub fn local_search(
     seed: u64,
     max_steps: usize,
     score: &dyn Fn(&[usize]) -> (f64, f64),
+    deadline: Option<std::time::Instant>,
 ) -> Vec<Vec<usize>> {
     let n = cards.kind.len();
     let mut rng = RngStream::new(seed, 0x0070_6c61_6365);
@@ -567,6 +584,9 @@ pub fn local_search(
                 }
             };
             for c in 0..n {
+                if late(deadline) {
+                    return found;
+                }
                 if cards.fixed[c].is_some() {
                     continue;
                 }
@@ -699,7 +719,7 @@ mod tests {
         let server = &reg.servers[&req.server];
         let tree = Tree::new(server, &req);
         let cards = Cards::new(&reg, server, &tree, &req);
-        let en = enumerate(&tree, &cards, &req, usize::MAX, u64::MAX);
+        let en = enumerate(&tree, &cards, &req, usize::MAX, u64::MAX, None);
         assert!(en.complete);
         let got: HashSet<String> = en
             .placements

@@ -33,5 +33,5 @@ pub mod wire;
 pub mod workloads;
 
 pub use result::{BusResult, CpuResult, ExperimentResult, FunctionResult, Totals};
-pub use run::{simulate, simulate_assembled, Watch};
+pub use run::{simulate, simulate_assembled, simulate_within, Deadline, Watch};
 pub use system::{Ev, System};

@@ -25,6 +25,47 @@ const BATCHES: usize = 10;
 /// passing dip of it; about three per doubling keeps that small.
 const CHECK_GROWTH: (u64, u64) = (5, 4);
 
+/// Events simulated between two looks at the wall clock (a few
+/// milliseconds of work): a run stops this soon after its deadline.
+const EVENTS_PER_CLOCK_CHECK: u64 = 1 << 18;
+
+/// A wall-clock deadline of a run: the instant, and the bound it came from
+/// in seconds (for [`Error::WallClock`]).
+pub type Deadline = Option<(std::time::Instant, f64)>;
+
+/// [`run_until`] in slices of [`EVENTS_PER_CLOCK_CHECK`] events, looking at
+/// the wall clock between them: the same events in the same order as one
+/// call, but [`Error::WallClock`] once `deadline` has passed (looked at
+/// after each slice and on return).
+fn run_bounded(
+    sys: &mut System,
+    s: &mut Scheduler<Ev>,
+    until: Picos,
+    limits: Limits,
+    deadline: Deadline,
+) -> Result<Stop> {
+    let Some((at, seconds)) = deadline else {
+        return Ok(run_until(sys, s, until, limits));
+    };
+    loop {
+        let slice = Limits {
+            max_events: limits
+                .max_events
+                .min(s.events_processed().saturating_add(EVENTS_PER_CLOCK_CHECK)),
+            ..limits
+        };
+        let stop = run_until(sys, s, until, slice);
+        // Looked at after every slice and every batch (a batch may hold
+        // fewer events than a slice).
+        if std::time::Instant::now() >= at {
+            return Err(Error::WallClock { seconds });
+        }
+        if stop != Stop::EventLimit || s.events_processed() >= limits.max_events {
+            return Ok(stop);
+        }
+    }
+}
+
 /// Per function, (out, in) payload bytes since the last reset.
 type Delivered = Vec<(u64, u64)>;
 
@@ -142,6 +183,20 @@ pub fn simulate_assembled(
     watch: &Watch,
     seed: u64,
 ) -> Result<ExperimentResult> {
+    simulate_within(cfg, exp, run, watch, seed, None)
+}
+
+/// [`simulate_assembled`] that gives up with [`Error::WallClock`] once
+/// `deadline` has passed, looking at the clock every few milliseconds of
+/// simulation; a run that finishes gives the same result.
+pub fn simulate_within(
+    cfg: SystemCfg,
+    exp: &Experiment,
+    run: &RunSpec,
+    watch: &Watch,
+    seed: u64,
+    deadline: Deadline,
+) -> Result<ExperimentResult> {
     let mut sys = System::new(cfg, seed);
     let mut s = Scheduler::new();
     let ms = |v: f64| Picos::from_secs(v / 1e3);
@@ -160,7 +215,7 @@ pub fn simulate_assembled(
         events: s.events_processed(),
         at_ms: s.now().secs() * 1e3,
     };
-    if run_until(&mut sys, &mut s, warm, limits) == Stop::EventLimit {
+    if run_bounded(&mut sys, &mut s, warm, limits, deadline)? == Stop::EventLimit {
         return Err(hit(&s));
     }
     sys.reset_measurements(warm);
@@ -173,7 +228,7 @@ pub fn simulate_assembled(
     let mut check = floor;
     while end < ceiling {
         end = (end + batch).min(ceiling);
-        if run_until(&mut sys, &mut s, end, limits) == Stop::EventLimit {
+        if run_bounded(&mut sys, &mut s, end, limits, deadline)? == Stop::EventLimit {
             return Err(hit(&s));
         }
         batches.record(sys.engines.iter().map(Engine::delivered).collect());

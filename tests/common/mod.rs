@@ -238,3 +238,13 @@ pub fn validate_json() -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
+
+/// The names in `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
