@@ -470,11 +470,19 @@ fn too_many_free_parameters_for_the_figures_are_refused() {
         ));
     }
     std::fs::write(dir.path().join("many.toml"), &text).expect("write");
-    // Only a parameter its model file calls fitted can be freed: the three
-    // servers again, every value called fitted.
+    // Only a parameter its model file calls fitted can be freed: the servers
+    // again, every value called fitted.
     let models = dir.path().join("models");
     std::fs::create_dir(&models).expect("models");
-    for server in ["rp8400-seu", "n4000", "v2500"] {
+    for server in [
+        "rp8400-seu",
+        "n4000",
+        "v2500",
+        "n4000-1cpu",
+        "rp7410",
+        "rx6600",
+        "sx2000",
+    ] {
         let file = format!("models/servers/{server}.toml");
         let text =
             std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(&file))
