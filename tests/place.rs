@@ -572,3 +572,64 @@ fn a_simple_request_on_the_command_line() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown function `scsi`"));
 }
+
+/// `iosim place` on the command line with `args`, as JSON.
+fn place_args(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["place"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let out = iosim(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn the_worst_card_is_shown_with_its_own_throughput() {
+    // An AB379B (825 MB/s) beside a GigE port (231 MB/s) under `total`: the
+    // worst card by share of demand is named with its own figure, never the
+    // smallest card's.
+    let js = place_args(&[
+        "--server",
+        "rx6600",
+        "--testbed",
+        "hp-2006-msa1500-lab",
+        "--card",
+        "fc=ab379b",
+        "--card",
+        "g=a9782a",
+        "--workload",
+        "fc.port0=diskbench:bidirectional",
+        "--workload",
+        "g.gige=netperf-tcp-stream:bidirectional",
+        "--top",
+        "1000",
+    ]);
+    let placements = js["placements"].as_array().expect("placements");
+    assert!(placements.len() > 3, "{js}");
+    for p in placements {
+        let rank = p["rank"].as_u64().expect("rank");
+        let worst = p["worst_card"].as_str().expect("worst card");
+        let own = js["adapters"]
+            .as_array()
+            .expect("adapters")
+            .iter()
+            .find(|a| {
+                a["rank"].as_u64() == Some(rank) && a["card"] == worst && a["port"] == "(card)"
+            })
+            .unwrap_or_else(|| panic!("rank {rank} card {worst} in adapters"));
+        assert_eq!(
+            p["worst_card_MB_s"].as_f64(),
+            own["total_MB_s"].as_f64(),
+            "rank {rank}: {p}"
+        );
+        assert_eq!(
+            p["worst_share_pct"].as_f64(),
+            own["share_pct"].as_f64(),
+            "rank {rank}: {p}"
+        );
+    }
+}

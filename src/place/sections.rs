@@ -136,20 +136,13 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             .ranked
             .get(i + 1)
             .map_or(f64::NAN, |next| v - objective_value(obj, &next.score));
-        let (wi, wshare) = c
-            .tput
-            .iter()
-            .zip(&p.demand)
-            .map(|(t, d)| if d.0 > 0.0 { t / d.0 } else { 1.0 })
-            .enumerate()
-            .fold(
-                (0, f64::INFINITY),
-                |b, (j, s)| if s < b.1 { (j, s) } else { b },
-            );
-        let worst_t = c.tput.iter().copied().fold(f64::INFINITY, f64::min);
+        let wi = worst_card(c, &p.demand);
+        let wshare = share(c, &p.demand, wi);
+        // The smallest throughput of any card, which `min-each` judges.
+        let least = c.tput.iter().copied().fold(f64::INFINITY, f64::min);
         let meets = match obj {
             Objective::MinEach(m) => {
-                if worst_t >= m {
+                if least >= m {
                     "yes"
                 } else {
                     "no"
@@ -165,7 +158,7 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             Cell::Num(c.tput.iter().sum::<f64>() / 1e6, 2),
             Cell::Num(wshare * 100.0, 1),
             Cell::Text(req.cards.get(wi).map_or(String::new(), |x| x.label.clone())),
-            Cell::Num(worst_t / 1e6, 2),
+            Cell::Num(c.tput.get(wi).map_or(f64::NAN, |t| t / 1e6), 2),
             Cell::Text(match (r, req.cards.get(wi)) {
                 (Some(r), Some(card)) => card_limit(r, &card.label),
                 _ => String::new(),
