@@ -210,7 +210,16 @@ fn atm_nclass_two_atm622_spread_over_both_io_controllers() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("two.toml");
     std::fs::write(&file, text.replace("count = 4", "count = 2")).expect("request");
-    let out = iosim(&["place", file.to_str().expect("utf-8"), "--format", "json"]);
+    // Every rank in detail: spreading puts the placements on one IKE below
+    // the top three.
+    let out = iosim(&[
+        "place",
+        file.to_str().expect("utf-8"),
+        "--format",
+        "json",
+        "--top",
+        "1000",
+    ]);
     assert!(out.status.success());
     let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let r = ranked(&js);
@@ -631,5 +640,46 @@ fn the_worst_card_is_shown_with_its_own_throughput() {
             own["share_pct"].as_f64(),
             "rank {rank}: {p}"
         );
+    }
+}
+
+/// The chassis of a slot of the sx2000 (`chassis4-slot-5`; chassis 0's
+/// slots are `slot-N`).
+fn sx2000_chassis(slot: &str) -> String {
+    slot.split_once("-slot-")
+        .map_or("chassis0".to_string(), |x| x.0.to_string())
+}
+
+#[test]
+fn sx2000_twelve_ab379b_spread_one_per_chassis_without_apart() {
+    let js = place("sx2000-12-ab379b.toml", &[]);
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    let mut chassis: Vec<String> = best.iter().map(|s| sx2000_chassis(s)).collect();
+    chassis.sort();
+    chassis.dedup();
+    assert_eq!(chassis.len(), 12, "one card per chassis: {:?}", r[0]);
+    // It ties placements that pack cards into fewer chassis, and says so.
+    let first = &js["placements"][0];
+    assert_eq!(first["tied_with_next"], "yes", "{first}");
+    let tie = first["tie"].as_str().expect("tie");
+    assert!(
+        tie.contains("ties rank 2 within 1%") && tie.contains("no two cards share a chassis"),
+        "{tie}"
+    );
+    let why = meta(&js, "why");
+    assert!(
+        why.contains("what binds it") && why.contains("runner-up"),
+        "{why}"
+    );
+    // A loser that ties the best says so.
+    for l in js["losers"].as_array().expect("losers") {
+        let behind = l["behind_best_MB_s"].as_f64().expect("behind");
+        let verdict = l["verdict"].as_str().expect("verdict");
+        if behind.abs() < 0.01 * r[0].1 {
+            assert!(verdict.starts_with("ties the best"), "{l}");
+        } else {
+            assert!(verdict.starts_with("loses"), "{l}");
+        }
     }
 }

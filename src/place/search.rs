@@ -102,7 +102,17 @@ impl Tree {
                 taken: req.taken.contains(&s.name),
             });
         }
-        let chassis_matter = req.apart.iter().any(|a| a.domain == Domain::Chassis);
+        // Chassis are part of the symmetry where a group names them, or
+        // where one controller's slots span two chassis (elsewhere the
+        // controllers tell the chassis apart, and spreading over chassis,
+        // which breaks ties, needs no more).
+        let mut chassis_of_ctrl: BTreeMap<(bool, usize), usize> = BTreeMap::new();
+        let spans = slots.iter().any(|s: &SlotInfo| {
+            // A segment straight to memory is a controller of its own.
+            let key = s.ctrl.map_or((false, s.seg), |c| (true, c));
+            *chassis_of_ctrl.entry(key).or_insert(s.chassis) != s.chassis
+        });
+        let chassis_matter = spans || req.apart.iter().any(|a| a.domain == Domain::Chassis);
         for g in segs.iter_mut() {
             let mut v: Vec<String> = g
                 .slots
@@ -521,7 +531,7 @@ pub fn local_search(
     starts: usize,
     seed: u64,
     max_steps: usize,
-    score: &dyn Fn(&[usize]) -> (f64, f64),
+    score: &dyn Fn(&[usize]) -> (f64, f64, f64),
 ) -> Vec<Vec<usize>> {
     let n = cards.kind.len();
     let mut rng = RngStream::new(seed, 0x0070_6c61_6365);
@@ -552,12 +562,12 @@ pub fn local_search(
         let mut cur_score = score(&cur);
         keep(&cur, &mut found);
         for _ in 0..max_steps {
-            let mut best: Option<(Vec<usize>, (f64, f64))> = None;
+            let mut best: Option<(Vec<usize>, (f64, f64, f64))> = None;
             let mut occupied = vec![None; tree.slots.len()];
             for (c, &s) in cur.iter().enumerate() {
                 occupied[s] = Some(c);
             }
-            let consider = |p: Vec<usize>, best: &mut Option<(Vec<usize>, (f64, f64))>| {
+            let consider = |p: Vec<usize>, best: &mut Option<(Vec<usize>, (f64, f64, f64))>| {
                 if !feasible(&p) {
                     return;
                 }

@@ -4,7 +4,7 @@
 //! shared node's utilisation), `losers` (why the worst placements simulated
 //! lose) and `demand` (each card alone in its best slot).
 
-use super::{objective_value, Placement};
+use super::{objective_value, tie_break, Candidate, Placement, TieBreak, SPREAD_DOMAINS, TIE_PCT};
 use crate::model::Objective;
 use crate::report::{Cell, Section};
 
@@ -101,6 +101,137 @@ pub fn card_limit(r: &crate::sim::ExperimentResult, label: &str) -> String {
         .map_or(String::new(), |(u, n)| format!("{n} {:.0}%", u * 100.0))
 }
 
+/// `1 pair of cards shares a controller`, `no two cards share a bus`.
+fn pairs_words(n: usize, domain: &str) -> String {
+    match n {
+        0 => format!("no two cards share a {domain}"),
+        1 => format!("1 pair of cards shares a {domain}"),
+        n => format!("{n} pairs of cards share a {domain}"),
+    }
+}
+
+/// The first three items of a `;`-separated bottleneck, and how many more.
+fn first_items(text: &str) -> String {
+    let items: Vec<&str> = text.split("; ").collect();
+    if items.len() <= 3 {
+        return text.to_string();
+    }
+    format!("{} (and {} more)", items[..3].join("; "), items.len() - 3)
+}
+
+/// Why `a`, ranked just before `b`, is ahead of it though they tie.
+pub fn tie_words(a: &Candidate, b: &Candidate, next_rank: usize) -> String {
+    format!(
+        "ties rank {next_rank} within {TIE_PCT}%; ahead because {}",
+        tie_reason(a, b)
+    )
+}
+
+/// Why `a` is ranked before `b` though they tie: `it spreads more (...)`.
+fn tie_reason(a: &Candidate, b: &Candidate) -> String {
+    match tie_break(a, b) {
+        TieBreak::Spread(i) => {
+            let d = SPREAD_DOMAINS[i].name();
+            format!(
+                "it spreads more ({} against {})",
+                pairs_words(a.sharing[i], d),
+                pairs_words(b.sharing[i], d)
+            )
+        }
+        TieBreak::Headroom => {
+            // The first of the nodes, busiest first, whose loads differ.
+            let at = |c: &Candidate, i: usize| {
+                c.loads
+                    .get(i)
+                    .map_or("nothing more shared".to_string(), |l| {
+                        format!("{} at {:.0}%", l.node, l.load * 100.0)
+                    })
+            };
+            let load = |c: &Candidate, i: usize| c.loads.get(i).map_or(0.0, |l| l.load);
+            let i = (0..a.loads.len().max(b.loads.len()))
+                .find(|&i| (load(a, i) - load(b, i)).abs() > super::HEADROOM_ALIKE)
+                .unwrap_or(0);
+            let which = if i == 0 {
+                "its busiest shared node".to_string()
+            } else {
+                format!("its shared node {} by load (those before alike)", i + 1)
+            };
+            format!(
+                "as spread, it leaves more headroom: {which}, {} against {}",
+                at(a, i),
+                at(b, i)
+            )
+        }
+        TieBreak::Objective => "as spread and loaded, its objective is higher".to_string(),
+        TieBreak::Name => "alike in spread and load, its name comes first".to_string(),
+    }
+}
+
+/// The per-card throughputs of `a` and `b`: the card that loses most in
+/// `b` against `a`, and how much (bytes/s).
+fn biggest_loss(a: &Candidate, b: &Candidate) -> Option<(usize, f64)> {
+    (0..a.tput.len().min(b.tput.len()))
+        .map(|i| (i, a.tput[i] - b.tput[i]))
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+}
+
+/// A short paragraph on the choice: what limits the winner, and what the
+/// runner-up loses and where.
+pub fn why_text(p: &Placement) -> String {
+    let obj = p.request.objective;
+    let u = match obj {
+        Objective::WorstShare => "%",
+        _ => " MB/s",
+    };
+    let Some(best) = p.ranked.first() else {
+        return String::new();
+    };
+    let Some(r) = &best.result else {
+        return String::new();
+    };
+    let mut out = format!(
+        "The best placement, {}, reaches {:.2}{u}; what binds it: {}.",
+        best.label,
+        objective_value(obj, &best.score),
+        first_items(&r.bottleneck)
+    );
+    let Some(second) = p.ranked.get(1) else {
+        out.push_str(" It is the only placement simulated.");
+        return out;
+    };
+    let gap = objective_value(obj, &best.score) - objective_value(obj, &second.score);
+    if best.tied_with_next {
+        out.push_str(&format!(
+            " The runner-up, {}, does as well within {TIE_PCT}% ({}); the best is first because {}.",
+            second.label,
+            if gap >= 0.0 {
+                format!("{gap:.2}{u} behind")
+            } else {
+                format!("{:.2}{u} ahead, within the tie", -gap)
+            },
+            tie_reason(best, second)
+        ));
+    } else {
+        out.push_str(&format!(
+            " The runner-up, {}, gives {:.2}{u} less",
+            second.label, gap
+        ));
+        if let (Some((i, loss)), Some(r2)) = (biggest_loss(best, second), &second.result) {
+            if loss > 0.0 {
+                let card = &p.request.cards[i].label;
+                out.push_str(&format!(
+                    ": card {card} gets {:.2} MB/s there against {:.2}, limited by {}",
+                    second.tput[i] / 1e6,
+                    best.tput[i] / 1e6,
+                    card_limit(r2, card)
+                ));
+            }
+        }
+        out.push('.');
+    }
+    out
+}
+
 /// The sections of a placement answer, showing the best `top` in detail
 /// and the last three simulated as losers.
 pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
@@ -123,10 +254,11 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             "meets_min",
             &f_margin,
             "tied_with_next",
-            "bottleneck",
             "estimated_total_MB_s",
             "estimated_busiest",
             "throughput_ci95_pct",
+            "tie",
+            "bottleneck",
         ],
     );
     let n = p.ranked.len();
@@ -166,12 +298,16 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             Cell::Text(meets.into()),
             Cell::Num(margin, 2),
             Cell::Text(if c.tied_with_next { "yes" } else { "no" }.into()),
-            Cell::Text(r.map_or(String::new(), |r| r.bottleneck.clone())),
             Cell::Num(c.est.iter().sum::<f64>() / 1e6, 2),
             Cell::Text(c.loads.first().map_or(String::new(), |l| {
                 format!("{} {:.0}%", l.node, l.load * 100.0)
             })),
             Cell::Num(r.map_or(f64::NAN, |r| r.ci95_pct), 2),
+            Cell::Text(match p.ranked.get(i + 1) {
+                Some(next) if c.tied_with_next => tie_words(c, next, i + 2),
+                _ => String::new(),
+            }),
+            Cell::Text(r.map_or(String::new(), |r| r.bottleneck.clone())),
         ]);
     }
     let mut adapters = Section::new(
@@ -353,10 +489,13 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             &format!("behind_best_{u}"),
             "worst_card",
             "worst_card_busiest",
+            "verdict",
             "bottleneck",
         ],
     );
     let best = p.ranked.first().map(|c| objective_value(obj, &c.score));
+    // The run of placements that tie the best.
+    let tie_run = p.ranked.iter().take_while(|c| c.tied_with_next).count() + 1;
     // The last three (never the best).
     let from = n.saturating_sub(3).max(1);
     for (i, c) in p.ranked.iter().enumerate().skip(from) {
@@ -374,6 +513,21 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
                     .as_ref()
                     .map_or(String::new(), |r| card_limit(r, &worst)),
             ),
+            Cell::Text(if i < tie_run {
+                format!(
+                    "ties the best within {TIE_PCT}%: not a loser, ranked below it by spread, headroom, objective and name"
+                )
+            } else {
+                match best {
+                    Some(b) if b != 0.0 => format!(
+                        "loses {:.2}{} ({:.1}% of the best)",
+                        b - v,
+                        if u == "pct" { " points" } else { " MB/s" },
+                        (b - v) / b.abs() * 100.0
+                    ),
+                    _ => "loses".to_string(),
+                }
+            }),
             Cell::Text(
                 c.result
                     .as_ref()
