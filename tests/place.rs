@@ -683,3 +683,53 @@ fn sx2000_twelve_ab379b_spread_one_per_chassis_without_apart() {
         }
     }
 }
+
+#[test]
+fn a_standby_card_holds_a_slot_keeps_apart_and_carries_no_load() {
+    let fc = "\n[[workload]]\ncard = \"fc\"\nfunction = \"port0\"\nkind = \"diskbench\"\ndirection = \"bidirectional\"\n";
+    let head = "[place]\nserver = \"rx6600\"\ntestbed = \"hp-2006-msa1500-lab\"\ncells = 1\n\n[[card]]\nname = \"fc\"\nadapter = \"ab379b\"\n";
+    let text = format!(
+        "{head}\n[[card]]\nname = \"spare\"\nadapter = \"ab379b\"\nrole = \"standby\"\n{fc}\n[[apart]]\ncards = [\"fc\", \"spare\"]\nunder = \"bus\"\n"
+    );
+    let js = place_text(&text);
+    let r = ranked(&js);
+    // The active card gets its PCI-X 266 slot and its whole demand; the
+    // spare holds another slot and moves nothing.
+    let best = slots(&r[0].0);
+    assert_eq!(best[0], "slot-3", "{r:?}");
+    assert_ne!(best[0], best[1]);
+    let first = &js["placements"][0];
+    assert_eq!(first["worst_card"], "fc", "{first}");
+    assert!((first["objective_MB_s"].as_f64().expect("objective") - 824.0).abs() < 5.0);
+    let spare = js["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .find(|a| a["rank"] == 1 && a["card"] == "spare")
+        .expect("the spare in adapters");
+    assert_eq!(spare["total_MB_s"].as_f64(), Some(0.0), "{spare}");
+    // Every placement keeps the two on different buses (none share a slot
+    // pair: slot-7/8 would be one bus).
+    for p in &r {
+        let s = slots(&p.0);
+        assert!(
+            !(s.contains(&"slot-7".to_string()) && s.contains(&"slot-8".to_string())),
+            "{r:?}"
+        );
+    }
+    // A standby card with a workload, and an unknown role, are errors.
+    let with_load = format!(
+        "{head}\n[[card]]\nname = \"spare\"\nadapter = \"ab379b\"\nrole = \"standby\"\n{fc}{}",
+        fc.replace("\"fc\"\nfunction", "\"spare\"\nfunction")
+    );
+    let (code, err) = fails(&with_load);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("standby card") && err.contains("workload[1].card"),
+        "{err}"
+    );
+    let bad_role = format!("{head}role = \"spare\"\n{fc}");
+    let (code, err) = fails(&bad_role);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unknown role `spare`"), "{err}");
+}

@@ -466,7 +466,11 @@ pub fn place(
             rep_card[cards.load[c]] = c;
         }
     }
-    for (k, _) in rep_card.iter().enumerate() {
+    for (k, &rep) in rep_card.iter().enumerate() {
+        if req.cards[rep].standby {
+            // A standby card moves nothing: no run needed.
+            continue;
+        }
         for cl in 0..classes.len() {
             let used = (0..req.cards.len())
                 .filter(|&c| cards.load[c] == k)
@@ -495,6 +499,21 @@ pub fn place(
     };
     let alone_results = simulate(reg, &sc, &alone_exps, &opt, runner)?;
     let mut alone: Vec<Vec<Option<Alone>>> = vec![vec![None; classes.len()]; cards.loads];
+    for (k, &rep) in rep_card.iter().enumerate() {
+        if req.cards[rep].standby {
+            alone[k] = vec![
+                Some(Alone {
+                    total: 0.0,
+                    bus: 0.0,
+                    up: 0.0,
+                    down: 0.0,
+                    cpu: 0.0,
+                    ports: Vec::new(),
+                });
+                classes.len()
+            ];
+        }
+    }
     for (&(k, cl), r) in alone_jobs.iter().zip(&alone_results) {
         let b = r.buses.first();
         let (bus, up, down) = match b {
@@ -544,6 +563,17 @@ pub fn place(
         })
         .collect();
     let demand_bytes: Vec<f64> = demand.iter().map(|d| d.0).collect();
+    // The objective counts the active cards only (a standby card carries no load).
+    let active: Vec<bool> = req.cards.iter().map(|c| !c.standby).collect();
+    let active_of = |v: &[f64]| -> Vec<f64> {
+        v.iter()
+            .zip(&active)
+            .filter(|(_, a)| **a)
+            .map(|(x, _)| *x)
+            .collect()
+    };
+    let active_demand = active_of(&demand_bytes);
+    let score_of = |t: &[f64]| score(req.objective, &active_of(t), &active_demand);
     let port_demand: Vec<Vec<(String, f64)>> = (0..req.cards.len())
         .map(|c| {
             let best = names.iter().position(|n| *n == demand[c].1);
@@ -654,7 +684,7 @@ pub fn place(
         let est = (0..n).map(|c| a[c].total / factor[c]).collect();
         (est, loads)
     };
-    let est_score = |slots: &[usize]| score(req.objective, &estimate(slots).0, &demand_bytes);
+    let est_score = |slots: &[usize]| score_of(&estimate(slots).0);
     // Pairs sharing a domain as one number, fewer first: chassis, then
     // controllers, then buses.
     let weight = (req.cards.len() * req.cards.len() + 1) as f64;
@@ -721,7 +751,7 @@ pub fn place(
         .into_iter()
         .map(|slots| {
             let (est, loads) = estimate(&slots);
-            let s = score(req.objective, &est, &demand_bytes);
+            let s = score_of(&est);
             Candidate {
                 label: label(req, &names, &slots),
                 sharing: sharing(&tree, &slots),
@@ -765,7 +795,7 @@ pub fn place(
     for (&i, r) in pick.iter().zip(results) {
         let mut c = cands[i].clone();
         c.tput = per_card(req, &r);
-        c.score = score(req.objective, &c.tput, &demand_bytes);
+        c.score = score_of(&c.tput);
         c.result = Some(r);
         ranked.push(c);
     }

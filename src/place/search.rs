@@ -240,7 +240,8 @@ impl Cards {
                 .map(|w| format!("{}:{}", w.function, w))
                 .collect();
             w.sort();
-            let lk = format!("{} link {:?} [{}]", c.adapter, c.link, w.join("; "));
+            let role = if c.standby { " standby" } else { "" };
+            let lk = format!("{}{role} link {:?} [{}]", c.adapter, c.link, w.join("; "));
             load.push(match load_keys.iter().position(|x| *x == lk) {
                 Some(k) => k,
                 None => {
@@ -249,7 +250,7 @@ impl Cards {
                 }
             });
             let key = format!(
-                "{} link {:?} [{}] groups {:?} fixed {:?}",
+                "{}{role} link {:?} [{}] groups {:?} fixed {:?}",
                 c.adapter,
                 c.link,
                 w.join("; "),

@@ -5,7 +5,7 @@
 //! lose) and `demand` (each card alone in its best slot).
 
 use super::{objective_value, tie_break, Candidate, Placement, TieBreak, SPREAD_DOMAINS, TIE_PCT};
-use crate::model::Objective;
+use crate::model::{Objective, PlaceCard};
 use crate::report::{Cell, Section};
 
 /// `MB_s` or `pct`: the unit of the objective's value in field names.
@@ -60,9 +60,14 @@ fn share(c: &super::Candidate, demand: &[(f64, String)], i: usize) -> f64 {
     }
 }
 
-/// The card with the smallest share of its demand (the first of equals).
-fn worst_card(c: &super::Candidate, demand: &[(f64, String)]) -> usize {
-    (0..c.tput.len()).fold(0, |w, i| {
+/// The active card with the smallest share of its demand (the first of
+/// equals; standby cards carry no load).
+fn worst_card(c: &super::Candidate, demand: &[(f64, String)], cards: &[PlaceCard]) -> usize {
+    let active: Vec<usize> = (0..c.tput.len())
+        .filter(|&i| cards.get(i).is_some_and(|x| !x.standby))
+        .collect();
+    let first = active.first().copied().unwrap_or(0);
+    active.into_iter().fold(first, |w, i| {
         if share(c, demand, i) < share(c, demand, w) {
             i
         } else {
@@ -268,10 +273,16 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             .ranked
             .get(i + 1)
             .map_or(f64::NAN, |next| v - objective_value(obj, &next.score));
-        let wi = worst_card(c, &p.demand);
+        let wi = worst_card(c, &p.demand, &req.cards);
         let wshare = share(c, &p.demand, wi);
         // The smallest throughput of any card, which `min-each` judges.
-        let least = c.tput.iter().copied().fold(f64::INFINITY, f64::min);
+        let least = c
+            .tput
+            .iter()
+            .zip(&req.cards)
+            .filter(|(_, card)| !card.standby)
+            .map(|(t, _)| *t)
+            .fold(f64::INFINITY, f64::min);
         let meets = match obj {
             Objective::MinEach(m) => {
                 if least >= m {
@@ -362,7 +373,9 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
                 Cell::Num(c.tput[ci] / 1e6, 2),
                 Cell::Num(d / 1e6, 2),
                 Cell::Num(
-                    if d > 0.0 {
+                    if card.standby {
+                        f64::NAN
+                    } else if d > 0.0 {
                         c.tput[ci] / d * 100.0
                     } else {
                         100.0
@@ -500,7 +513,7 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
     let from = n.saturating_sub(3).max(1);
     for (i, c) in p.ranked.iter().enumerate().skip(from) {
         let v = objective_value(obj, &c.score);
-        let wi = worst_card(c, &p.demand);
+        let wi = worst_card(c, &p.demand, &req.cards);
         let worst = req.cards.get(wi).map_or(String::new(), |x| x.label.clone());
         losers.rows.push(vec![
             Cell::Int(i as u64 + 1),
@@ -544,7 +557,11 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             Cell::Text(card.label.clone()),
             Cell::Text(card.adapter.clone()),
             Cell::Text("(card)".into()),
-            Cell::Text(p.demand[ci].1.clone()),
+            Cell::Text(if card.standby {
+                "(standby: no load)".to_string()
+            } else {
+                p.demand[ci].1.clone()
+            }),
             Cell::Num(p.demand[ci].0 / 1e6, 2),
         ]);
         for (port, d) in &p.port_demand[ci] {
