@@ -404,7 +404,7 @@ fn slots_of_chassis_the_partition_does_not_own_are_not_free() {
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("25 cards to place but server `sx2000` has only 24 free slots")
-            && err.contains("168 in chassis a partition of 2 cell(s) does not own"),
+            && err.contains("168 under I/O a partition of 2 cell(s) does not own"),
         "{err}"
     );
     // A card fixed in a slot of chassis 2.
@@ -732,4 +732,41 @@ fn a_standby_card_holds_a_slot_keeps_apart_and_carries_no_load() {
     let (code, err) = fails(&bad_role);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("unknown role `spare`"), "{err}");
+}
+
+#[test]
+fn a_one_cell_partition_places_cards_only_under_its_own_cells_io() {
+    // rp8400: the internal slots 1-8 hang from cell 0's system bus adapter,
+    // 9-16 from cell 1's, the SEU's from cells 2 and 3's. A 1-cell
+    // partition owns cell 0's I/O only.
+    let js = place_args(&[
+        "--server",
+        "rp8400-seu",
+        "--testbed",
+        "hp-2004-lab",
+        "--cells",
+        "1",
+        "--card",
+        "d=a9782a*2",
+        "--workload",
+        "d.fc=diskbench:read",
+    ]);
+    let r = ranked(&js);
+    assert!(!r.is_empty());
+    let own: Vec<String> = (1..=8).map(|i| format!("internal-{i}")).collect();
+    for p in &r {
+        for s in slots(&p.0) {
+            assert!(own.contains(&s), "{s} is not under cell 0's I/O: {r:?}");
+        }
+    }
+    // A card fixed in the SEU of a 1-cell partition is an error that says why.
+    let (code, err) = fails(
+        "[place]\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 1\n\n[[card]]\nname = \"d\"\nadapter = \"a9782a\"\nslot = \"seu-1\"\n\n[[workload]]\ncard = \"d\"\nfunction = \"fc\"\nkind = \"diskbench\"\ndirection = \"read\"\n",
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("I/O controller `sba-cell2` of cell 2")
+            && err.contains("owns only its own cells' I/O"),
+        "{err}"
+    );
 }

@@ -301,6 +301,7 @@ fn add_model(
             let params = errs.take(convert_params(src, "param", &s.param, schema::SERVER));
             let bridge = errs.take(convert_params(src, "bridge", &s.bridge, schema::BRIDGE));
             let mut io_controllers: Vec<IoControllerSpec> = Vec::new();
+            let server_cells_max = params.as_ref().and_then(|p| p.value("cells_max"));
             for (i, raw) in s.io_controller.iter().enumerate() {
                 let key = format!("io_controller[{i}]");
                 let taken = io_controllers.iter().map(|c| c.name.as_str());
@@ -311,9 +312,32 @@ fn add_model(
                     &raw.param,
                     schema::IO_CONTROLLER,
                 ));
-                if let (Some(name), Some(params)) = (cname, params) {
+                let cell = match &raw.cell {
+                    None => Some(None),
+                    Some(v) => errs
+                        .take(whole_number(src, &format!("{key}.cell"), v, "cell"))
+                        .and_then(|c| {
+                            let max = server_cells_max;
+                            if c < 0.0 || max.is_some_and(|m| c >= m) {
+                                errs.push(src.invalid(
+                                    &format!("{key}.cell"),
+                                    v.span(),
+                                    format!(
+                                        "cell {}; the server's cells are 0 to {}",
+                                        readable(c),
+                                        max.map_or("cells_max - 1".into(), |m| readable(m - 1.0))
+                                    ),
+                                ));
+                                None
+                            } else {
+                                Some(Some(c as u32))
+                            }
+                        }),
+                };
+                if let (Some(name), Some(params), Some(cell)) = (cname, params, cell) {
                     io_controllers.push(IoControllerSpec {
                         name,
+                        cell,
                         params,
                         at: src.at(&format!("{key}.name"), raw.name.span()),
                     });
@@ -350,6 +374,13 @@ fn add_model(
                 };
                 let rc = ch.io_controller.get_ref();
                 let ckey = format!("{tkey}.io_controller");
+                if let Some(c) = &rc.cell {
+                    errs.push(src.invalid(
+                        &format!("{ckey}.cell"),
+                        c.span(),
+                        "a chassis template's controller hangs from the cell its copy's `per_cell` gives: give it no `cell`",
+                    ));
+                }
                 let Some(cname) = errs.take(check_name(src, &format!("{ckey}.name"), &rc.name))
                 else {
                     continue;
@@ -383,6 +414,7 @@ fn add_model(
                     }
                     io_controllers.push(IoControllerSpec {
                         name,
+                        cell: per_cell.map(|p| k / p),
                         params: cparams.clone(),
                         at: src.at(&format!("{ckey}.name"), rc.name.span()),
                     });

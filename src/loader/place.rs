@@ -306,13 +306,13 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
             }
         }
     }
-    // Slots in chassis the partition does not own (a `per_cell` chassis of
-    // a cell beyond it) are not free.
+    // Slots whose I/O the partition does not own (a `per_cell` chassis of
+    // a cell beyond it, or an I/O controller of such a cell) are not free.
     let part = cells.unwrap_or(1.0).max(1.0) as u32;
     let unowned: Vec<String> = server
         .slots
         .iter()
-        .filter(|s| !s.owned_by(part) && !taken.contains(&s.name))
+        .filter(|s| !server.io_owned_by(s, part) && !taken.contains(&s.name))
         .map(|s| s.name.clone())
         .collect();
     let n_taken = taken.len();
@@ -387,6 +387,8 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
                 ))
             } else if let Some(p) = found(|p| matches!(p, CardProblem::NotOwned(_))) {
                 Some(invalid(p.to_string()))
+            } else if let Some(why) = not_io_owned(server, s.get_ref(), part) {
+                Some(invalid(why))
             } else if taken.contains(s.get_ref()) {
                 Some(invalid(format!(
                     "slot `{}` is also listed in place.taken: constraints conflict",
@@ -530,7 +532,7 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
                     String::new()
                 } else {
                     format!(
-                        "{} in chassis a partition of {part} cell(s) does not own, ",
+                        "{} under I/O a partition of {part} cell(s) does not own, ",
                         unowned.len()
                     )
                 },
@@ -727,6 +729,23 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
         objective,
         objective_at,
     })
+}
+
+/// Why a partition of `cells` cells may not place a card in `slot`: its
+/// I/O controller belongs to a cell beyond the partition.
+fn not_io_owned(server: &ServerSpec, slot: &str, cells: u32) -> Option<String> {
+    let s = server.slots.iter().find(|s| s.name == slot)?;
+    if server.io_owned_by(s, cells) {
+        return None;
+    }
+    let c = &server.io_controllers[s.controller?];
+    Some(format!(
+        "slot `{slot}` hangs from I/O controller `{}` of cell {} of server `{}`; a partition of {cells} cell(s) (cells 0 to {}) owns only its own cells' I/O",
+        c.name,
+        c.cell.unwrap_or(0),
+        server.name,
+        cells - 1
+    ))
 }
 
 /// A simple request from the command line (`iosim place --server rx6600

@@ -86,7 +86,12 @@ pub const SERVER: Shape = Table(&[
     ),
 ]);
 
-const IO_CONTROLLER: Shape = Table(&[("name", Any), ("note", Any), ("param", PARAMS)]);
+const IO_CONTROLLER: Shape = Table(&[
+    ("name", Any),
+    ("note", Any),
+    ("cell", Any),
+    ("param", PARAMS),
+]);
 
 const SLOT: Shape = Table(&[
     ("name", Any),
@@ -300,6 +305,7 @@ pub struct RawIoController {
     #[serde(default)]
     #[allow(dead_code)]
     pub note: String,
+    pub cell: Option<Spanned<f64>>,
     pub param: Spanned<RawParams>,
 }
 

@@ -59,6 +59,15 @@ impl Domain {
             Domain::Chassis => "chassis",
         }
     }
+
+    /// `buses`, `controllers`, `chassis`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Domain::Bus => "buses",
+            Domain::Controller => "controllers",
+            Domain::Chassis => "chassis",
+        }
+    }
 }
 
 /// One card to place.

@@ -102,6 +102,11 @@ impl SlotSpec {
 pub struct IoControllerSpec {
     /// Name, unique in the server.
     pub name: String,
+    /// The cell whose I/O it is (the `cell` key, or the cell a `per_cell`
+    /// chassis copy hangs from): `iosim place` gives a partition of n cells
+    /// (cells 0 to n - 1) only the slots under its own cells' controllers.
+    /// `None`: any partition's.
+    pub cell: Option<u32>,
     /// Its link's parameters.
     pub params: ParamSet,
     /// Where it was defined.
@@ -133,6 +138,19 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
+    /// Whether a partition of `cells` cells owns `slot`'s I/O for a
+    /// placement: it owns the slot ([`SlotSpec::owned_by`]) and the slot's
+    /// I/O controller belongs to one of its cells. Scenarios are not held
+    /// to it: they name the slots the papers' set-ups used.
+    pub fn io_owned_by(&self, slot: &SlotSpec, cells: u32) -> bool {
+        slot.owned_by(cells)
+            && slot
+                .controller
+                .and_then(|c| self.io_controllers.get(c))
+                .and_then(|c| c.cell)
+                .is_none_or(|c| c < cells)
+    }
+
     /// Why a partition of `cells` cells of `server` may not use `slot` (its
     /// chassis hangs from a cell the partition does not have), or `None`.
     pub fn not_owned(&self, slot: &SlotSpec, cells: u32) -> Option<String> {

@@ -412,11 +412,11 @@ pub fn place(
             return Err(Error::Invalid {
                 at: a.at.clone(),
                 message: format!(
-                    "{} cards must sit under different {}s, but server `{}` has only {have} {} with a free slot: constraints conflict",
+                    "{} cards must sit under different {}, but server `{}` has only {have} {} with a free slot: constraints conflict",
                     a.cards.len(),
-                    a.domain.name(),
+                    a.domain.plural(),
                     req.server,
-                    if have == 1 { a.domain.name().to_string() } else { format!("{}s", a.domain.name()) }
+                    if have == 1 { a.domain.name() } else { a.domain.plural() }
                 ),
             });
         }
@@ -430,10 +430,10 @@ pub fn place(
                 return Err(Error::Invalid {
                     at: a.at.clone(),
                     message: format!(
-                        "cards `{}` and `{}` must sit under different {}s but their `slot`s share one: constraints conflict",
+                        "cards `{}` and `{}` must sit under different {} but their `slot`s share one: constraints conflict",
                         req.cards[*o].label,
                         req.cards[*c].label,
-                        a.domain.name()
+                        a.domain.plural()
                     ),
                 });
             }
