@@ -289,7 +289,7 @@ fn output_formats_carry_the_same_fields_and_the_seed() {
     let path = path.to_str().expect("utf-8");
     let json = iosim(&["place", path, "--format", "json", "--seed", "7"]);
     let csv = iosim(&["place", path, "--format", "csv", "--seed", "7"]);
-    let table = iosim(&["place", path, "--seed", "7"]);
+    let table = iosim(&["place", path, "--seed", "7", "--wide"]);
     for o in [&json, &csv, &table] {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }

@@ -155,5 +155,5 @@ fn place_cmd(
     rep.meta
         .push(("why".into(), iosim::place::sections::why_text(&p)));
     rep.sections = iosim::place::sections::place_sections(&p, top);
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }

@@ -97,7 +97,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             .collect::<iosim::Result<Vec<_>>>()?;
         report::write_charts(&dir, &charts)?;
     }
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }
 
 /// The sections of `iosim sweep`: `sweep`, one tidy row per (experiment,

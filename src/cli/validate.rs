@@ -77,5 +77,5 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         report::write_charts(&dir, &charts)?;
         super::plot::write_csvs(&dir, &v.rows, common.seed)?;
     }
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }

@@ -149,7 +149,7 @@ fn tie_reason(a: &Candidate, b: &Candidate) -> String {
                 c.loads
                     .get(i)
                     .map_or("nothing more shared".to_string(), |l| {
-                        format!("{} at {:.0}%", l.node, l.load * 100.0)
+                        format!("{} at {:.1}%", l.node, l.load * 100.0)
                     })
             };
             let load = |c: &Candidate, i: usize| c.loads.get(i).map_or(0.0, |l| l.load);
