@@ -19,6 +19,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod cross_validate;
 mod fit;
+pub mod list;
 pub mod params;
 pub mod place;
 pub mod plot;
@@ -28,7 +29,7 @@ pub mod show;
 pub mod sweep;
 pub mod validate;
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
     Table,
     Csv,

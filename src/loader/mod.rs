@@ -253,6 +253,7 @@ fn add_model(
                 name.clone(),
                 BusSpec {
                     name: name.clone(),
+                    description: b.description.clone(),
                     protocol,
                     params,
                     at: at.clone(),
@@ -288,6 +289,7 @@ fn add_model(
                 name.clone(),
                 LinkSpec {
                     name: name.clone(),
+                    description: l.description.clone(),
                     framing,
                     params,
                     at: at.clone(),
@@ -478,6 +480,7 @@ fn add_model(
                 name.clone(),
                 ServerSpec {
                     name: name.clone(),
+                    description: s.description.clone(),
                     params,
                     bridge,
                     io_controllers,
@@ -536,6 +539,7 @@ fn add_model(
                 name.clone(),
                 AdapterSpec {
                     name: name.clone(),
+                    description: a.description.clone(),
                     modes,
                     modes_at: modes_at(src, "modes", &a.modes),
                     bridge,
@@ -565,6 +569,7 @@ fn add_model(
                 name.clone(),
                 CpuSpec {
                     name: name.clone(),
+                    description: c.description.clone(),
                     benchmark,
                     params,
                     at: at.clone(),
@@ -584,6 +589,7 @@ fn add_model(
                 name.clone(),
                 TestbedSpec {
                     name: name.clone(),
+                    description: t.description.clone(),
                     params,
                     at: at.clone(),
                 },

@@ -224,7 +224,6 @@ pub struct RawBus {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub protocol: Spanned<String>,
     pub param: Spanned<RawParams>,
@@ -237,7 +236,6 @@ pub struct RawLink {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub framing: Spanned<String>,
     pub param: Spanned<RawParams>,
@@ -265,7 +263,6 @@ pub struct RawServer {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     #[serde(default)]
     pub cpu: Option<Spanned<String>>,
@@ -325,7 +322,6 @@ pub struct RawAdapter {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub modes: Spanned<Vec<Spanned<String>>>,
     #[serde(default)]
@@ -351,7 +347,6 @@ pub struct RawCpu {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub benchmark: Spanned<String>,
     pub param: Spanned<RawParams>,
@@ -364,7 +359,6 @@ pub struct RawTestbed {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub param: Spanned<RawParams>,
 }

@@ -23,6 +23,8 @@ pub enum Protocol {
 pub struct BusSpec {
     /// Name used by slots and adapters.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// PCI or PCI-X protocol.
     pub protocol: Protocol,
     /// clock, transfers_per_clock, width, overhead clocks, latency timer, max burst.
@@ -48,6 +50,8 @@ pub enum Framing {
 pub struct LinkSpec {
     /// Name used by adapter functions.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// Its framing.
     pub framing: Framing,
     /// Line rate and framing sizes.
@@ -118,6 +122,8 @@ pub struct IoControllerSpec {
 pub struct ServerSpec {
     /// Name used by scenarios.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// Memory, I/O path, CPU and stack parameters.
     pub params: ParamSet,
     /// Parameters of the bus adapter (bridge) above each slot.
@@ -267,6 +273,8 @@ pub struct FunctionSpec {
 pub struct AdapterSpec {
     /// Name used by scenarios.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// Bus modes the card can run, fastest first.
     pub modes: Vec<String>,
     /// Where each of `modes` is written.
@@ -315,6 +323,8 @@ pub fn negotiate_mode(adapter: &AdapterSpec, slot: &SlotSpec) -> Option<String> 
 pub struct CpuSpec {
     /// Name used by servers.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// The benchmark its rating is on (`SPECint95`, `iCOMP 2.0`, ...):
     /// ratings on different benchmarks are never compared.
     pub benchmark: String,
@@ -329,6 +339,8 @@ pub struct CpuSpec {
 pub struct TestbedSpec {
     /// Name used by scenarios.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// Peer and target parameters.
     pub params: ParamSet,
     /// Where it was defined.
