@@ -519,6 +519,10 @@ impl Dfs<'_> {
     }
 }
 
+/// A placement's score for the local search: the objective's two first
+/// terms, then spread (higher is better, compared in order).
+pub type Score = (f64, f64, f64);
+
 /// A local search on `score` (higher is better) from `starts` random
 /// feasible placements plus `seeds`: moves of one card to a free slot and
 /// swaps of two cards of different kinds, the best improving move each
@@ -532,7 +536,7 @@ pub fn local_search(
     starts: usize,
     seed: u64,
     max_steps: usize,
-    score: &dyn Fn(&[usize]) -> (f64, f64, f64),
+    score: &dyn Fn(&[usize]) -> Score,
 ) -> Vec<Vec<usize>> {
     let n = cards.kind.len();
     let mut rng = RngStream::new(seed, 0x0070_6c61_6365);
@@ -563,12 +567,12 @@ pub fn local_search(
         let mut cur_score = score(&cur);
         keep(&cur, &mut found);
         for _ in 0..max_steps {
-            let mut best: Option<(Vec<usize>, (f64, f64, f64))> = None;
+            let mut best: Option<(Vec<usize>, Score)> = None;
             let mut occupied = vec![None; tree.slots.len()];
             for (c, &s) in cur.iter().enumerate() {
                 occupied[s] = Some(c);
             }
-            let consider = |p: Vec<usize>, best: &mut Option<(Vec<usize>, (f64, f64, f64))>| {
+            let consider = |p: Vec<usize>, best: &mut Option<(Vec<usize>, Score)>| {
                 if !feasible(&p) {
                     return;
                 }
