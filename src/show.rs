@@ -280,6 +280,16 @@ pub enum ModelKind {
     Cpus,
 }
 
+/// The kinds `iosim list` takes, by the word that names them.
+pub const MODEL_KINDS: [(&str, ModelKind); 6] = [
+    ("servers", ModelKind::Servers),
+    ("adapters", ModelKind::Adapters),
+    ("testbeds", ModelKind::Testbeds),
+    ("links", ModelKind::Links),
+    ("buses", ModelKind::Buses),
+    ("cpus", ModelKind::Cpus),
+];
+
 /// One model as `iosim list` shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CatalogueEntry {

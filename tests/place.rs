@@ -20,10 +20,14 @@ fn place(file: &str, extra: &[&str]) -> serde_json::Value {
     let path = path.to_str().expect("utf-8 path");
     let mut args = vec!["place", path, "--format", "json"];
     args.extend_from_slice(extra);
-    let out = iosim(&args);
+    json_of(&iosim(&args), file)
+}
+
+/// The JSON output of a run that must have succeeded (`what` in the panic).
+fn json_of(out: &std::process::Output, what: &str) -> serde_json::Value {
     assert!(
         out.status.success(),
-        "{file}: {}",
+        "{what}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("json")
@@ -483,12 +487,7 @@ fn place_text(text: &str) -> serde_json::Value {
     let file = dir.path().join("req.toml");
     std::fs::write(&file, text).expect("request");
     let out = iosim(&["place", file.to_str().expect("utf-8"), "--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
+    json_of(&out, text)
 }
 
 #[test]
@@ -587,13 +586,7 @@ fn place_args(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["place"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--format", "json"]);
-    let out = iosim(&all);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
+    json_of(&iosim(&all), "place")
 }
 
 #[test]
@@ -601,22 +594,7 @@ fn the_worst_card_is_shown_with_its_own_throughput() {
     // An AB379B (825 MB/s) beside a GigE port (231 MB/s) under `total`: the
     // worst card by share of demand is named with its own figure, never the
     // smallest card's.
-    let js = place_args(&[
-        "--server",
-        "rx6600",
-        "--testbed",
-        "hp-2006-msa1500-lab",
-        "--card",
-        "fc=ab379b",
-        "--card",
-        "g=a9782a",
-        "--workload",
-        "fc.port0=diskbench:bidirectional",
-        "--workload",
-        "g.gige=netperf-tcp-stream:bidirectional",
-        "--top",
-        "1000",
-    ]);
+    let js = place("rx6600-ab379b-gige.toml", &["--top", "1000"]);
     let placements = js["placements"].as_array().expect("placements");
     assert!(placements.len() > 3, "{js}");
     for p in placements {

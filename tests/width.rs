@@ -62,24 +62,10 @@ fn sweep_and_place_fit_160_columns() {
         "tests/place/hp2g-dual-function.toml",
         "tests/place/nclass-atm622.toml",
         "tests/place/sx2000-12-ab379b.toml",
+        "tests/place/rx6600-ab379b-gige.toml",
     ] {
         fits(&["place", &s(req)]);
     }
-    fits(&[
-        "place",
-        "--server",
-        "rx6600",
-        "--testbed",
-        "hp-2006-msa1500-lab",
-        "--card",
-        "fc=ab379b",
-        "--card",
-        "g=a9782a",
-        "--workload",
-        "fc.port0=diskbench:bidirectional",
-        "--workload",
-        "g.gige=netperf-tcp-stream:bidirectional",
-    ]);
 }
 
 #[test]

@@ -5,28 +5,16 @@
 
 use std::path::PathBuf;
 
-use clap::ValueEnum;
-
 use iosim::report::{Cell, Report, Section};
-use iosim::show::{catalogue, ModelKind};
+use iosim::show::{catalogue, MODEL_KINDS};
 
 use super::FormatArg;
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Kind {
-    Servers,
-    Adapters,
-    Testbeds,
-    Links,
-    Buses,
-    Cpus,
-}
 
 #[derive(clap::Args)]
 pub struct Args {
     /// What to list.
-    #[arg(value_enum)]
-    pub kind: Kind,
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(MODEL_KINDS.map(|k| k.0)))]
+    pub kind: String,
     /// Extra directory of model files; repeatable.
     #[arg(long = "models", value_name = "DIR")]
     pub models: Vec<PathBuf>,
@@ -42,14 +30,10 @@ pub struct Args {
 pub fn execute(a: Args) -> iosim::Result<String> {
     // The model files as written: the status counts what they call fitted.
     let (reg, _) = super::registry(&a.models, None, true)?;
-    let (kind, word) = match a.kind {
-        Kind::Servers => (ModelKind::Servers, "servers"),
-        Kind::Adapters => (ModelKind::Adapters, "adapters"),
-        Kind::Testbeds => (ModelKind::Testbeds, "testbeds"),
-        Kind::Links => (ModelKind::Links, "links"),
-        Kind::Buses => (ModelKind::Buses, "buses"),
-        Kind::Cpus => (ModelKind::Cpus, "cpus"),
-    };
+    let (word, kind) = MODEL_KINDS
+        .into_iter()
+        .find(|k| k.0 == a.kind)
+        .ok_or_else(|| iosim::Error::Usage(format!("unknown kind `{}`", a.kind)))?;
     let mut s = Section::new(word, &["name", "description", "calibration", "source"]);
     for e in catalogue(&reg, kind) {
         s.rows.push(vec![

@@ -22,15 +22,8 @@ pub enum ShowCmd {
     Server {
         /// The server (without one, the known servers are listed).
         name: Option<String>,
-        /// Extra directory of model files; repeatable.
-        #[arg(long = "models", value_name = "DIR")]
-        models: Vec<PathBuf>,
-        /// Fitted parameters written by `iosim calibrate`, instead of the bundled fit.
-        #[arg(long = "params", value_name = "FILE", conflicts_with = "hand_set")]
-        params: Option<PathBuf>,
-        /// Use the model files' own values of the free parameters, without the bundled fit.
-        #[arg(long = "hand-set")]
-        hand_set: bool,
+        #[command(flatten)]
+        from: Registry,
         /// Output format: an indented tree, CSV, JSON or a Graphviz digraph.
         #[arg(long, value_enum, default_value = "table")]
         format: ShowFormat,
@@ -43,11 +36,9 @@ pub enum ShowCmd {
     Testbed(ModelArgs),
 }
 
-/// The flags of `show adapter` and `show testbed`.
+/// The models a `show` reads.
 #[derive(clap::Args)]
-pub struct ModelArgs {
-    /// Its name (without one, the known names are listed).
-    name: Option<String>,
+pub struct Registry {
     /// Extra directory of model files; repeatable.
     #[arg(long = "models", value_name = "DIR")]
     models: Vec<PathBuf>,
@@ -57,6 +48,21 @@ pub struct ModelArgs {
     /// Use the model files' own values of the free parameters, without the bundled fit.
     #[arg(long = "hand-set")]
     hand_set: bool,
+}
+
+impl Registry {
+    fn load(&self) -> iosim::Result<(iosim::model::Registry, String)> {
+        super::registry(&self.models, self.params.as_ref(), self.hand_set)
+    }
+}
+
+/// The flags of `show adapter` and `show testbed`.
+#[derive(clap::Args)]
+pub struct ModelArgs {
+    /// Its name (without one, the known names are listed).
+    name: Option<String>,
+    #[command(flatten)]
+    from: Registry,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: super::FormatArg,
@@ -72,18 +78,12 @@ pub enum ShowFormat {
 
 /// `iosim show`.
 pub fn execute(a: Args) -> iosim::Result<String> {
-    let (name, models, params, hand_set, format) = match a.which {
-        ShowCmd::Server {
-            name,
-            models,
-            params,
-            hand_set,
-            format,
-        } => (name, models, params, hand_set, format),
+    let (name, from, format) = match a.which {
+        ShowCmd::Server { name, from, format } => (name, from, format),
         ShowCmd::Adapter(m) => return show_model(m, true),
         ShowCmd::Testbed(m) => return show_model(m, false),
     };
-    let (reg, parameters) = super::registry(&models, params.as_ref(), hand_set)?;
+    let (reg, parameters) = from.load()?;
     let server = iosim::show::find_server(&reg, name.as_deref())?;
     let tree = iosim::show::server_tree(&reg, server)?;
     let format = match format {
@@ -104,7 +104,7 @@ pub fn execute(a: Args) -> iosim::Result<String> {
 
 /// `iosim show adapter NAME` (`adapter`) or `iosim show testbed NAME`.
 fn show_model(m: ModelArgs, adapter: bool) -> iosim::Result<String> {
-    let (reg, parameters) = super::registry(&m.models, m.params.as_ref(), m.hand_set)?;
+    let (reg, parameters) = m.from.load()?;
     let what = if adapter { "adapter" } else { "test bed" };
     let known = if adapter {
         iosim::show::known_names(reg.adapters.keys())

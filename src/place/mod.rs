@@ -148,7 +148,8 @@ pub enum TieBreak {
     Name,
 }
 
-/// What puts `a` ahead of `b` when they tie (as [`rank_with_ties`] decides).
+/// What puts `a` ahead of `b` when they tie (as the ranking decides: spread,
+/// then headroom, then the objective, then the name).
 pub fn tie_break(a: &Candidate, b: &Candidate) -> TieBreak {
     if let Some(i) = (0..3).find(|&i| a.sharing[i] != b.sharing[i]) {
         return TieBreak::Spread(i);
