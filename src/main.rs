@@ -53,8 +53,12 @@ enum Command {
     Place(cli::place::Args),
     /// List the bundled and given models, their parameters and sources.
     Params(cli::params::Args),
-    /// Print a model's structure.
+    /// Print a model's structure: a server's I/O tree, an adapter's
+    /// functions, a test bed, each with its parameters' sources.
     Show(cli::show::Args),
+    /// List the models of a kind (servers, adapters, testbeds, links,
+    /// buses, cpus): a line of description, calibration status, source file.
+    List(cli::list::Args),
     /// Engine benchmarks.
     Bench(cli::bench::Args),
 }
@@ -72,7 +76,9 @@ impl Command {
             Command::Place(a) => (a.common.threads, a.max_wall_seconds, false),
             Command::Plot(a) => (a.common.threads, None, false),
             Command::Report(a) => (a.common.threads, None, false),
-            Command::Params(_) | Command::Show(_) | Command::Bench(_) => (1, None, false),
+            Command::Params(_) | Command::Show(_) | Command::List(_) | Command::Bench(_) => {
+                (1, None, false)
+            }
         };
         Ok(Runner::new(threads)?
             .with_wall_clock_bound(bound)
@@ -91,6 +97,7 @@ impl Command {
             Command::Place(a) => cli::place::execute(a, runner),
             Command::Params(a) => cli::params::execute(a),
             Command::Show(a) => cli::show::execute(a),
+            Command::List(a) => cli::list::execute(a),
             Command::Bench(a) => Ok(cli::bench::execute(a)),
         }
     }

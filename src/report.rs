@@ -77,8 +77,12 @@ pub struct Report {
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// Aligned text.
+    /// Aligned text whose lines fit [`TABLE_WIDTH`] characters: header
+    /// facts wrapped, and a section too wide for it prints its widest text
+    /// fields under each row instead of in a column.
     Table,
+    /// Aligned text, each row on one line however wide (`--wide`).
+    Wide,
     /// Comma-separated values, one block per section.
     Csv,
     /// One JSON object.
@@ -93,7 +97,8 @@ impl Report {
     /// Renders the report.
     pub fn render(&self, format: Format) -> String {
         match format {
-            Format::Table => self.table(),
+            Format::Table => self.table(Some(TABLE_WIDTH)),
+            Format::Wide => self.table(None),
             Format::Csv => self.csv(),
             Format::Json => self.json(),
         }
@@ -112,10 +117,15 @@ impl Report {
         v
     }
 
-    fn table(&self) -> String {
+    fn table(&self, limit: Option<usize>) -> String {
         let mut out = String::new();
         for l in self.header_lines() {
-            let _ = writeln!(out, "# {l}");
+            match limit {
+                Some(lim) => wrap_into(&mut out, "# ", &l, lim, "#   "),
+                None => {
+                    let _ = writeln!(out, "# {l}");
+                }
+            }
         }
         for s in &self.sections {
             let _ = writeln!(out, "\n## {}", s.name);
@@ -124,6 +134,10 @@ impl Report {
                 .iter()
                 .map(|r| r.iter().map(|c| c.text()).collect())
                 .collect();
+            if let Some(lim) = limit {
+                narrow_section(&mut out, s, &cells, lim);
+                continue;
+            }
             let mut w: Vec<usize> = s.fields.iter().map(|f| f.len()).collect();
             for r in &cells {
                 for (i, c) in r.iter().enumerate() {
@@ -222,6 +236,158 @@ impl Report {
             serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_else(|_| "{}".into());
         text.push('\n');
         text
+    }
+}
+
+/// The widest line of the default table output, in characters.
+pub const TABLE_WIDTH: usize = 160;
+
+/// Appends `first` then `text` to `out` as lines of at most `width`
+/// characters, broken at spaces (a word longer than a line stays whole),
+/// every line after the first starting with `indent`.
+fn wrap_into(out: &mut String, first: &str, text: &str, width: usize, indent: &str) {
+    let mut line = first.to_string();
+    let mut len = first.chars().count();
+    let mut fresh = true;
+    for word in text.split(' ') {
+        let wl = word.chars().count();
+        if !fresh && len + 1 + wl > width {
+            let _ = writeln!(out, "{}", line.trim_end());
+            line = indent.to_string();
+            len = indent.chars().count();
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+            len += 1;
+        }
+        line.push_str(word);
+        len += wl;
+        fresh = false;
+    }
+    let _ = writeln!(out, "{}", line.trim_end());
+}
+
+/// A field name in lines of at most `width` characters, broken after its
+/// underscores (`link_ceiling_MB_s` in 8: `link_`, `ceiling_`, `MB_s`).
+fn name_lines(name: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![String::new()];
+    let parts: Vec<&str> = name.split_inclusive('_').collect();
+    for p in parts {
+        let last = lines.last_mut().expect("a line");
+        if !last.is_empty() && last.chars().count() + p.chars().count() > width {
+            lines.push(p.to_string());
+        } else {
+            last.push_str(p);
+        }
+    }
+    lines
+}
+
+/// Appends section `s` (its `cells` as text) to `out` in lines of at most
+/// `limit` characters where it can: a table too wide breaks its field
+/// names over lines (after underscores) down to its values' widths, and
+/// while it is still too wide its widest text field (never the first)
+/// leaves the columns and is printed under each row as `field: value`,
+/// wrapped.
+fn narrow_section(out: &mut String, s: &Section, cells: &[Vec<String>], limit: usize) {
+    let n = s.fields.len();
+    let mut vw: Vec<usize> = vec![0; n];
+    for r in cells {
+        for (i, c) in r.iter().enumerate().take(n) {
+            vw[i] = vw[i].max(c.chars().count());
+        }
+    }
+    let full: Vec<usize> = (0..n)
+        .map(|i| vw[i].max(s.fields[i].chars().count()))
+        .collect();
+    // Broken names: each column as wide as its values or its longest piece.
+    let broken: Vec<usize> = (0..n)
+        .map(|i| {
+            let piece = s.fields[i]
+                .split_inclusive('_')
+                .map(|p| p.chars().count())
+                .max()
+                .unwrap_or(0);
+            vw[i].max(piece).max(1)
+        })
+        .collect();
+    let is_text = |i: usize| {
+        s.rows
+            .iter()
+            .any(|r| matches!(r.get(i), Some(Cell::Text(_))))
+    };
+    let is_num = |i: usize| {
+        s.rows
+            .first()
+            .is_some_and(|r| matches!(r.get(i), Some(Cell::Num(..)) | Some(Cell::Int(_))))
+    };
+    let width = |cols: &[usize], w: &[usize]| {
+        cols.iter().map(|&i| w[i]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
+    };
+    // Whole names if they fit, else broken names, else the widest text
+    // field under the rows, and again.
+    let mut cols: Vec<usize> = (0..n).collect();
+    let w = loop {
+        if width(&cols, &full) <= limit {
+            break full;
+        }
+        if width(&cols, &broken) <= limit {
+            break broken;
+        }
+        let Some(&widest) = cols
+            .iter()
+            .skip(1)
+            .filter(|&&i| is_text(i))
+            .max_by_key(|&&i| (broken[i], std::cmp::Reverse(i)))
+        else {
+            break broken;
+        };
+        cols.retain(|&i| i != widest);
+    };
+    let beneath: Vec<usize> = (0..n).filter(|i| !cols.contains(i)).collect();
+    let line = |vals: &[String]| {
+        let mut l = String::new();
+        for (k, (&i, v)) in cols.iter().zip(vals).enumerate() {
+            if k > 0 {
+                l.push_str("  ");
+            }
+            pad_into(&mut l, v, w[i], is_num(i));
+        }
+        l.trim_end().to_string()
+    };
+    let heads: Vec<Vec<String>> = cols
+        .iter()
+        .map(|&i| name_lines(&s.fields[i], w[i]))
+        .collect();
+    let rows = heads.iter().map(Vec::len).max().unwrap_or(1);
+    for k in 0..rows {
+        // Names end on the last header line, as numbers end on the right.
+        let vals: Vec<String> = heads
+            .iter()
+            .map(|h| {
+                let skip = rows - h.len();
+                if k >= skip {
+                    h[k - skip].clone()
+                } else {
+                    String::new()
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "{}", line(&vals));
+    }
+    for r in cells {
+        let vals: Vec<String> = cols
+            .iter()
+            .map(|&i| r.get(i).cloned().unwrap_or_default())
+            .collect();
+        let _ = writeln!(out, "{}", line(&vals));
+        for &i in &beneath {
+            let v = r.get(i).map_or("", |x| x.as_str());
+            if !v.is_empty() {
+                wrap_into(out, &format!("    {}: ", s.fields[i]), v, limit, "        ");
+            }
+        }
     }
 }
 
@@ -774,7 +940,7 @@ mod tests {
             Cell::Num(2.0, 1),
             Cell::Text("MB/s".into()),
         ]);
-        let t = r.render(Format::Table);
+        let t = r.render(Format::Wide);
         // The short id is padded to the long one's width.
         assert!(
             t.contains(&format!("a,b{}  ", " ".repeat(70_000 - 3))),

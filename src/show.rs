@@ -262,3 +262,157 @@ pub fn server_tree(reg: &Registry, server: &ServerSpec) -> Result<ServerTree> {
         nodes,
     })
 }
+
+/// A kind of model `iosim list` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelKind {
+    /// Servers.
+    Servers,
+    /// Adapter cards.
+    Adapters,
+    /// Test beds (the far ends of the links).
+    Testbeds,
+    /// Links.
+    Links,
+    /// Bus modes.
+    Buses,
+    /// CPU models.
+    Cpus,
+}
+
+/// The kinds `iosim list` takes, by the word that names them.
+pub const MODEL_KINDS: [(&str, ModelKind); 6] = [
+    ("servers", ModelKind::Servers),
+    ("adapters", ModelKind::Adapters),
+    ("testbeds", ModelKind::Testbeds),
+    ("links", ModelKind::Links),
+    ("buses", ModelKind::Buses),
+    ("cpus", ModelKind::Cpus),
+];
+
+/// One model as `iosim list` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogueEntry {
+    /// Its name.
+    pub name: String,
+    /// The first sentence of its description.
+    pub summary: String,
+    /// Its calibration status in words: `fitted: 2 of 31 values (...)`,
+    /// `assumed: 4 of 12 values`, `from documents`.
+    pub status: String,
+    /// The file it comes from.
+    pub file: String,
+}
+
+/// The first sentence of `text` on one line, at most about 100 characters.
+pub fn summary(text: &str) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let end = one
+        .find(". ")
+        .or_else(|| one.find(": "))
+        .map_or(one.len(), |i| i + 1);
+    let first = one[..end].trim_end_matches([':', '.']).to_string();
+    if first.chars().count() <= 100 {
+        return first;
+    }
+    let cut: String = first.chars().take(97).collect();
+    format!("{}...", cut.trim_end())
+}
+
+/// The calibration status of a model's parameters: how many are fitted to
+/// the papers' figures, how many assumed, out of all.
+pub fn status<'a>(sets: impl IntoIterator<Item = &'a crate::model::ParamSet>) -> String {
+    let (mut all, mut fitted, mut assumed) = (0, 0, 0);
+    let mut names: Vec<String> = Vec::new();
+    for s in sets {
+        for (k, v) in &s.map {
+            all += 1;
+            let src = v.source.trim_start().to_ascii_lowercase();
+            if src.starts_with("fitted") {
+                fitted += 1;
+                names.push(k.clone());
+            } else if src.starts_with("assumed") {
+                assumed += 1;
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    let mut parts = Vec::new();
+    if fitted > 0 {
+        parts.push(format!(
+            "fitted to the papers' figures: {fitted} of {all} values ({})",
+            names.join(", ")
+        ));
+    }
+    if assumed > 0 {
+        parts.push(format!("assumed: {assumed} of {all} values"));
+    }
+    if parts.is_empty() {
+        format!("from specifications and documents: all {all} values")
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// Every model of `kind` in `reg`, by name.
+pub fn catalogue(reg: &Registry, kind: ModelKind) -> Vec<CatalogueEntry> {
+    let entry = |name: &str,
+                 description: &str,
+                 sets: Vec<&crate::model::ParamSet>,
+                 at: &Location| CatalogueEntry {
+        name: name.to_string(),
+        summary: summary(description),
+        status: status(sets),
+        file: at.file.display().to_string(),
+    };
+    match kind {
+        ModelKind::Servers => reg
+            .servers
+            .values()
+            .map(|s| {
+                let mut sets = vec![&s.params, &s.bridge];
+                sets.extend(s.io_controllers.iter().map(|c| &c.params));
+                entry(&s.name, &s.description, sets, &s.at)
+            })
+            .collect(),
+        ModelKind::Adapters => reg
+            .adapters
+            .values()
+            .map(|a| {
+                let mut sets: Vec<&crate::model::ParamSet> =
+                    a.functions.iter().map(|f| &f.params).collect();
+                if let Some(b) = &a.bridge {
+                    sets.push(&b.secondary);
+                    sets.push(&b.primary);
+                }
+                entry(&a.name, &a.description, sets, &a.at)
+            })
+            .collect(),
+        ModelKind::Testbeds => reg
+            .testbeds
+            .values()
+            .map(|t| entry(&t.name, &t.description, vec![&t.params], &t.at))
+            .collect(),
+        ModelKind::Links => reg
+            .links
+            .values()
+            .map(|l| entry(&l.name, &l.description, vec![&l.params], &l.at))
+            .collect(),
+        ModelKind::Buses => reg
+            .buses
+            .values()
+            .map(|b| entry(&b.name, &b.description, vec![&b.params], &b.at))
+            .collect(),
+        ModelKind::Cpus => reg
+            .cpus
+            .values()
+            .map(|c| entry(&c.name, &c.description, vec![&c.params], &c.at))
+            .collect(),
+    }
+}
+
+/// The names of a kind of model as error messages list them.
+pub fn known_names<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    crate::loader::known(names)
+}

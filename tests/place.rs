@@ -20,10 +20,14 @@ fn place(file: &str, extra: &[&str]) -> serde_json::Value {
     let path = path.to_str().expect("utf-8 path");
     let mut args = vec!["place", path, "--format", "json"];
     args.extend_from_slice(extra);
-    let out = iosim(&args);
+    json_of(&iosim(&args), file)
+}
+
+/// The JSON output of a run that must have succeeded (`what` in the panic).
+fn json_of(out: &std::process::Output, what: &str) -> serde_json::Value {
     assert!(
         out.status.success(),
-        "{file}: {}",
+        "{what}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("json")
@@ -210,7 +214,16 @@ fn atm_nclass_two_atm622_spread_over_both_io_controllers() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("two.toml");
     std::fs::write(&file, text.replace("count = 4", "count = 2")).expect("request");
-    let out = iosim(&["place", file.to_str().expect("utf-8"), "--format", "json"]);
+    // Every rank in detail: spreading puts the placements on one IKE below
+    // the top three.
+    let out = iosim(&[
+        "place",
+        file.to_str().expect("utf-8"),
+        "--format",
+        "json",
+        "--top",
+        "1000",
+    ]);
     assert!(out.status.success());
     let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let r = ranked(&js);
@@ -280,7 +293,7 @@ fn output_formats_carry_the_same_fields_and_the_seed() {
     let path = path.to_str().expect("utf-8");
     let json = iosim(&["place", path, "--format", "json", "--seed", "7"]);
     let csv = iosim(&["place", path, "--format", "csv", "--seed", "7"]);
-    let table = iosim(&["place", path, "--seed", "7"]);
+    let table = iosim(&["place", path, "--seed", "7", "--wide"]);
     for o in [&json, &csv, &table] {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
@@ -395,7 +408,7 @@ fn slots_of_chassis_the_partition_does_not_own_are_not_free() {
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("25 cards to place but server `sx2000` has only 24 free slots")
-            && err.contains("168 in chassis a partition of 2 cell(s) does not own"),
+            && err.contains("168 under I/O a partition of 2 cell(s) does not own"),
         "{err}"
     );
     // A card fixed in a slot of chassis 2.
@@ -474,12 +487,7 @@ fn place_text(text: &str) -> serde_json::Value {
     let file = dir.path().join("req.toml");
     std::fs::write(&file, text).expect("request");
     let out = iosim(&["place", file.to_str().expect("utf-8"), "--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
+    json_of(&out, text)
 }
 
 #[test]
@@ -571,4 +579,172 @@ fn a_simple_request_on_the_command_line() {
     ]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown function `scsi`"));
+}
+
+/// `iosim place` on the command line with `args`, as JSON.
+fn place_args(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["place"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    json_of(&iosim(&all), "place")
+}
+
+#[test]
+fn the_worst_card_is_shown_with_its_own_throughput() {
+    // An AB379B (825 MB/s) beside a GigE port (231 MB/s) under `total`: the
+    // worst card by share of demand is named with its own figure, never the
+    // smallest card's.
+    let js = place("rx6600-ab379b-gige.toml", &["--top", "1000"]);
+    let placements = js["placements"].as_array().expect("placements");
+    assert!(placements.len() > 3, "{js}");
+    for p in placements {
+        let rank = p["rank"].as_u64().expect("rank");
+        let worst = p["worst_card"].as_str().expect("worst card");
+        let own = js["adapters"]
+            .as_array()
+            .expect("adapters")
+            .iter()
+            .find(|a| {
+                a["rank"].as_u64() == Some(rank) && a["card"] == worst && a["port"] == "(card)"
+            })
+            .unwrap_or_else(|| panic!("rank {rank} card {worst} in adapters"));
+        assert_eq!(
+            p["worst_card_MB_s"].as_f64(),
+            own["total_MB_s"].as_f64(),
+            "rank {rank}: {p}"
+        );
+        assert_eq!(
+            p["worst_share_pct"].as_f64(),
+            own["share_pct"].as_f64(),
+            "rank {rank}: {p}"
+        );
+    }
+}
+
+/// The chassis of a slot of the sx2000 (`chassis4-slot-5`; chassis 0's
+/// slots are `slot-N`).
+fn sx2000_chassis(slot: &str) -> String {
+    slot.split_once("-slot-")
+        .map_or("chassis0".to_string(), |x| x.0.to_string())
+}
+
+#[test]
+fn sx2000_twelve_ab379b_spread_one_per_chassis_without_apart() {
+    let js = place("sx2000-12-ab379b.toml", &[]);
+    let r = ranked(&js);
+    let best = slots(&r[0].0);
+    let mut chassis: Vec<String> = best.iter().map(|s| sx2000_chassis(s)).collect();
+    chassis.sort();
+    chassis.dedup();
+    assert_eq!(chassis.len(), 12, "one card per chassis: {:?}", r[0]);
+    // It ties placements that pack cards into fewer chassis, and says so.
+    let first = &js["placements"][0];
+    assert_eq!(first["tied_with_next"], "yes", "{first}");
+    let tie = first["tie"].as_str().expect("tie");
+    assert!(
+        tie.contains("ties rank 2 within 1%") && tie.contains("no two cards share a chassis"),
+        "{tie}"
+    );
+    let why = meta(&js, "why");
+    assert!(
+        why.contains("what binds it") && why.contains("runner-up"),
+        "{why}"
+    );
+    // A loser that ties the best says so.
+    for l in js["losers"].as_array().expect("losers") {
+        let behind = l["behind_best_MB_s"].as_f64().expect("behind");
+        let verdict = l["verdict"].as_str().expect("verdict");
+        if behind.abs() < 0.01 * r[0].1 {
+            assert!(verdict.starts_with("ties the best"), "{l}");
+        } else {
+            assert!(verdict.starts_with("loses"), "{l}");
+        }
+    }
+}
+
+#[test]
+fn a_standby_card_holds_a_slot_keeps_apart_and_carries_no_load() {
+    let fc = "\n[[workload]]\ncard = \"fc\"\nfunction = \"port0\"\nkind = \"diskbench\"\ndirection = \"bidirectional\"\n";
+    let head = "[place]\nserver = \"rx6600\"\ntestbed = \"hp-2006-msa1500-lab\"\ncells = 1\n\n[[card]]\nname = \"fc\"\nadapter = \"ab379b\"\n";
+    let text = format!(
+        "{head}\n[[card]]\nname = \"spare\"\nadapter = \"ab379b\"\nrole = \"standby\"\n{fc}\n[[apart]]\ncards = [\"fc\", \"spare\"]\nunder = \"bus\"\n"
+    );
+    let js = place_text(&text);
+    let r = ranked(&js);
+    // The active card gets its PCI-X 266 slot and its whole demand; the
+    // spare holds another slot and moves nothing.
+    let best = slots(&r[0].0);
+    assert_eq!(best[0], "slot-3", "{r:?}");
+    assert_ne!(best[0], best[1]);
+    let first = &js["placements"][0];
+    assert_eq!(first["worst_card"], "fc", "{first}");
+    assert!((first["objective_MB_s"].as_f64().expect("objective") - 824.0).abs() < 5.0);
+    let spare = js["adapters"]
+        .as_array()
+        .expect("adapters")
+        .iter()
+        .find(|a| a["rank"] == 1 && a["card"] == "spare")
+        .expect("the spare in adapters");
+    assert_eq!(spare["total_MB_s"].as_f64(), Some(0.0), "{spare}");
+    // Every placement keeps the two on different buses (none share a slot
+    // pair: slot-7/8 would be one bus).
+    for p in &r {
+        let s = slots(&p.0);
+        assert!(
+            !(s.contains(&"slot-7".to_string()) && s.contains(&"slot-8".to_string())),
+            "{r:?}"
+        );
+    }
+    // A standby card with a workload, and an unknown role, are errors.
+    let with_load = format!(
+        "{head}\n[[card]]\nname = \"spare\"\nadapter = \"ab379b\"\nrole = \"standby\"\n{fc}{}",
+        fc.replace("\"fc\"\nfunction", "\"spare\"\nfunction")
+    );
+    let (code, err) = fails(&with_load);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("standby card") && err.contains("workload[1].card"),
+        "{err}"
+    );
+    let bad_role = format!("{head}role = \"spare\"\n{fc}");
+    let (code, err) = fails(&bad_role);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unknown role `spare`"), "{err}");
+}
+
+#[test]
+fn a_one_cell_partition_places_cards_only_under_its_own_cells_io() {
+    // rp8400: the internal slots 1-8 hang from cell 0's system bus adapter,
+    // 9-16 from cell 1's, the SEU's from cells 2 and 3's. A 1-cell
+    // partition owns cell 0's I/O only.
+    let js = place_args(&[
+        "--server",
+        "rp8400-seu",
+        "--testbed",
+        "hp-2004-lab",
+        "--cells",
+        "1",
+        "--card",
+        "d=a9782a*2",
+        "--workload",
+        "d.fc=diskbench:read",
+    ]);
+    let r = ranked(&js);
+    assert!(!r.is_empty());
+    let own: Vec<String> = (1..=8).map(|i| format!("internal-{i}")).collect();
+    for p in &r {
+        for s in slots(&p.0) {
+            assert!(own.contains(&s), "{s} is not under cell 0's I/O: {r:?}");
+        }
+    }
+    // A card fixed in the SEU of a 1-cell partition is an error that says why.
+    let (code, err) = fails(
+        "[place]\nserver = \"rp8400-seu\"\ntestbed = \"hp-2004-lab\"\ncells = 1\n\n[[card]]\nname = \"d\"\nadapter = \"a9782a\"\nslot = \"seu-1\"\n\n[[workload]]\ncard = \"d\"\nfunction = \"fc\"\nkind = \"diskbench\"\ndirection = \"read\"\n",
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("I/O controller `sba-cell2` of cell 2")
+            && err.contains("owns only its own cells' I/O"),
+        "{err}"
+    );
 }

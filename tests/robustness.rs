@@ -452,10 +452,14 @@ fn control_characters_from_input_files_are_escaped_in_tables_and_errors() {
     );
     std::fs::write(models.join("bus.toml"), &hostile).unwrap();
     let m = models.to_str().unwrap();
+    // The default table puts the long source under its row: escaped too.
+    let narrow = iosim_within(tmp.path(), &["params", "--models", m], 15);
+    assert!(!has_control(&String::from_utf8_lossy(&narrow.stdout)));
     for format in ["table", "csv"] {
+        // One line per row (--wide) so that the row holds its source.
         let out = iosim_within(
             tmp.path(),
-            &["params", "--models", m, "--format", format],
+            &["params", "--models", m, "--format", format, "--wide"],
             15,
         );
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

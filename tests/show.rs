@@ -419,3 +419,95 @@ fn a_count_chassis_template_copies_slots_segments_and_controller() {
         "{params}"
     );
 }
+
+#[test]
+fn list_names_every_model_of_a_kind_with_its_calibration_and_source() {
+    for (kind, some) in [
+        ("servers", "rx6600"),
+        ("adapters", "ab379b"),
+        ("testbeds", "hp-2004-lab"),
+        ("links", "fc-4g"),
+        ("buses", "pcix266"),
+        ("cpus", ""),
+    ] {
+        let out = common::iosim(&["list", kind, "--format", "json"]);
+        assert!(
+            out.status.success(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let rows = js[kind].as_array().expect(kind);
+        assert!(!rows.is_empty(), "{kind}");
+        for r in rows {
+            for f in ["name", "description", "calibration", "source"] {
+                assert!(!r[f].as_str().expect(f).is_empty(), "{kind}: {r}");
+            }
+            assert!(
+                r["source"].as_str().expect("source").ends_with(".toml"),
+                "{r}"
+            );
+        }
+        if !some.is_empty() {
+            assert!(
+                rows.iter().any(|r| r["name"] == some),
+                "{kind} lacks {some}"
+            );
+        }
+    }
+    // The A5513A's SAR processor is fitted; the AB379B's values are not.
+    let out = common::iosim(&["list", "adapters", "--format", "json"]);
+    let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let status = |n: &str| {
+        js["adapters"]
+            .as_array()
+            .expect("adapters")
+            .iter()
+            .find(|r| r["name"] == n)
+            .and_then(|r| r["calibration"].as_str())
+            .expect("calibration")
+            .to_string()
+    };
+    assert!(
+        status("a5513a").starts_with("fitted"),
+        "{}",
+        status("a5513a")
+    );
+    assert!(!status("ab379b").contains("fitted"), "{}", status("ab379b"));
+    // An unknown kind is a usage error.
+    assert_eq!(common::iosim(&["list", "widgets"]).status.code(), Some(2));
+}
+
+#[test]
+fn show_adapter_and_testbed_print_their_parameters_with_sources() {
+    let out = common::iosim(&["show", "adapter", "ab379b", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        js["modes"].as_str().expect("modes").starts_with("pcix266"),
+        "{js}"
+    );
+    let functions = js["functions"].as_array().expect("functions");
+    assert_eq!(functions.len(), 2);
+    assert_eq!(functions[0]["link"], "fc-4g");
+    let params = js["parameters"].as_array().expect("parameters");
+    assert!(params
+        .iter()
+        .all(|p| !p["source"].as_str().expect("source").is_empty()));
+    let out = common::iosim(&["show", "testbed", "hp-2004-lab"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("## parameters"));
+    // Unknown names list the known ones (exit 1); no name is a usage error.
+    let bad = common::iosim(&["show", "adapter", "ab379c"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("ab379b"));
+    assert_eq!(common::iosim(&["show", "testbed"]).status.code(), Some(2));
+}

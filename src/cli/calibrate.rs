@@ -166,7 +166,7 @@ fn calibrate_cmd(
         &in_use_rows,
         &f.rows_fitted,
     ));
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }
 
 /// Each free parameter: initial and fitted values, 95% interval, bound,

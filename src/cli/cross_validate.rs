@@ -75,7 +75,7 @@ pub fn execute(
     rep.sections.extend(held_out_sections(&cv));
     rep.sections.push(folds_section(&cv));
     rep.sections.push(fold_objectives_section(&cv));
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }
 
 /// Each free parameter as the full fit and every fold found it: a value that

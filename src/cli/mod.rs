@@ -19,6 +19,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod cross_validate;
 mod fit;
+pub mod list;
 pub mod params;
 pub mod place;
 pub mod plot;
@@ -28,7 +29,7 @@ pub mod show;
 pub mod sweep;
 pub mod validate;
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
     Table,
     Csv,
@@ -53,6 +54,10 @@ pub struct Common {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    /// With the table format: each row on one line however wide (by
+    /// default lines fit 160 characters, long text under its row).
+    #[arg(long)]
+    pub wide: bool,
     /// Extra directory of model files (servers, adapters, buses, links, testbeds); repeatable.
     #[arg(long = "models", value_name = "DIR")]
     pub models: Vec<PathBuf>,
@@ -70,6 +75,14 @@ pub struct Common {
 }
 
 impl Common {
+    /// The output format the flags ask for (`--format`, `--wide`).
+    pub fn out_format(&self) -> Format {
+        match (self.format, self.wide) {
+            (FormatArg::Table, true) => Format::Wide,
+            (f, _) => f.into(),
+        }
+    }
+
     /// The bundled models, those of `--models`, then the fitted values:
     /// `--params FILE`, or the bundled fit unless `--hand-set`. Also returns
     /// which values of the free parameters the run uses (recorded in every

@@ -21,5 +21,5 @@ pub fn execute(a: Args) -> iosim::Result<String> {
         meta: vec![("parameters".into(), parameters)],
         sections: vec![iosim::sections::params_section(&mut reg)],
     };
-    Ok(rep.render(a.common.format.into()))
+    Ok(rep.render(a.common.out_format()))
 }

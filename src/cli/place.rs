@@ -152,6 +152,8 @@ fn place_cmd(
             req.run.warmup_ms, req.run.duration_ms
         ),
     ));
+    rep.meta
+        .push(("why".into(), iosim::place::sections::why_text(&p)));
     rep.sections = iosim::place::sections::place_sections(&p, top);
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }

@@ -87,7 +87,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     rep.meta.push(("parameters".into(), parameters));
     rep.meta.push(("out".into(), a.out.display().to_string()));
     rep.sections.push(charts_section(&a.out, &charts));
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }
 
 /// Every chart of `iosim plot` of validation `v`, rendered.

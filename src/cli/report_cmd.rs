@@ -75,7 +75,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         meta: vec![("parameters".into(), parameters)],
         sections: vec![s],
     };
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }
 
 /// The HTML of `iosim report`.

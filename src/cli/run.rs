@@ -88,7 +88,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         rep.sections.push(r.table);
         rep.sections.push(r.warnings);
     }
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }
 
 /// What `run --replications` reports.

@@ -22,19 +22,50 @@ pub enum ShowCmd {
     Server {
         /// The server (without one, the known servers are listed).
         name: Option<String>,
-        /// Extra directory of model files; repeatable.
-        #[arg(long = "models", value_name = "DIR")]
-        models: Vec<PathBuf>,
-        /// Fitted parameters written by `iosim calibrate`, instead of the bundled fit.
-        #[arg(long = "params", value_name = "FILE", conflicts_with = "hand_set")]
-        params: Option<PathBuf>,
-        /// Use the model files' own values of the free parameters, without the bundled fit.
-        #[arg(long = "hand-set")]
-        hand_set: bool,
+        #[command(flatten)]
+        from: Registry,
         /// Output format: an indented tree, CSV, JSON or a Graphviz digraph.
         #[arg(long, value_enum, default_value = "table")]
         format: ShowFormat,
     },
+    /// An adapter: its bus modes, functions (engine, link), on-card bridge
+    /// and every parameter with its unit and source.
+    Adapter(ModelArgs),
+    /// A test bed (the far ends of the links): every parameter with its
+    /// unit and source.
+    Testbed(ModelArgs),
+}
+
+/// The models a `show` reads.
+#[derive(clap::Args)]
+pub struct Registry {
+    /// Extra directory of model files; repeatable.
+    #[arg(long = "models", value_name = "DIR")]
+    models: Vec<PathBuf>,
+    /// Fitted parameters written by `iosim calibrate`, instead of the bundled fit.
+    #[arg(long = "params", value_name = "FILE", conflicts_with = "hand_set")]
+    params: Option<PathBuf>,
+    /// Use the model files' own values of the free parameters, without the bundled fit.
+    #[arg(long = "hand-set")]
+    hand_set: bool,
+}
+
+impl Registry {
+    fn load(&self) -> iosim::Result<(iosim::model::Registry, String)> {
+        super::registry(&self.models, self.params.as_ref(), self.hand_set)
+    }
+}
+
+/// The flags of `show adapter` and `show testbed`.
+#[derive(clap::Args)]
+pub struct ModelArgs {
+    /// Its name (without one, the known names are listed).
+    name: Option<String>,
+    #[command(flatten)]
+    from: Registry,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: super::FormatArg,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -47,29 +78,124 @@ pub enum ShowFormat {
 
 /// `iosim show`.
 pub fn execute(a: Args) -> iosim::Result<String> {
-    let ShowCmd::Server {
-        name,
-        models,
-        params,
-        hand_set,
-        format,
-    } = a.which;
-    let (reg, parameters) = super::registry(&models, params.as_ref(), hand_set)?;
+    let (name, from, format) = match a.which {
+        ShowCmd::Server { name, from, format } => (name, from, format),
+        ShowCmd::Adapter(m) => return show_model(m, true),
+        ShowCmd::Testbed(m) => return show_model(m, false),
+    };
+    let (reg, parameters) = from.load()?;
     let server = iosim::show::find_server(&reg, name.as_deref())?;
     let tree = iosim::show::server_tree(&reg, server)?;
     let format = match format {
         ShowFormat::Dot => return Ok(server_tree_dot(&tree)),
-        ShowFormat::Table => Format::Table,
+        // The tree keeps one line per node, however wide.
+        ShowFormat::Table => Format::Wide,
         ShowFormat::Csv => Format::Csv,
         ShowFormat::Json => Format::Json,
     };
     let rep = Report {
         command: format!("show server {}", tree.server),
         meta: vec![("parameters".into(), parameters)],
-        sections: vec![server_tree_section(&tree, format == Format::Table)],
+        sections: vec![server_tree_section(&tree, format == Format::Wide)],
         ..Default::default()
     };
     Ok(rep.render(format))
+}
+
+/// `iosim show adapter NAME` (`adapter`) or `iosim show testbed NAME`.
+fn show_model(m: ModelArgs, adapter: bool) -> iosim::Result<String> {
+    let (reg, parameters) = m.from.load()?;
+    let what = if adapter { "adapter" } else { "test bed" };
+    let known = if adapter {
+        iosim::show::known_names(reg.adapters.keys())
+    } else {
+        iosim::show::known_names(reg.testbeds.keys())
+    };
+    let Some(name) = m.name else {
+        return Err(iosim::Error::Usage(format!(
+            "name a {what}: iosim show {} NAME; known: {known}",
+            if adapter { "adapter" } else { "testbed" }
+        )));
+    };
+    let unknown = || iosim::Error::Unknown {
+        at: iosim::error::Location {
+            file: "<command line>".into(),
+            key: String::new(),
+            line: 0,
+            column: 0,
+        },
+        what: if adapter { "adapter" } else { "test bed" },
+        name: name.clone(),
+        known: known.clone().into(),
+    };
+    let mut meta: Vec<(String, String)> = vec![("parameters".into(), parameters)];
+    let mut sets: Vec<(String, &iosim::model::ParamSet)> = Vec::new();
+    let mut sections = Vec::new();
+    let (description, file) = if adapter {
+        let a = reg.adapters.get(&name).ok_or_else(unknown)?;
+        meta.push(("modes".into(), a.modes.join(", ")));
+        let mut f = Section::new("functions", &["function", "engine", "link"]);
+        for func in &a.functions {
+            f.rows.push(vec![
+                Cell::Text(func.name.clone()),
+                Cell::Text(func.engine.name().to_string()),
+                Cell::Text(func.link.clone().unwrap_or_else(|| "(none)".into())),
+            ]);
+            sets.push((func.name.clone(), &func.params));
+        }
+        if let Some(b) = &a.bridge {
+            meta.push((
+                "bridge".into(),
+                format!(
+                    "an on-card PCI-to-PCI bridge; secondary bus {}",
+                    b.secondary_mode
+                ),
+            ));
+            sets.push(("bridge (secondary)".into(), &b.secondary));
+            sets.push(("bridge (primary)".into(), &b.primary));
+        }
+        sections.push(f);
+        (a.description.clone(), a.at.file.display().to_string())
+    } else {
+        let t = reg.testbeds.get(&name).ok_or_else(unknown)?;
+        sets.push(("testbed".into(), &t.params));
+        (t.description.clone(), t.at.file.display().to_string())
+    };
+    meta.push((
+        "description".into(),
+        description.split_whitespace().collect::<Vec<_>>().join(" "),
+    ));
+    meta.push((
+        "calibration".into(),
+        iosim::show::status(sets.iter().map(|x| x.1)),
+    ));
+    meta.push(("file".into(), file));
+    let mut p = Section::new(
+        "parameters",
+        &["part", "parameter", "value", "unit", "source"],
+    );
+    for (part, set) in &sets {
+        for (k, v) in &set.map {
+            p.rows.push(vec![
+                Cell::Text(part.clone()),
+                Cell::Text(k.clone()),
+                Cell::Num(v.written, if v.written.fract() == 0.0 { 0 } else { 3 }),
+                Cell::Text(v.unit.clone()),
+                Cell::Text(v.source.clone()),
+            ]);
+        }
+    }
+    sections.push(p);
+    let rep = Report {
+        command: format!(
+            "show {} {name}",
+            if adapter { "adapter" } else { "testbed" }
+        ),
+        meta,
+        sections,
+        ..Default::default()
+    };
+    Ok(rep.render(m.format.into()))
 }
 
 /// A node's facts in words: what the capacity column leaves out.

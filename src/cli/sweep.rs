@@ -106,7 +106,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             .collect::<iosim::Result<Vec<_>>>()?;
         out.write_files(&report::chart_files(&charts))?;
     }
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }
 
 /// The sections of `iosim sweep`: `sweep`, one tidy row per (experiment,

@@ -85,5 +85,5 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         let charts = super::plot::charts(&v, None, common.seed)?;
         super::plot::write_charts_and_csvs(&out, &charts, &v.rows, common.seed)?;
     }
-    Ok(rep.render(common.format.into()))
+    Ok(rep.render(common.out_format()))
 }

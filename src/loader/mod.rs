@@ -254,6 +254,7 @@ fn add_model(
                 name.clone(),
                 BusSpec {
                     name: name.clone(),
+                    description: b.description.clone(),
                     protocol,
                     params,
                     at: at.clone(),
@@ -289,6 +290,7 @@ fn add_model(
                 name.clone(),
                 LinkSpec {
                     name: name.clone(),
+                    description: l.description.clone(),
                     framing,
                     params,
                     at: at.clone(),
@@ -302,6 +304,7 @@ fn add_model(
             let params = errs.take(convert_params(src, "param", &s.param, schema::SERVER));
             let bridge = errs.take(convert_params(src, "bridge", &s.bridge, schema::BRIDGE));
             let mut io_controllers: Vec<IoControllerSpec> = Vec::new();
+            let server_cells_max = params.as_ref().and_then(|p| p.value("cells_max"));
             for (i, raw) in s.io_controller.iter().enumerate() {
                 let key = format!("io_controller[{i}]");
                 let taken = io_controllers.iter().map(|c| c.name.as_str());
@@ -312,9 +315,32 @@ fn add_model(
                     &raw.param,
                     schema::IO_CONTROLLER,
                 ));
-                if let (Some(name), Some(params)) = (cname, params) {
+                let cell = match &raw.cell {
+                    None => Some(None),
+                    Some(v) => errs
+                        .take(whole_number(src, &format!("{key}.cell"), v, "cell"))
+                        .and_then(|c| {
+                            let max = server_cells_max;
+                            if c < 0.0 || max.is_some_and(|m| c >= m) {
+                                errs.push(src.invalid(
+                                    &format!("{key}.cell"),
+                                    v.span(),
+                                    format!(
+                                        "cell {}; the server's cells are 0 to {}",
+                                        readable(c),
+                                        max.map_or("cells_max - 1".into(), |m| readable(m - 1.0))
+                                    ),
+                                ));
+                                None
+                            } else {
+                                Some(Some(c as u32))
+                            }
+                        }),
+                };
+                if let (Some(name), Some(params), Some(cell)) = (cname, params, cell) {
                     io_controllers.push(IoControllerSpec {
                         name,
+                        cell,
                         params,
                         at: src.at(&format!("{key}.name"), raw.name.span()),
                     });
@@ -355,6 +381,13 @@ fn add_model(
                 };
                 let rc = ch.io_controller.get_ref();
                 let ckey = format!("{tkey}.io_controller");
+                if let Some(c) = &rc.cell {
+                    errs.push(src.invalid(
+                        &format!("{ckey}.cell"),
+                        c.span(),
+                        "a chassis template's controller hangs from the cell its copy's `per_cell` gives: give it no `cell`",
+                    ));
+                }
                 let Some(cname) = errs.take(check_name(src, &format!("{ckey}.name"), &rc.name))
                 else {
                     continue;
@@ -388,6 +421,7 @@ fn add_model(
                     }
                     io_controllers.push(IoControllerSpec {
                         name,
+                        cell: per_cell.map(|p| k / p),
                         params: cparams.clone(),
                         at: src.at(&format!("{ckey}.name"), rc.name.span()),
                     });
@@ -454,6 +488,7 @@ fn add_model(
                 name.clone(),
                 ServerSpec {
                     name: name.clone(),
+                    description: s.description.clone(),
                     params,
                     bridge,
                     io_controllers,
@@ -512,6 +547,7 @@ fn add_model(
                 name.clone(),
                 AdapterSpec {
                     name: name.clone(),
+                    description: a.description.clone(),
                     modes,
                     modes_at: modes_at(src, "modes", &a.modes),
                     bridge,
@@ -541,6 +577,7 @@ fn add_model(
                 name.clone(),
                 CpuSpec {
                     name: name.clone(),
+                    description: c.description.clone(),
                     benchmark,
                     params,
                     at: at.clone(),
@@ -560,6 +597,7 @@ fn add_model(
                 name.clone(),
                 TestbedSpec {
                     name: name.clone(),
+                    description: t.description.clone(),
                     params,
                     at: at.clone(),
                 },

@@ -46,6 +46,7 @@ const PLACE: Shape = Table(&[
             ("count", Any),
             ("slot", Any),
             ("link", Any),
+            ("role", Any),
         ])),
     ),
     ("workload", Tables(&WORKLOAD)),
@@ -78,6 +79,7 @@ struct RawPlaceCard {
     count: Option<Spanned<f64>>,
     slot: Option<Spanned<String>>,
     link: Option<Spanned<String>>,
+    role: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -304,13 +306,13 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
             }
         }
     }
-    // Slots in chassis the partition does not own (a `per_cell` chassis of
-    // a cell beyond it) are not free.
+    // Slots whose I/O the partition does not own (a `per_cell` chassis of
+    // a cell beyond it, or an I/O controller of such a cell) are not free.
     let part = cells.unwrap_or(1.0).max(1.0) as u32;
     let unowned: Vec<String> = server
         .slots
         .iter()
-        .filter(|s| !s.owned_by(part) && !taken.contains(&s.name))
+        .filter(|s| !server.io_owned_by(s, part) && !taken.contains(&s.name))
         .map(|s| s.name.clone())
         .collect();
     let n_taken = taken.len();
@@ -329,6 +331,8 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
     let mut copies: Vec<Vec<usize>> = Vec::new();
     let mut cards: Vec<PlaceCard> = Vec::new();
     let mut entries_ok = true;
+    // Per entry, whether its cards are standby.
+    let mut standby_entry: Vec<bool> = Vec::new();
     for (j, c) in raw.card.get_ref().iter().enumerate() {
         let ck = |s: &str| format!("card[{j}].{s}");
         let mut ok = true;
@@ -383,6 +387,8 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
                 ))
             } else if let Some(p) = found(|p| matches!(p, CardProblem::NotOwned(_))) {
                 Some(invalid(p.to_string()))
+            } else if let Some(why) = not_io_owned(server, s.get_ref(), part) {
+                Some(invalid(why))
             } else if taken.contains(s.get_ref()) {
                 Some(invalid(format!(
                     "slot `{}` is also listed in place.taken: constraints conflict",
@@ -424,6 +430,23 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
                 }
             },
             _ => None,
+        };
+        let standby = match &c.role {
+            None => false,
+            Some(r) if r.get_ref() == "active" => false,
+            Some(r) if r.get_ref() == "standby" => true,
+            Some(r) => {
+                errs.push(src.invalid(
+                    &ck("role"),
+                    r.span(),
+                    format!(
+                        "unknown role `{}`; expected active (carries its workloads) or standby (holds a slot, no load)",
+                        r.get_ref()
+                    ),
+                ));
+                ok = false;
+                false
+            }
         };
         let (Some(label), Some(count), Some(adapter), true) = (label, count, adapter, ok) else {
             entries_ok = false;
@@ -479,11 +502,13 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
                 adapter: adapter.name.clone(),
                 link: link.clone(),
                 fixed: fixed.clone(),
+                standby,
                 at: at.clone(),
             });
         }
         entries.push((label, adapter.name.clone(), String::new()));
         copies.push(mine);
+        standby_entry.push(standby);
     }
     // More cards than free slots.
     let free = server
@@ -509,7 +534,7 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
                     String::new()
                 } else {
                     format!(
-                        "{} in chassis a partition of {part} cell(s) does not own, ",
+                        "{} under I/O a partition of {part} cell(s) does not own, ",
                         unowned.len()
                     )
                 },
@@ -524,17 +549,28 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
         let mut per_entry: Vec<Workload> = Vec::new();
         for (j, w) in raw.workload.iter().enumerate() {
             let key = format!("workload[{j}]");
-            if let Some(w) = errs.take(workload(&src, reg, &entries, &key, w, &per_entry)) {
-                per_entry.push(w);
+            if let Some(x) = errs.take(workload(&src, reg, &entries, &key, w, &per_entry)) {
+                if standby_entry[x.card] {
+                    errs.push(src.invalid(
+                        &format!("{key}.card"),
+                        w.card.span(),
+                        format!(
+                            "card `{}` is a standby card (role = \"standby\"): it holds a slot and carries no load; remove this [[workload]] or make the card active",
+                            entries[x.card].0
+                        ),
+                    ));
+                } else {
+                    per_entry.push(x);
+                }
             }
         }
         for (e, (label, _, _)) in entries.iter().enumerate() {
-            if !per_entry.iter().any(|w| w.card == e) {
+            if !standby_entry[e] && !per_entry.iter().any(|w| w.card == e) {
                 let at = &cards[copies[e][0]].at;
                 errs.push(Error::Invalid {
                     at: at.clone(),
                     message: format!(
-                        "card `{label}` carries no workload: give it a [[workload]] (its demand would be zero)"
+                        "card `{label}` carries no workload: give it a [[workload]] (its demand would be zero), or `role = \"standby\"` for a card that only holds a slot"
                     ),
                 });
             }
@@ -695,6 +731,23 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
         objective,
         objective_at,
     })
+}
+
+/// Why a partition of `cells` cells may not place a card in `slot`: its
+/// I/O controller belongs to a cell beyond the partition.
+fn not_io_owned(server: &ServerSpec, slot: &str, cells: u32) -> Option<String> {
+    let s = server.slots.iter().find(|s| s.name == slot)?;
+    if server.io_owned_by(s, cells) {
+        return None;
+    }
+    let c = &server.io_controllers[s.controller?];
+    Some(format!(
+        "slot `{slot}` hangs from I/O controller `{}` of cell {} of server `{}`; a partition of {cells} cell(s) (cells 0 to {}) owns only its own cells' I/O",
+        c.name,
+        c.cell.unwrap_or(0),
+        server.name,
+        cells - 1
+    ))
 }
 
 /// A simple request from the command line (`iosim place --server rx6600

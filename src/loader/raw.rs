@@ -86,7 +86,12 @@ pub const SERVER: Shape = Table(&[
     ),
 ]);
 
-const IO_CONTROLLER: Shape = Table(&[("name", Any), ("note", Any), ("param", PARAMS)]);
+const IO_CONTROLLER: Shape = Table(&[
+    ("name", Any),
+    ("note", Any),
+    ("cell", Any),
+    ("param", PARAMS),
+]);
 
 const SLOT: Shape = Table(&[
     ("name", Any),
@@ -219,7 +224,6 @@ pub struct RawBus {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub protocol: Spanned<String>,
     pub param: Spanned<RawParams>,
@@ -232,7 +236,6 @@ pub struct RawLink {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub framing: Spanned<String>,
     pub param: Spanned<RawParams>,
@@ -260,7 +263,6 @@ pub struct RawServer {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     #[serde(default)]
     pub cpu: Option<Spanned<String>>,
@@ -300,6 +302,7 @@ pub struct RawIoController {
     #[serde(default)]
     #[allow(dead_code)]
     pub note: String,
+    pub cell: Option<Spanned<f64>>,
     pub param: Spanned<RawParams>,
 }
 
@@ -319,7 +322,6 @@ pub struct RawAdapter {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub modes: Spanned<Vec<Spanned<String>>>,
     #[serde(default)]
@@ -345,7 +347,6 @@ pub struct RawCpu {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub benchmark: Spanned<String>,
     pub param: Spanned<RawParams>,
@@ -358,7 +359,6 @@ pub struct RawTestbed {
     pub kind: String,
     pub name: Spanned<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     pub description: String,
     pub param: Spanned<RawParams>,
 }

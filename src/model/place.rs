@@ -83,6 +83,9 @@ pub struct PlaceCard {
     pub link: Option<String>,
     /// A slot it is already in (not moved by the search).
     pub fixed: Option<String>,
+    /// A standby card (`role = "standby"`): it holds a slot and counts in
+    /// failover groups and spread, but carries no load and no objective.
+    pub standby: bool,
     /// Where its `[[card]]` entry is.
     pub at: Location,
 }

@@ -23,6 +23,8 @@ pub enum Protocol {
 pub struct BusSpec {
     /// Name used by slots and adapters.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// PCI or PCI-X protocol.
     pub protocol: Protocol,
     /// clock, transfers_per_clock, width, overhead clocks, latency timer, max burst.
@@ -48,6 +50,8 @@ pub enum Framing {
 pub struct LinkSpec {
     /// Name used by adapter functions.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// Its framing.
     pub framing: Framing,
     /// Line rate and framing sizes.
@@ -102,6 +106,11 @@ impl SlotSpec {
 pub struct IoControllerSpec {
     /// Name, unique in the server.
     pub name: String,
+    /// The cell whose I/O it is (the `cell` key, or the cell a `per_cell`
+    /// chassis copy hangs from): `iosim place` gives a partition of n cells
+    /// (cells 0 to n - 1) only the slots under its own cells' controllers.
+    /// `None`: any partition's.
+    pub cell: Option<u32>,
     /// Its link's parameters.
     pub params: ParamSet,
     /// Where it was defined.
@@ -113,6 +122,8 @@ pub struct IoControllerSpec {
 pub struct ServerSpec {
     /// Name used by scenarios.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// Memory, I/O path, CPU and stack parameters.
     pub params: ParamSet,
     /// Parameters of the bus adapter (bridge) above each slot.
@@ -133,6 +144,19 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
+    /// Whether a partition of `cells` cells owns `slot`'s I/O for a
+    /// placement: it owns the slot ([`SlotSpec::owned_by`]) and the slot's
+    /// I/O controller belongs to one of its cells. Scenarios are not held
+    /// to it: they name the slots the papers' set-ups used.
+    pub fn io_owned_by(&self, slot: &SlotSpec, cells: u32) -> bool {
+        slot.owned_by(cells)
+            && slot
+                .controller
+                .and_then(|c| self.io_controllers.get(c))
+                .and_then(|c| c.cell)
+                .is_none_or(|c| c < cells)
+    }
+
     /// Why a partition of `cells` cells of `server` may not use `slot` (its
     /// chassis hangs from a cell the partition does not have), or `None`.
     pub fn not_owned(&self, slot: &SlotSpec, cells: u32) -> Option<String> {
@@ -250,6 +274,8 @@ pub struct FunctionSpec {
 pub struct AdapterSpec {
     /// Name used by scenarios.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// Bus modes the card can run, fastest first.
     pub modes: Vec<String>,
     /// Where each of `modes` is written.
@@ -298,6 +324,8 @@ pub fn negotiate_mode(adapter: &AdapterSpec, slot: &SlotSpec) -> Option<String> 
 pub struct CpuSpec {
     /// Name used by servers.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// The benchmark its rating is on (`SPECint95`, `iCOMP 2.0`, ...):
     /// ratings on different benchmarks are never compared.
     pub benchmark: String,
@@ -312,6 +340,8 @@ pub struct CpuSpec {
 pub struct TestbedSpec {
     /// Name used by scenarios.
     pub name: String,
+    /// What it is, in the model file's words (`description`).
+    pub description: String,
     /// Peer and target parameters.
     pub params: ParamSet,
     /// Where it was defined.

@@ -31,7 +31,7 @@ pub mod sections;
 use crate::app::{run_experiments, Job, Runner};
 use crate::error::{Error, Result};
 use crate::model::schema::{IoControllerParams, ServerParams};
-use crate::model::{Experiment, Objective, PlaceRequest, Registry, Scenario, Workload};
+use crate::model::{Domain, Experiment, Objective, PlaceRequest, Registry, Scenario, Workload};
 use crate::sim::config::BusCfg;
 use crate::sim::ExperimentResult;
 use search::{Cards, Tree};
@@ -107,9 +107,60 @@ pub struct Candidate {
     pub tput: Vec<f64>,
     /// The simulated score.
     pub score: [f64; 3],
+    /// Pairs of cards that share a chassis, an I/O controller and a bus
+    /// segment (fault and sharing domains), in that order: fewer is more
+    /// spread.
+    pub sharing: [usize; 3],
     /// The next placement ranked does as well within [`TIE_PCT`] (so this
-    /// one is ahead of it by headroom, not by its objective).
+    /// one is ahead of it by spread or headroom, not by its objective).
     pub tied_with_next: bool,
+}
+
+/// The domains a tie is settled over, widest first.
+pub const SPREAD_DOMAINS: [Domain; 3] = [Domain::Chassis, Domain::Controller, Domain::Bus];
+
+/// Pairs of cards of a placement (slot per card) under one domain of each
+/// of [`SPREAD_DOMAINS`].
+fn sharing(tree: &Tree, slots: &[usize]) -> [usize; 3] {
+    SPREAD_DOMAINS.map(|d| {
+        let mut n = 0;
+        for (i, &a) in slots.iter().enumerate() {
+            for &b in &slots[..i] {
+                if tree.domain(a, d) == tree.domain(b, d) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    })
+}
+
+/// Why a placement ranked just before another it ties with is ahead.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TieBreak {
+    /// It spreads over the domain [`SPREAD_DOMAINS`]`[i]` more.
+    Spread(usize),
+    /// Equally spread, it leaves more headroom on its busiest shared node.
+    Headroom,
+    /// Equally spread and loaded: its objective is higher.
+    Objective,
+    /// Alike in all that: by name.
+    Name,
+}
+
+/// What puts `a` ahead of `b` when they tie (as the ranking decides: spread,
+/// then headroom, then the objective, then the name).
+pub fn tie_break(a: &Candidate, b: &Candidate) -> TieBreak {
+    if let Some(i) = (0..3).find(|&i| a.sharing[i] != b.sharing[i]) {
+        return TieBreak::Spread(i);
+    }
+    if more_headroom(&a.loads, &b.loads) != std::cmp::Ordering::Equal {
+        return TieBreak::Headroom;
+    }
+    if a.score != b.score {
+        return TieBreak::Objective;
+    }
+    TieBreak::Name
 }
 
 /// How far the search went.
@@ -282,7 +333,9 @@ fn tied(obj: Objective, a: &[f64; 3], b: &[f64; 3]) -> bool {
 
 /// Ranks simulated placements: by simulated score, except that a run of
 /// placements each within [`TIE_PCT`] of the first of the run is a tie,
-/// which headroom decides (then the score, then the name).
+/// which spread over fault and sharing domains decides (fewer pairs of
+/// cards sharing a chassis, then a controller, then a bus), then headroom,
+/// then the score, then the name.
 fn rank_with_ties(obj: Objective, ranked: &mut [Candidate]) {
     ranked.sort_by(|x, y| better(&x.score, &y.score).then_with(|| x.label.cmp(&y.label)));
     let mut start = 0;
@@ -292,7 +345,9 @@ fn rank_with_ties(obj: Objective, ranked: &mut [Candidate]) {
             .find(|&j| !tied(obj, &head.score, &ranked[j].score))
             .unwrap_or(ranked.len());
         ranked[start..end].sort_by(|x, y| {
-            more_headroom(&x.loads, &y.loads)
+            x.sharing
+                .cmp(&y.sharing)
+                .then_with(|| more_headroom(&x.loads, &y.loads))
                 .then_with(|| better(&x.score, &y.score))
                 .then_with(|| x.label.cmp(&y.label))
         });
@@ -304,16 +359,23 @@ fn rank_with_ties(obj: Objective, ranked: &mut [Candidate]) {
     }
 }
 
+/// Estimated loads closer than this (half a percentage point) are alike
+/// for headroom: the alone runs they are summed from are simulated, and a
+/// difference below what the tables print is no reason to prefer one
+/// placement.
+pub const HEADROOM_ALIKE: f64 = 0.005;
+
 /// Orders two placements' estimated loads (each busiest first) by headroom,
 /// more first: the one whose busiest node is less loaded, then the next
 /// busiest, and so on (a node the placement does not use counts as idle).
 /// Among placements that do equally well, the one that leaves the most
-/// room on what the cards share is the one to take.
-fn more_headroom(a: &[NodeLoad], b: &[NodeLoad]) -> std::cmp::Ordering {
+/// room on what the cards share is the one to take. Loads within
+/// [`HEADROOM_ALIKE`] of each other are alike.
+pub fn more_headroom(a: &[NodeLoad], b: &[NodeLoad]) -> std::cmp::Ordering {
     let at = |l: &[NodeLoad], i: usize| l.get(i).map_or(0.0, |n| n.load);
     for i in 0..a.len().max(b.len()) {
         let (x, y) = (at(a, i), at(b, i));
-        if (x - y).abs() > 1e-9 {
+        if (x - y).abs() > HEADROOM_ALIKE {
             return x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
         }
     }
@@ -405,7 +467,11 @@ pub fn place(
             rep_card[cards.load[c]] = c;
         }
     }
-    for (k, _) in rep_card.iter().enumerate() {
+    for (k, &rep) in rep_card.iter().enumerate() {
+        if req.cards[rep].standby {
+            // A standby card moves nothing: no run needed.
+            continue;
+        }
         for cl in 0..classes.len() {
             let used = (0..req.cards.len())
                 .filter(|&c| cards.load[c] == k)
@@ -434,6 +500,21 @@ pub fn place(
     };
     let alone_results = simulate(reg, &sc, &alone_exps, &opt, runner)?;
     let mut alone: Vec<Vec<Option<Alone>>> = vec![vec![None; classes.len()]; cards.loads];
+    for (k, &rep) in rep_card.iter().enumerate() {
+        if req.cards[rep].standby {
+            alone[k] = vec![
+                Some(Alone {
+                    total: 0.0,
+                    bus: 0.0,
+                    up: 0.0,
+                    down: 0.0,
+                    cpu: 0.0,
+                    ports: Vec::new(),
+                });
+                classes.len()
+            ];
+        }
+    }
     for (&(k, cl), r) in alone_jobs.iter().zip(&alone_results) {
         let b = r.buses.first();
         let (bus, up, down) = match b {
@@ -483,6 +564,17 @@ pub fn place(
         })
         .collect();
     let demand_bytes: Vec<f64> = demand.iter().map(|d| d.0).collect();
+    // The objective counts the active cards only (a standby card carries no load).
+    let active: Vec<bool> = req.cards.iter().map(|c| !c.standby).collect();
+    let active_of = |v: &[f64]| -> Vec<f64> {
+        v.iter()
+            .zip(&active)
+            .filter(|(_, a)| **a)
+            .map(|(x, _)| *x)
+            .collect()
+    };
+    let active_demand = active_of(&demand_bytes);
+    let score_of = |t: &[f64]| score(req.objective, &active_of(t), &active_demand);
     let port_demand: Vec<Vec<(String, f64)>> = (0..req.cards.len())
         .map(|c| {
             let best = names.iter().position(|n| *n == demand[c].1);
@@ -593,7 +685,14 @@ pub fn place(
         let est = (0..n).map(|c| a[c].total / factor[c]).collect();
         (est, loads)
     };
-    let est_score = |slots: &[usize]| score(req.objective, &estimate(slots).0, &demand_bytes);
+    let est_score = |slots: &[usize]| score_of(&estimate(slots).0);
+    // Pairs sharing a domain as one number, fewer first: chassis, then
+    // controllers, then buses.
+    let weight = (req.cards.len() * req.cards.len() + 1) as f64;
+    let spread = |slots: &[usize]| -> f64 {
+        let [ch, ctrl, bus] = sharing(&tree, slots);
+        -((ch as f64 * weight + ctrl as f64) * weight + bus as f64)
+    };
     // 2. The placements.
     let deadline = runner.deadline().map(|d| d.0);
     let en = search::enumerate(&tree, &cards, req, opt.max_placements, 1_000_000, deadline);
@@ -623,7 +722,7 @@ pub fn place(
             100,
             &|p: &[usize]| {
                 let s = est_score(p);
-                (s[0], s[1])
+                (s[0], s[1], spread(p))
             },
             deadline,
         );
@@ -657,9 +756,10 @@ pub fn place(
         .into_iter()
         .map(|slots| {
             let (est, loads) = estimate(&slots);
-            let s = score(req.objective, &est, &demand_bytes);
+            let s = score_of(&est);
             Candidate {
                 label: label(req, &names, &slots),
+                sharing: sharing(&tree, &slots),
                 slots,
                 est,
                 loads,
@@ -673,6 +773,7 @@ pub fn place(
         .collect();
     cands.sort_by(|x, y| {
         better(&x.est_score, &y.est_score)
+            .then_with(|| x.sharing.cmp(&y.sharing))
             .then_with(|| more_headroom(&x.loads, &y.loads))
             .then_with(|| x.label.cmp(&y.label))
     });
@@ -699,7 +800,7 @@ pub fn place(
     for (&i, r) in pick.iter().zip(results) {
         let mut c = cands[i].clone();
         c.tput = per_card(req, &r);
-        c.score = score(req.objective, &c.tput, &demand_bytes);
+        c.score = score_of(&c.tput);
         c.result = Some(r);
         ranked.push(c);
     }

@@ -101,7 +101,17 @@ impl Tree {
                 taken: req.taken.contains(&s.name),
             });
         }
-        let chassis_matter = req.apart.iter().any(|a| a.domain == Domain::Chassis);
+        // Chassis are part of the symmetry where a group names them, or
+        // where one controller's slots span two chassis (elsewhere the
+        // controllers tell the chassis apart, and spreading over chassis,
+        // which breaks ties, needs no more).
+        let mut chassis_of_ctrl: BTreeMap<(bool, usize), usize> = BTreeMap::new();
+        let spans = slots.iter().any(|s: &SlotInfo| {
+            // A segment straight to memory is a controller of its own.
+            let key = s.ctrl.map_or((false, s.seg), |c| (true, c));
+            *chassis_of_ctrl.entry(key).or_insert(s.chassis) != s.chassis
+        });
+        let chassis_matter = spans || req.apart.iter().any(|a| a.domain == Domain::Chassis);
         for g in segs.iter_mut() {
             let mut v: Vec<String> = g
                 .slots
@@ -229,7 +239,8 @@ impl Cards {
                 .map(|w| format!("{}:{}", w.function, w))
                 .collect();
             w.sort();
-            let lk = format!("{} link {:?} [{}]", c.adapter, c.link, w.join("; "));
+            let role = if c.standby { " standby" } else { "" };
+            let lk = format!("{}{role} link {:?} [{}]", c.adapter, c.link, w.join("; "));
             load.push(match load_keys.iter().position(|x| *x == lk) {
                 Some(k) => k,
                 None => {
@@ -238,7 +249,7 @@ impl Cards {
                 }
             });
             let key = format!(
-                "{} link {:?} [{}] groups {:?} fixed {:?}",
+                "{}{role} link {:?} [{}] groups {:?} fixed {:?}",
                 c.adapter,
                 c.link,
                 w.join("; "),
@@ -522,6 +533,10 @@ impl Dfs<'_> {
     }
 }
 
+/// A placement's score for the local search: the objective's two first
+/// terms, then spread (higher is better, compared in order).
+pub type Score = (f64, f64, f64);
+
 /// A local search on `score` (higher is better) from `starts` random
 /// feasible placements plus `seeds`: moves of one card to a free slot and
 /// swaps of two cards of different kinds, the best improving move each
@@ -537,7 +552,7 @@ pub fn local_search(
     starts: usize,
     seed: u64,
     max_steps: usize,
-    score: &dyn Fn(&[usize]) -> (f64, f64),
+    score: &dyn Fn(&[usize]) -> Score,
     deadline: Option<std::time::Instant>,
 ) -> Vec<Vec<usize>> {
     let n = cards.kind.len();
@@ -569,12 +584,12 @@ pub fn local_search(
         let mut cur_score = score(&cur);
         keep(&cur, &mut found);
         for _ in 0..max_steps {
-            let mut best: Option<(Vec<usize>, (f64, f64))> = None;
+            let mut best: Option<(Vec<usize>, Score)> = None;
             let mut occupied = vec![None; tree.slots.len()];
             for (c, &s) in cur.iter().enumerate() {
                 occupied[s] = Some(c);
             }
-            let consider = |p: Vec<usize>, best: &mut Option<(Vec<usize>, (f64, f64))>| {
+            let consider = |p: Vec<usize>, best: &mut Option<(Vec<usize>, Score)>| {
                 if !feasible(&p) {
                     return;
                 }

@@ -4,8 +4,8 @@
 //! shared node's utilisation), `losers` (why the worst placements simulated
 //! lose) and `demand` (each card alone in its best slot).
 
-use super::{objective_value, Placement};
-use crate::model::Objective;
+use super::{objective_value, tie_break, Candidate, Placement, TieBreak, SPREAD_DOMAINS, TIE_PCT};
+use crate::model::{Objective, PlaceCard};
 use crate::report::{Cell, Section};
 
 /// `MB_s` or `pct`: the unit of the objective's value in field names.
@@ -60,9 +60,14 @@ fn share(c: &super::Candidate, demand: &[(f64, String)], i: usize) -> f64 {
     }
 }
 
-/// The card with the smallest share of its demand (the first of equals).
-fn worst_card(c: &super::Candidate, demand: &[(f64, String)]) -> usize {
-    (0..c.tput.len()).fold(0, |w, i| {
+/// The active card with the smallest share of its demand (the first of
+/// equals; standby cards carry no load).
+fn worst_card(c: &super::Candidate, demand: &[(f64, String)], cards: &[PlaceCard]) -> usize {
+    let active: Vec<usize> = (0..c.tput.len())
+        .filter(|&i| cards.get(i).is_some_and(|x| !x.standby))
+        .collect();
+    let first = active.first().copied().unwrap_or(0);
+    active.into_iter().fold(first, |w, i| {
         if share(c, demand, i) < share(c, demand, w) {
             i
         } else {
@@ -101,6 +106,137 @@ pub fn card_limit(r: &crate::sim::ExperimentResult, label: &str) -> String {
         .map_or(String::new(), |(u, n)| format!("{n} {:.0}%", u * 100.0))
 }
 
+/// `1 pair of cards shares a controller`, `no two cards share a bus`.
+fn pairs_words(n: usize, domain: &str) -> String {
+    match n {
+        0 => format!("no two cards share a {domain}"),
+        1 => format!("1 pair of cards shares a {domain}"),
+        n => format!("{n} pairs of cards share a {domain}"),
+    }
+}
+
+/// The first three items of a `;`-separated bottleneck, and how many more.
+fn first_items(text: &str) -> String {
+    let items: Vec<&str> = text.split("; ").collect();
+    if items.len() <= 3 {
+        return text.to_string();
+    }
+    format!("{} (and {} more)", items[..3].join("; "), items.len() - 3)
+}
+
+/// Why `a`, ranked just before `b`, is ahead of it though they tie.
+pub fn tie_words(a: &Candidate, b: &Candidate, next_rank: usize) -> String {
+    format!(
+        "ties rank {next_rank} within {TIE_PCT}%; ahead because {}",
+        tie_reason(a, b)
+    )
+}
+
+/// Why `a` is ranked before `b` though they tie: `it spreads more (...)`.
+fn tie_reason(a: &Candidate, b: &Candidate) -> String {
+    match tie_break(a, b) {
+        TieBreak::Spread(i) => {
+            let d = SPREAD_DOMAINS[i].name();
+            format!(
+                "it spreads more ({} against {})",
+                pairs_words(a.sharing[i], d),
+                pairs_words(b.sharing[i], d)
+            )
+        }
+        TieBreak::Headroom => {
+            // The first of the nodes, busiest first, whose loads differ.
+            let at = |c: &Candidate, i: usize| {
+                c.loads
+                    .get(i)
+                    .map_or("nothing more shared".to_string(), |l| {
+                        format!("{} at {:.1}%", l.node, l.load * 100.0)
+                    })
+            };
+            let load = |c: &Candidate, i: usize| c.loads.get(i).map_or(0.0, |l| l.load);
+            let i = (0..a.loads.len().max(b.loads.len()))
+                .find(|&i| (load(a, i) - load(b, i)).abs() > super::HEADROOM_ALIKE)
+                .unwrap_or(0);
+            let which = if i == 0 {
+                "its busiest shared node".to_string()
+            } else {
+                format!("its shared node {} by load (those before alike)", i + 1)
+            };
+            format!(
+                "as spread, it leaves more headroom: {which}, {} against {}",
+                at(a, i),
+                at(b, i)
+            )
+        }
+        TieBreak::Objective => "as spread and loaded, its objective is higher".to_string(),
+        TieBreak::Name => "alike in spread and load, its name comes first".to_string(),
+    }
+}
+
+/// The per-card throughputs of `a` and `b`: the card that loses most in
+/// `b` against `a`, and how much (bytes/s).
+fn biggest_loss(a: &Candidate, b: &Candidate) -> Option<(usize, f64)> {
+    (0..a.tput.len().min(b.tput.len()))
+        .map(|i| (i, a.tput[i] - b.tput[i]))
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+}
+
+/// A short paragraph on the choice: what limits the winner, and what the
+/// runner-up loses and where.
+pub fn why_text(p: &Placement) -> String {
+    let obj = p.request.objective;
+    let u = match obj {
+        Objective::WorstShare => "%",
+        _ => " MB/s",
+    };
+    let Some(best) = p.ranked.first() else {
+        return String::new();
+    };
+    let Some(r) = &best.result else {
+        return String::new();
+    };
+    let mut out = format!(
+        "The best placement, {}, reaches {:.2}{u}; what binds it: {}.",
+        best.label,
+        objective_value(obj, &best.score),
+        first_items(&r.bottleneck)
+    );
+    let Some(second) = p.ranked.get(1) else {
+        out.push_str(" It is the only placement simulated.");
+        return out;
+    };
+    let gap = objective_value(obj, &best.score) - objective_value(obj, &second.score);
+    if best.tied_with_next {
+        out.push_str(&format!(
+            " The runner-up, {}, does as well within {TIE_PCT}% ({}); the best is first because {}.",
+            second.label,
+            if gap >= 0.0 {
+                format!("{gap:.2}{u} behind")
+            } else {
+                format!("{:.2}{u} ahead, within the tie", -gap)
+            },
+            tie_reason(best, second)
+        ));
+    } else {
+        out.push_str(&format!(
+            " The runner-up, {}, gives {:.2}{u} less",
+            second.label, gap
+        ));
+        if let (Some((i, loss)), Some(r2)) = (biggest_loss(best, second), &second.result) {
+            if loss > 0.0 {
+                let card = &p.request.cards[i].label;
+                out.push_str(&format!(
+                    ": card {card} gets {:.2} MB/s there against {:.2}, limited by {}",
+                    second.tput[i] / 1e6,
+                    best.tput[i] / 1e6,
+                    card_limit(r2, card)
+                ));
+            }
+        }
+        out.push('.');
+    }
+    out
+}
+
 /// The sections of a placement answer, showing the best `top` in detail
 /// and the last three simulated as losers.
 pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
@@ -123,10 +259,11 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             "meets_min",
             &f_margin,
             "tied_with_next",
-            "bottleneck",
             "estimated_total_MB_s",
             "estimated_busiest",
             "throughput_ci95_pct",
+            "tie",
+            "bottleneck",
         ],
     );
     let n = p.ranked.len();
@@ -136,20 +273,19 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             .ranked
             .get(i + 1)
             .map_or(f64::NAN, |next| v - objective_value(obj, &next.score));
-        let (wi, wshare) = c
+        let wi = worst_card(c, &p.demand, &req.cards);
+        let wshare = share(c, &p.demand, wi);
+        // The smallest throughput of any card, which `min-each` judges.
+        let least = c
             .tput
             .iter()
-            .zip(&p.demand)
-            .map(|(t, d)| if d.0 > 0.0 { t / d.0 } else { 1.0 })
-            .enumerate()
-            .fold(
-                (0, f64::INFINITY),
-                |b, (j, s)| if s < b.1 { (j, s) } else { b },
-            );
-        let worst_t = c.tput.iter().copied().fold(f64::INFINITY, f64::min);
+            .zip(&req.cards)
+            .filter(|(_, card)| !card.standby)
+            .map(|(t, _)| *t)
+            .fold(f64::INFINITY, f64::min);
         let meets = match obj {
             Objective::MinEach(m) => {
-                if worst_t >= m {
+                if least >= m {
                     "yes"
                 } else {
                     "no"
@@ -165,7 +301,7 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             Cell::Num(c.tput.iter().sum::<f64>() / 1e6, 2),
             Cell::Num(wshare * 100.0, 1),
             Cell::Text(req.cards.get(wi).map_or(String::new(), |x| x.label.clone())),
-            Cell::Num(worst_t / 1e6, 2),
+            Cell::Num(c.tput.get(wi).map_or(f64::NAN, |t| t / 1e6), 2),
             Cell::Text(match (r, req.cards.get(wi)) {
                 (Some(r), Some(card)) => card_limit(r, &card.label),
                 _ => String::new(),
@@ -173,12 +309,16 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             Cell::Text(meets.into()),
             Cell::Num(margin, 2),
             Cell::Text(if c.tied_with_next { "yes" } else { "no" }.into()),
-            Cell::Text(r.map_or(String::new(), |r| r.bottleneck.clone())),
             Cell::Num(c.est.iter().sum::<f64>() / 1e6, 2),
             Cell::Text(c.loads.first().map_or(String::new(), |l| {
                 format!("{} {:.0}%", l.node, l.load * 100.0)
             })),
             Cell::Num(r.map_or(f64::NAN, |r| r.ci95_pct), 2),
+            Cell::Text(match p.ranked.get(i + 1) {
+                Some(next) if c.tied_with_next => tie_words(c, next, i + 2),
+                _ => String::new(),
+            }),
+            Cell::Text(r.map_or(String::new(), |r| r.bottleneck.clone())),
         ]);
     }
     let mut adapters = Section::new(
@@ -233,7 +373,9 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
                 Cell::Num(c.tput[ci] / 1e6, 2),
                 Cell::Num(d / 1e6, 2),
                 Cell::Num(
-                    if d > 0.0 {
+                    if card.standby {
+                        f64::NAN
+                    } else if d > 0.0 {
                         c.tput[ci] / d * 100.0
                     } else {
                         100.0
@@ -360,15 +502,18 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             &format!("behind_best_{u}"),
             "worst_card",
             "worst_card_busiest",
+            "verdict",
             "bottleneck",
         ],
     );
     let best = p.ranked.first().map(|c| objective_value(obj, &c.score));
+    // The run of placements that tie the best.
+    let tie_run = p.ranked.iter().take_while(|c| c.tied_with_next).count() + 1;
     // The last three (never the best).
     let from = n.saturating_sub(3).max(1);
     for (i, c) in p.ranked.iter().enumerate().skip(from) {
         let v = objective_value(obj, &c.score);
-        let wi = worst_card(c, &p.demand);
+        let wi = worst_card(c, &p.demand, &req.cards);
         let worst = req.cards.get(wi).map_or(String::new(), |x| x.label.clone());
         losers.rows.push(vec![
             Cell::Int(i as u64 + 1),
@@ -381,6 +526,21 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
                     .as_ref()
                     .map_or(String::new(), |r| card_limit(r, &worst)),
             ),
+            Cell::Text(if i < tie_run {
+                format!(
+                    "ties the best within {TIE_PCT}%: not a loser, ranked below it by spread, headroom, objective and name"
+                )
+            } else {
+                match best {
+                    Some(b) if b != 0.0 => format!(
+                        "loses {:.2}{} ({:.1}% of the best)",
+                        b - v,
+                        if u == "pct" { " points" } else { " MB/s" },
+                        (b - v) / b.abs() * 100.0
+                    ),
+                    _ => "loses".to_string(),
+                }
+            }),
             Cell::Text(
                 c.result
                     .as_ref()
@@ -397,7 +557,11 @@ pub fn place_sections(p: &Placement, top: usize) -> Vec<Section> {
             Cell::Text(card.label.clone()),
             Cell::Text(card.adapter.clone()),
             Cell::Text("(card)".into()),
-            Cell::Text(p.demand[ci].1.clone()),
+            Cell::Text(if card.standby {
+                "(standby: no load)".to_string()
+            } else {
+                p.demand[ci].1.clone()
+            }),
             Cell::Num(p.demand[ci].0 / 1e6, 2),
         ]);
         for (port, d) in &p.port_demand[ci] {
