@@ -55,6 +55,19 @@ fn plot_draws_every_paper_figure_with_its_labels_and_bars() {
         "--threads",
         "1",
     ]));
+    // Every file name is safe on any file system: letters, digits, '-' and
+    // one '.' before the extension (no space, colon or bracket of a paper's
+    // name).
+    for entry in std::fs::read_dir(&a).expect("the chart directory") {
+        let name = entry.expect("an entry").file_name();
+        let name = name.to_string_lossy();
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+                && name.matches('.').count() == 1,
+            "{name}"
+        );
+    }
     assert!(
         listing.contains("hp2g-figure-2") && listing.contains("# seed: 1"),
         "{listing}"

@@ -154,7 +154,8 @@ fn charts_section(dir: &Path, charts: &[Rendered]) -> Section {
 }
 
 /// The CSV files behind the charts of `iosim plot`, per paper:
-/// `<paper>.csv`, the figures of the paper (the `figures` section). Returns
+/// `<paper>.csv` (the paper's name made file-name safe: no spaces, colons
+/// or brackets), the figures of the paper (the `figures` section). Returns
 /// (file name, text) pairs; the caller writes them.
 fn plot_files(rows: &[FigureRow], seed: u64) -> Vec<(String, String)> {
     let mut files = Vec::new();
@@ -164,7 +165,7 @@ fn plot_files(rows: &[FigureRow], seed: u64) -> Vec<(String, String)> {
             .filter(|r| r.paper == p.paper)
             .cloned()
             .collect();
-        let stem = p.paper.trim_end_matches(".txt").to_string();
+        let stem = iosim::charts::slug(&p.paper.replace(".txt", ""));
         let rep = Report {
             command: "plot".into(),
             seed,
