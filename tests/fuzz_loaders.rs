@@ -9,7 +9,10 @@
 //! goes in-process through the library's loading function:
 //!
 //! - `model`: `loader::parse_model` (a model file alone in a `--models` directory);
-//! - `scenario`: `loader::parse_scenario` against the bundled models;
+//! - `scenario`: `loader::parse_scenario` against the bundled models, and a
+//!   scenario it accepts simulated for 0.05 ms (at most 20,000 events) by
+//!   `app::run_scenario`, an internal error (a panic in a simulation thread)
+//!   being a crash;
 //! - `calibration`: `loader::parse_calibration` and `loader::apply_fitted_text`,
 //!   each on a fresh copy of the bundled models.
 //!
@@ -35,8 +38,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use iosim::app::{run_scenario, Runner};
 use iosim::loader;
-use iosim::model::Registry;
+use iosim::model::{Registry, RunSpec};
 
 /// An input taking longer than this is a hang.
 const HANG: Duration = Duration::from_secs(5);
@@ -101,6 +105,11 @@ fn as_value(text: &str, v: &str) -> bool {
     })
 }
 
+fn runner() -> &'static Runner {
+    static RUNNER: OnceLock<Runner> = OnceLock::new();
+    RUNNER.get_or_init(|| Runner::new(1).expect("a pool"))
+}
+
 fn bundled() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| loader::load_registry(&[]).expect("the bundled models load"))
@@ -154,9 +163,25 @@ impl Target {
         };
         match self {
             Target::Model => sig(loader::parse_model(path.into(), text, bundled()).map(|_| ())),
-            Target::Scenario => {
-                sig(loader::parse_scenario(path.into(), text, bundled()).map(|_| ()))
-            }
+            Target::Scenario => match loader::parse_scenario(path.into(), text, bundled()) {
+                Err(e) => sig(Err(e)),
+                // Accepted: simulated too, briefly, as `iosim run` would.
+                Ok(mut sc) => {
+                    sc.run = RunSpec {
+                        duration_ms: 0.05,
+                        warmup_ms: 0.0,
+                        max_events: 20_000,
+                        precision_pct: None,
+                        min_ms: 0.01,
+                        batch_ms: 0.05,
+                    };
+                    match run_scenario(bundled(), &sc, 1, runner()) {
+                        // A panic in a simulation thread comes back as this.
+                        Err(iosim::Error::Internal(m)) => panic!("internal error: {m}"),
+                        r => format!("ok\nrun: {}", sig(r.map(|_| ()))),
+                    }
+                }
+            },
             Target::Calibration => {
                 let a =
                     sig(loader::parse_calibration(path, text, &mut bundled().clone()).map(|_| ()));
