@@ -746,6 +746,36 @@ fn apply_fitted_inner(
         let Some((target, base)) = errs.take(fitted_value(&src, reg, i, p)) else {
             continue;
         };
+        // The interval's ends, in the value's unit, within the parameter's
+        // plausible range (an interval reaching a negative latency, or a
+        // cost of 10^19 us, is no interval of a fit).
+        let written = *p.value.get_ref();
+        if let Some(rule) = reg.rule_of(p.path.get_ref()).filter(|_| written != 0.0) {
+            let scale = base / written;
+            for (key, end) in [("ci95_low", &p.ci95_low), ("ci95_high", &p.ci95_high)] {
+                let Some(end) = end else { continue };
+                let v = *end.get_ref() * scale;
+                let tol = 1e-9 * rule.max.abs().max(1.0);
+                if !(v >= rule.min - tol && v <= rule.max + tol) {
+                    errs.push(src.invalid(
+                        &k(key),
+                        end.span(),
+                        format!(
+                            "{key} {} {} is outside the plausible range {} of `{}`",
+                            readable(*end.get_ref()),
+                            p.unit.get_ref(),
+                            crate::units::range_text(
+                                rule.min,
+                                rule.max,
+                                rule.dim,
+                                p.unit.get_ref()
+                            ),
+                            p.path.get_ref()
+                        ),
+                    ));
+                }
+            }
+        }
         let at = src.at(&k("value"), p.value.span());
         if let Some(kept) = only_bundled.as_deref_mut() {
             if !target.at.file.starts_with("<bundled>") {
