@@ -14,6 +14,8 @@ pub enum Cell {
     Num(f64, usize),
     /// A whole number.
     Int(u64),
+    /// No number: empty in the table and CSV, `null` in JSON.
+    Blank,
 }
 
 impl Cell {
@@ -26,6 +28,7 @@ impl Cell {
             Cell::Num(v, d) if v.is_finite() => format!("{v:.d$}"),
             Cell::Num(_, _) => "NaN".into(),
             Cell::Int(i) => i.to_string(),
+            Cell::Blank => String::new(),
         }
     }
     fn json(&self) -> Value {
@@ -33,7 +36,7 @@ impl Cell {
             Cell::Text(s) => Value::String(s.clone()),
             // Rounded to 6 significant decimals so output is stable and readable.
             Cell::Num(v, _) if v.is_finite() => json!((v * 1e6).round() / 1e6),
-            Cell::Num(_, _) => Value::Null,
+            Cell::Num(_, _) | Cell::Blank => Value::Null,
             Cell::Int(i) => json!(i),
         }
     }
@@ -158,8 +161,9 @@ impl Report {
             };
             let is_num = |i: usize| {
                 s.rows
-                    .first()
-                    .is_some_and(|r| matches!(r.get(i), Some(Cell::Num(..)) | Some(Cell::Int(_))))
+                    .iter()
+                    .find_map(|r| r.get(i).filter(|c| **c != Cell::Blank))
+                    .is_some_and(|c| matches!(c, Cell::Num(..) | Cell::Int(_)))
             };
             let _ = writeln!(
                 out,
@@ -319,8 +323,9 @@ fn narrow_section(out: &mut String, s: &Section, cells: &[Vec<String>], limit: u
     };
     let is_num = |i: usize| {
         s.rows
-            .first()
-            .is_some_and(|r| matches!(r.get(i), Some(Cell::Num(..)) | Some(Cell::Int(_))))
+            .iter()
+            .find_map(|r| r.get(i).filter(|c| **c != Cell::Blank))
+            .is_some_and(|c| matches!(c, Cell::Num(..) | Cell::Int(_)))
     };
     let width = |cols: &[usize], w: &[usize]| {
         cols.iter().map(|&i| w[i]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
