@@ -73,6 +73,11 @@ pub struct Report {
     pub seed: u64,
     /// Extra header facts (key, value).
     pub meta: Vec<(String, String)>,
+    /// Warnings about the answer, for a command that looks for them (`None`
+    /// for one that does not): a `warning:` header line each in the table
+    /// and CSV, and a `warnings` array of text in JSON (empty when there is
+    /// none).
+    pub warnings: Option<Vec<String>>,
     /// Sections, in print order.
     pub sections: Vec<Section>,
 }
@@ -115,6 +120,9 @@ impl Report {
         ];
         for (k, val) in &self.meta {
             v.push(format!("{k}: {}", escape_control(val)));
+        }
+        for w in self.warnings.iter().flatten() {
+            v.push(format!("warning: {}", escape_control(w)));
         }
         v[0] = escape_control(&v[0]).into_owned();
         v
@@ -221,6 +229,9 @@ impl Report {
         root.insert("units".into(), json!(UNITS));
         for (k, v) in &self.meta {
             root.insert(k.clone(), json!(v));
+        }
+        if let Some(w) = &self.warnings {
+            root.insert("warnings".into(), json!(w));
         }
         for s in &self.sections {
             let rows: Vec<Value> = s
@@ -917,8 +928,26 @@ mod tests {
             command: "validate".into(),
             seed: 7,
             meta: vec![],
+            warnings: None,
             sections: vec![s],
         }
+    }
+
+    #[test]
+    fn warnings_are_header_lines_and_a_json_array() {
+        let mut r = sample();
+        assert!(!r.render(Format::Json).contains("\"warnings\""));
+        r.warnings = Some(Vec::new());
+        let j: Value = serde_json::from_str(&r.render(Format::Json)).expect("JSON");
+        assert_eq!(j["warnings"], json!([]));
+        r.warnings = Some(vec!["a run short of its precision".into()]);
+        for f in [Format::Table, Format::Wide, Format::Csv] {
+            assert!(r
+                .render(f)
+                .contains("\n# warning: a run short of its precision\n"));
+        }
+        let j: Value = serde_json::from_str(&r.render(Format::Json)).expect("JSON");
+        assert_eq!(j["warnings"], json!(["a run short of its precision"]));
     }
 
     #[test]

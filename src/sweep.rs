@@ -526,6 +526,10 @@ pub struct Sweep {
     /// The index of the baseline point (the first unless `--baseline`
     /// names another), against which `vs_baseline_pct` is reckoned.
     pub baseline: usize,
+    /// Doubts about the answers ([`crate::warnings`]): each test bed's lack
+    /// for the workloads once, then each point's experiment that ran to its
+    /// ceiling short of its precision (in any replication: the widest).
+    pub warnings: Vec<String>,
 }
 
 /// Every combination of the axes' values, the last axis fastest.
@@ -832,6 +836,32 @@ pub fn run_sweep(
         )?);
     }
     let n_work = scenarios.len();
+    let mut warnings: Vec<String> = Vec::new();
+    // Each test bed's lack once (at the parameter values that make it, if
+    // the sweep varies parameters).
+    for (r, combo) in regs.iter().zip(grid(&sub(&param_axes))) {
+        let at = combo
+            .iter()
+            .enumerate()
+            .map(|(k, &vi)| {
+                let a = &axes[param_axes[k]];
+                format!("{}={}", a.name, a.labels[vi])
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        for e in &base.experiments {
+            for w in crate::warnings::testbed(r, e) {
+                let w = if at.is_empty() {
+                    w
+                } else {
+                    format!("points with `{at}`: {w}")
+                };
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+    }
     let mut points = Vec::new();
     let mut metrics = Vec::new();
     let mut bottlenecks = Vec::new();
@@ -858,6 +888,20 @@ pub fn run_sweep(
                 .collect();
             if let Some(first) = reps.first() {
                 bottlenecks.push((pi, e.id.clone(), first[ri][si][ei].bottleneck.clone()));
+            }
+            let widest = reps
+                .iter()
+                .map(|rep| rep[ri][si][ei].ci95_pct)
+                .fold(f64::NEG_INFINITY, f64::max);
+            if let Some(w) = crate::warnings::short_of_precision(&scenarios[si].run, &e.id, widest)
+            {
+                let label = combo
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &vi)| format!("{}={}", axes[k].name, axes[k].labels[vi]))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                warnings.push(format!("point `{label}`: {w}"));
             }
             let Some(names) = runs.first() else { continue };
             for (mi, (name, unit, _)) in names.iter().enumerate() {
@@ -891,6 +935,7 @@ pub fn run_sweep(
         metrics,
         bottlenecks,
         baseline,
+        warnings,
     })
 }
 

@@ -169,6 +169,7 @@ fn plot_files(rows: &[FigureRow], seed: u64) -> Vec<(String, String)> {
             command: "plot".into(),
             seed,
             meta: vec![],
+            warnings: None,
             sections: vec![figures_section(&mine)],
         };
         files.push((format!("{stem}.csv"), rep.render(Format::Csv)));

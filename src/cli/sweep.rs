@@ -1,7 +1,8 @@
 //! `iosim sweep FILE --vary WHAT=LIST`: one scenario run at every point of
 //! one or two varied quantities, every metric of each point with its 95%
-//! interval over the replications (`sweep`, `bottlenecks`), and with
-//! `--plot DIR` one chart per experiment and metric.
+//! interval over the replications (`sweep`, `bottlenecks`), its warnings
+//! (on standard error too), and with `--plot DIR` one chart per experiment
+//! and metric.
 
 use std::path::PathBuf;
 
@@ -125,6 +126,10 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         ),
     ));
     rep.sections = sweep_sections(&sc.name, &sweep);
+    for w in &sweep.warnings {
+        super::diag(&format!("warning: {w}"));
+    }
+    rep.warnings = Some(sweep.warnings.clone());
     if let Some(out) = plot {
         let charts = sweep_plot_files(&sc.name, &sweep, common.seed)
             .iter()
