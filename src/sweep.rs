@@ -427,7 +427,7 @@ pub fn baseline_point(axes: &[Axis], text: &str) -> Result<usize> {
     let mut chosen: Vec<Option<usize>> = vec![None; axes.len()];
     let tokens = text
         .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|t| !t.is_empty() && !(t.starts_with('(') && t.ends_with(')')));
+        .filter(|t| !(t.is_empty() || t.starts_with('(') && t.ends_with(')')));
     for t in tokens {
         let Some((what, value)) = t.split_once('=') else {
             return Err(bad(format!(
