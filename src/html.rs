@@ -123,6 +123,7 @@ fn table(h: &mut String, s: &Section) {
                     let _ = write!(h, "<td class=\"n\">{v:.d$}</td>");
                 }
                 Cell::Num(..) => h.push_str("<td class=\"n\">NaN</td>"),
+                Cell::Blank => h.push_str("<td class=\"n\"></td>"),
                 Cell::Int(i) => {
                     let _ = write!(h, "<td class=\"n\">{i}</td>");
                 }

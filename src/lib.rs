@@ -29,5 +29,6 @@ pub mod stats;
 pub mod sweep;
 pub mod units;
 pub mod validate;
+pub mod warnings;
 
 pub use error::{Error, Result};

@@ -14,6 +14,8 @@ pub enum Cell {
     Num(f64, usize),
     /// A whole number.
     Int(u64),
+    /// No number: empty in the table and CSV, `null` in JSON.
+    Blank,
 }
 
 impl Cell {
@@ -26,6 +28,7 @@ impl Cell {
             Cell::Num(v, d) if v.is_finite() => format!("{v:.d$}"),
             Cell::Num(_, _) => "NaN".into(),
             Cell::Int(i) => i.to_string(),
+            Cell::Blank => String::new(),
         }
     }
     fn json(&self) -> Value {
@@ -33,7 +36,7 @@ impl Cell {
             Cell::Text(s) => Value::String(s.clone()),
             // Rounded to 6 significant decimals so output is stable and readable.
             Cell::Num(v, _) if v.is_finite() => json!((v * 1e6).round() / 1e6),
-            Cell::Num(_, _) => Value::Null,
+            Cell::Num(_, _) | Cell::Blank => Value::Null,
             Cell::Int(i) => json!(i),
         }
     }
@@ -70,6 +73,11 @@ pub struct Report {
     pub seed: u64,
     /// Extra header facts (key, value).
     pub meta: Vec<(String, String)>,
+    /// Warnings about the answer, for a command that looks for them (`None`
+    /// for one that does not): a `warning:` header line each in the table
+    /// and CSV, and a `warnings` array of text in JSON (empty when there is
+    /// none).
+    pub warnings: Option<Vec<String>>,
     /// Sections, in print order.
     pub sections: Vec<Section>,
 }
@@ -112,6 +120,9 @@ impl Report {
         ];
         for (k, val) in &self.meta {
             v.push(format!("{k}: {}", escape_control(val)));
+        }
+        for w in self.warnings.iter().flatten() {
+            v.push(format!("warning: {}", escape_control(w)));
         }
         v[0] = escape_control(&v[0]).into_owned();
         v
@@ -158,8 +169,9 @@ impl Report {
             };
             let is_num = |i: usize| {
                 s.rows
-                    .first()
-                    .is_some_and(|r| matches!(r.get(i), Some(Cell::Num(..)) | Some(Cell::Int(_))))
+                    .iter()
+                    .find_map(|r| r.get(i).filter(|c| **c != Cell::Blank))
+                    .is_some_and(|c| matches!(c, Cell::Num(..) | Cell::Int(_)))
             };
             let _ = writeln!(
                 out,
@@ -217,6 +229,9 @@ impl Report {
         root.insert("units".into(), json!(UNITS));
         for (k, v) in &self.meta {
             root.insert(k.clone(), json!(v));
+        }
+        if let Some(w) = &self.warnings {
+            root.insert("warnings".into(), json!(w));
         }
         for s in &self.sections {
             let rows: Vec<Value> = s
@@ -319,8 +334,9 @@ fn narrow_section(out: &mut String, s: &Section, cells: &[Vec<String>], limit: u
     };
     let is_num = |i: usize| {
         s.rows
-            .first()
-            .is_some_and(|r| matches!(r.get(i), Some(Cell::Num(..)) | Some(Cell::Int(_))))
+            .iter()
+            .find_map(|r| r.get(i).filter(|c| **c != Cell::Blank))
+            .is_some_and(|c| matches!(c, Cell::Num(..) | Cell::Int(_)))
     };
     let width = |cols: &[usize], w: &[usize]| {
         cols.iter().map(|&i| w[i]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
@@ -912,8 +928,26 @@ mod tests {
             command: "validate".into(),
             seed: 7,
             meta: vec![],
+            warnings: None,
             sections: vec![s],
         }
+    }
+
+    #[test]
+    fn warnings_are_header_lines_and_a_json_array() {
+        let mut r = sample();
+        assert!(!r.render(Format::Json).contains("\"warnings\""));
+        r.warnings = Some(Vec::new());
+        let j: Value = serde_json::from_str(&r.render(Format::Json)).expect("JSON");
+        assert_eq!(j["warnings"], json!([]));
+        r.warnings = Some(vec!["a run short of its precision".into()]);
+        for f in [Format::Table, Format::Wide, Format::Csv] {
+            assert!(r
+                .render(f)
+                .contains("\n# warning: a run short of its precision\n"));
+        }
+        let j: Value = serde_json::from_str(&r.render(Format::Json)).expect("JSON");
+        assert_eq!(j["warnings"], json!(["a run short of its precision"]));
     }
 
     #[test]

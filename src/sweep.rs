@@ -76,6 +76,10 @@ pub struct Axis {
     pub labels: Vec<String>,
     /// The unit of `values` (`KiB`, `count`, `ns`, ...).
     pub unit: String,
+    /// What a value means beside its label, shown in parentheses after it
+    /// (a slot's bus mode, `pcix133`, once the sweep has fitted the card
+    /// there); empty, or an empty string for a value without one.
+    pub notes: Vec<String>,
 }
 
 /// The workload knobs `--vary` accepts by name.
@@ -219,6 +223,7 @@ pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
                 labels: values.iter().map(|v| readable(*v)).collect(),
                 values,
                 unit: dim.base_unit().to_string(),
+                notes: Vec::new(),
             });
         }
     };
@@ -256,6 +261,7 @@ pub fn parse_vary(reg: &mut Registry, spec: &str) -> Result<Axis> {
         labels: values.iter().map(|v| readable(*v)).collect(),
         values,
         unit: unit.to_string(),
+        notes: Vec::new(),
     })
 }
 
@@ -323,6 +329,7 @@ fn card_knob(reg: &Registry, spec: &str, what: &str, values: &str) -> Result<Opt
                 values: (0..labels.len()).map(|i| i as f64).collect(),
                 labels,
                 unit: if kind == "slot" { "slot" } else { "link" }.to_string(),
+                notes: Vec::new(),
             }
         }
         _ => {
@@ -352,6 +359,7 @@ fn card_knob(reg: &Registry, spec: &str, what: &str, values: &str) -> Result<Opt
                 labels: counts.iter().map(|v| readable(*v)).collect(),
                 values: counts,
                 unit: "count".to_string(),
+                notes: Vec::new(),
             }
         }
     };
@@ -359,7 +367,8 @@ fn card_knob(reg: &Registry, spec: &str, what: &str, values: &str) -> Result<Opt
 }
 
 impl Axis {
-    /// The label of `v`, one of the axis's values.
+    /// The label of `v`, one of the axis's values (without its note: the
+    /// name points go by).
     pub fn label_of(&self, v: f64) -> String {
         self.values
             .iter()
@@ -367,6 +376,95 @@ impl Axis {
             .and_then(|i| self.labels.get(i).cloned())
             .unwrap_or_else(|| readable(v))
     }
+
+    /// The label of value `i` with its note if it has one (`slot-5 (pcix133)`).
+    pub fn shown(&self, i: usize) -> String {
+        let label = self.labels.get(i).cloned().unwrap_or_default();
+        match self.notes.get(i) {
+            Some(n) if !n.is_empty() => format!("{label} ({n})"),
+            _ => label,
+        }
+    }
+
+    /// The index of the value `text` names: its label, or for a numeric
+    /// axis a number equal to one of its values (a parameter's with a unit,
+    /// `500ns`).
+    fn index_of(&self, text: &str) -> Option<usize> {
+        if let Some(i) = self.labels.iter().position(|l| l == text) {
+            return Some(i);
+        }
+        if self.knob.categorical() {
+            return None;
+        }
+        let (v, unit) = quantity(text)?;
+        let v = if unit.is_empty() {
+            v
+        } else if matches!(self.knob, Knob::Param(_)) {
+            crate::units::to_base(v, &unit)?.1
+        } else if unit == self.unit {
+            v
+        } else {
+            return None;
+        };
+        let close = |x: f64| (x - v).abs() <= 1e-9 * x.abs().max(v.abs()).max(1e-300);
+        self.values.iter().position(|x| close(*x))
+    }
+}
+
+/// The point `--baseline` names: `KNOB=VALUE` for every axis, separated by
+/// commas or spaces, as the `point` column writes it (a note in parentheses,
+/// `(pcix133)`, is allowed and ignored); its index among the points (the
+/// last axis fastest). A knob the sweep does not vary, a value not on its
+/// axis, an axis named twice or left out is a usage error.
+pub fn baseline_point(axes: &[Axis], text: &str) -> Result<usize> {
+    let bad = |why: String| Error::Usage(format!("--baseline {text}: {why}"));
+    let names = || {
+        axes.iter()
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut chosen: Vec<Option<usize>> = vec![None; axes.len()];
+    let tokens = text
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|t| !(t.is_empty() || t.starts_with('(') && t.ends_with(')')));
+    for t in tokens {
+        let Some((what, value)) = t.split_once('=') else {
+            return Err(bad(format!(
+                "`{t}` is not KNOB=VALUE (the sweep varies {})",
+                names()
+            )));
+        };
+        let Some(k) = axes.iter().position(|a| a.name == what) else {
+            return Err(bad(format!(
+                "`{what}` is not varied by this sweep (it varies {})",
+                names()
+            )));
+        };
+        let a = &axes[k];
+        let Some(i) = a.index_of(value) else {
+            return Err(bad(format!(
+                "{what}={value} is not a point of the sweep ({what} takes {})",
+                a.labels.join(", ")
+            )));
+        };
+        if chosen[k].is_some() {
+            return Err(bad(format!("{what} is named twice")));
+        }
+        chosen[k] = Some(i);
+    }
+    let mut point = 0;
+    for (a, c) in axes.iter().zip(&chosen) {
+        let Some(i) = c else {
+            return Err(bad(format!(
+                "names no value of {} (a baseline names one value of every varied quantity: {})",
+                a.name,
+                names()
+            )));
+        };
+        point = point * a.values.len() + i;
+    }
+    Ok(point)
 }
 
 /// One point of the sweep: the value of each axis, in axis order.
@@ -406,6 +504,11 @@ pub struct Metric {
     pub ci_high: f64,
     /// Replications.
     pub n: u32,
+    /// For a throughput (MB/s), the change of `mean` in percent against the
+    /// same experiment's same throughput at the baseline point; `None` for
+    /// other metrics, a throughput the baseline point lacks (a card copy's)
+    /// or one the baseline point moves nothing of.
+    pub vs_baseline_pct: Option<f64>,
 }
 
 /// The outcome of a sweep.
@@ -420,6 +523,13 @@ pub struct Sweep {
     /// The bottleneck text of each (point, experiment id) in the first
     /// replication.
     pub bottlenecks: Vec<(usize, String, String)>,
+    /// The index of the baseline point (the first unless `--baseline`
+    /// names another), against which `vs_baseline_pct` is reckoned.
+    pub baseline: usize,
+    /// Doubts about the answers ([`crate::warnings`]): each test bed's lack
+    /// for the workloads once, then each point's experiment that ran to its
+    /// ceiling short of its precision (in any replication: the widest).
+    pub warnings: Vec<String>,
 }
 
 /// Every combination of the axes' values, the last axis fastest.
@@ -496,11 +606,15 @@ fn apply_workload(sc: &mut Scenario, knob: &Knob, v: f64, name: &str) -> Result<
 fn metrics_of(r: &ExperimentResult) -> Vec<(String, &'static str, f64)> {
     let mut m = Vec::new();
     for f in &r.functions {
-        m.push((format!("{} throughput", f.label), "MB/s", f.total().mb_s()));
+        m.push((
+            format!("{} throughput", f.label),
+            THROUGHPUT_UNIT,
+            f.total().mb_s(),
+        ));
     }
     m.push((
         "total throughput".into(),
-        "MB/s",
+        THROUGHPUT_UNIT,
         r.functions.iter().map(|f| f.total().mb_s()).sum(),
     ));
     m.push(("cpu utilisation".into(), "percent", r.cpu_util * 100.0));
@@ -573,11 +687,16 @@ fn check_axes(axes: &[Axis]) -> Result<()> {
 /// Runs `sc` (its experiment `only`, or all) at every point of `axes`, `n`
 /// replications each (seeds from `seed` as `run --replications` derives
 /// them), in `runner`'s pool; results do not depend on its threads.
+///
+/// `baseline` names the point throughputs are compared with
+/// ([`baseline_point`]; `None`: the first).
+#[allow(clippy::too_many_arguments)]
 pub fn run_sweep(
     reg: &Registry,
     sc: &Scenario,
     only: Option<&str>,
     axes: Vec<Axis>,
+    baseline: Option<&str>,
     n: u32,
     seed: u64,
     runner: &Runner,
@@ -588,6 +707,10 @@ pub fn run_sweep(
         ));
     }
     check_axes(&axes)?;
+    let baseline = match baseline {
+        Some(text) => baseline_point(&axes, text)?,
+        None => 0,
+    };
     let mut base = sc.clone();
     if let Some(id) = only {
         base.experiments.retain(|e| e.id == id);
@@ -621,6 +744,11 @@ pub fn run_sweep(
     // One scenario per combination of workload values, each experiment
     // checked before anything runs.
     let mut scenarios = Vec::new();
+    // The bus modes each slot axis's card runs in, per value.
+    let mut modes: Vec<Vec<Vec<String>>> = axes
+        .iter()
+        .map(|a| vec![Vec::new(); a.values.len()])
+        .collect();
     for combo in grid(&sub(&work_axes)) {
         let mut s = base.clone();
         let label = combo
@@ -651,6 +779,16 @@ pub fn run_sweep(
         }
         for e in &s.experiments {
             check_point(reg, e).map_err(|why| point_error(&label, &e.id, &sc.name, why))?;
+            for (k, &vi) in combo.iter().enumerate() {
+                let i = work_axes[k];
+                if let Knob::Slot(card) = &axes[i].knob {
+                    if let Some(m) = mode_of(reg, e, card) {
+                        if !modes[i][vi].contains(&m) {
+                            modes[i][vi].push(m);
+                        }
+                    }
+                }
+            }
         }
         scenarios.push(s);
     }
@@ -698,6 +836,32 @@ pub fn run_sweep(
         )?);
     }
     let n_work = scenarios.len();
+    let mut warnings: Vec<String> = Vec::new();
+    // Each test bed's lack once (at the parameter values that make it, if
+    // the sweep varies parameters).
+    for (r, combo) in regs.iter().zip(grid(&sub(&param_axes))) {
+        let at = combo
+            .iter()
+            .enumerate()
+            .map(|(k, &vi)| {
+                let a = &axes[param_axes[k]];
+                format!("{}={}", a.name, a.labels[vi])
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        for e in &base.experiments {
+            for w in crate::warnings::testbed(r, e) {
+                let w = if at.is_empty() {
+                    w
+                } else {
+                    format!("points with `{at}`: {w}")
+                };
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+    }
     let mut points = Vec::new();
     let mut metrics = Vec::new();
     let mut bottlenecks = Vec::new();
@@ -725,6 +889,20 @@ pub fn run_sweep(
             if let Some(first) = reps.first() {
                 bottlenecks.push((pi, e.id.clone(), first[ri][si][ei].bottleneck.clone()));
             }
+            let widest = reps
+                .iter()
+                .map(|rep| rep[ri][si][ei].ci95_pct)
+                .fold(f64::NEG_INFINITY, f64::max);
+            if let Some(w) = crate::warnings::short_of_precision(&scenarios[si].run, &e.id, widest)
+            {
+                let label = combo
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &vi)| format!("{}={}", axes[k].name, axes[k].labels[vi]))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                warnings.push(format!("point `{label}`: {w}"));
+            }
             let Some(names) = runs.first() else { continue };
             for (mi, (name, unit, _)) in names.iter().enumerate() {
                 let xs: Vec<f64> = runs.iter().filter_map(|r| r.get(mi).map(|m| m.2)).collect();
@@ -739,8 +917,16 @@ pub fn run_sweep(
                     ci_low: mean - half,
                     ci_high: mean + half,
                     n,
+                    vs_baseline_pct: None,
                 });
             }
+        }
+    }
+    against_baseline(&mut metrics, baseline);
+    let mut axes = axes;
+    for (a, m) in axes.iter_mut().zip(modes) {
+        if matches!(a.knob, Knob::Slot(_)) {
+            a.notes = m.into_iter().map(|v| v.join("/")).collect();
         }
     }
     Ok(Sweep {
@@ -748,7 +934,41 @@ pub fn run_sweep(
         points,
         metrics,
         bottlenecks,
+        baseline,
+        warnings,
     })
+}
+
+/// Sets each throughput's change against the same experiment's same
+/// throughput at point `baseline`.
+fn against_baseline(metrics: &mut [Metric], baseline: usize) {
+    let base: std::collections::HashMap<(String, String), f64> = metrics
+        .iter()
+        .filter(|m| m.point == baseline && m.unit == THROUGHPUT_UNIT)
+        .map(|m| ((m.experiment.clone(), m.metric.clone()), m.mean))
+        .collect();
+    for m in metrics.iter_mut().filter(|m| m.unit == THROUGHPUT_UNIT) {
+        m.vs_baseline_pct = match base.get(&(m.experiment.clone(), m.metric.clone())) {
+            Some(&b) if b > 0.0 => Some((m.mean - b) / b * 100.0),
+            _ => None,
+        };
+    }
+}
+
+/// The unit of the throughput metrics, the ones compared with the baseline.
+const THROUGHPUT_UNIT: &str = "MB/s";
+
+/// The bus mode the card `card` (`None`: the only one) of `e` runs in: its
+/// segment's, shared with any other card there.
+fn mode_of(reg: &Registry, e: &Experiment, card: &Option<String>) -> Option<String> {
+    let i = card_of(e, card).ok()?;
+    let server = reg.servers.get(&e.server)?;
+    let fits = fit_cards(reg, server, e, Some(e.cells)).ok()?;
+    let segments = fit_segments(&fits).ok()?;
+    segments
+        .iter()
+        .find(|s| s.cards.contains(&i))
+        .map(|s| s.mode.to_string())
 }
 
 /// A bad sweep point, named.
@@ -956,6 +1176,7 @@ mod tests {
             values: vec![0.0; n],
             labels: vec![String::new(); n],
             unit: "count".into(),
+            notes: Vec::new(),
         };
         assert_eq!(
             grid(&[a(2), a(2)]),

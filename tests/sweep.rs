@@ -11,7 +11,7 @@ fn means(csv: &str, exp: &str, metric: &str) -> Vec<(String, f64)> {
     csv.lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            (f.len() == 9 && f[1] == exp && f[3] == metric)
+            (f.len() == 10 && f[1] == exp && f[3] == metric)
                 .then(|| (f[2].to_string(), f[5].parse().expect("a number")))
         })
         .collect()
@@ -215,6 +215,14 @@ fn slot_sweep_reproduces_the_slot_266_ordering() {
             "slot:ab379b=slot-7"
         ]
     );
+    // The bus mode is named beside each slot in the header (points go by
+    // the slot's name alone).
+    assert!(
+        csv.contains(
+            "# vary slot:ab379b: slot-3 (pcix266), slot-5 (pcix133), slot-7 (pcix66) (slot)"
+        ),
+        "{csv}"
+    );
     let v: Vec<f64> = m.iter().map(|p| p.1).collect();
     assert!(v[0] > v[1] * 1.2 && v[1] > v[2] * 1.2, "{v:?}");
 }
@@ -334,7 +342,7 @@ fn plot_of_a_categorical_sweep_names_the_slots() {
     ]));
     let svg = std::fs::read_to_string(dir.join("slot3_pcix266-total_throughput.svg"))
         .expect("a chart of the total");
-    for s in ["slot-3", "slot-5", "slot-7"] {
+    for s in ["slot-3 (pcix266)", "slot-5 (pcix133)", "slot-7 (pcix66)"] {
         assert!(svg.contains(s), "{s} is not on the x axis");
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -454,4 +462,156 @@ fn a_knob_or_a_value_given_twice_is_a_usage_error() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// The slot sweep of the AB379B on the rx6600 with `args` added.
+fn slot_sweep(args: &[&str]) -> std::process::Output {
+    let mut all = vec![
+        "sweep",
+        "scenarios/ab379b/rx6600-slot-types.toml",
+        "--experiment",
+        "slot3.pcix266",
+        "--vary",
+        "slot:ab379b=slot-3,slot-5,slot-7",
+    ];
+    all.extend_from_slice(args);
+    iosim(&all)
+}
+
+#[test]
+fn every_format_compares_each_throughput_with_the_baseline_point() {
+    // Against the first point by default, against --baseline's otherwise;
+    // the same numbers in the table, CSV and JSON.
+    for (baseline, at) in [(None, 0), (Some("slot:ab379b=slot-5"), 1)] {
+        let extra: Vec<&str> = baseline.map_or(vec![], |b| vec!["--baseline", b]);
+        let json = |extra: &[&str]| {
+            let mut a = extra.to_vec();
+            a.extend(["--format", "json"]);
+            let v: serde_json::Value =
+                serde_json::from_str(&stdout(&slot_sweep(&a))).expect("JSON");
+            v
+        };
+        let v = json(&extra);
+        let rows = v["sweep"].as_array().expect("a sweep section");
+        let total: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| r["metric"] == "total throughput")
+            .map(|r| {
+                let m = r["mean"].as_f64().expect("a mean");
+                let c = r["vs_baseline_pct"]
+                    .as_f64()
+                    .expect("a change for a throughput");
+                (m, c)
+            })
+            .collect();
+        assert_eq!(total.len(), 3, "{total:?}");
+        let base = total[at].0;
+        for (m, c) in &total {
+            assert!((c - (m - base) / base * 100.0).abs() < 1e-3, "{total:?}");
+        }
+        assert_eq!(total[at].1, 0.0);
+        // Only throughputs are compared: a utilisation's change is null.
+        for r in rows.iter().filter(|r| r["unit"] != "MB/s") {
+            assert!(r["vs_baseline_pct"].is_null(), "{r}");
+        }
+        let named = if at == 0 { "slot-3" } else { "slot-5" };
+        assert!(
+            v["baseline"].as_str().is_some_and(|b| b.contains(named)),
+            "{}",
+            v["baseline"]
+        );
+        // CSV: the same field, the same numbers at 2 decimals, empty where
+        // JSON has null.
+        let mut a = extra.clone();
+        a.extend(["--format", "csv"]);
+        let csv = stdout(&slot_sweep(&a));
+        assert!(csv.contains(",ci_high,n,vs_baseline_pct\n"), "{csv}");
+        let csv_total: Vec<f64> = csv
+            .lines()
+            .filter(|l| l.contains(",total throughput,"))
+            .map(|l| {
+                l.rsplit(',')
+                    .next()
+                    .and_then(|c| c.parse().ok())
+                    .expect("a change")
+            })
+            .collect();
+        for (c, (_, j)) in csv_total.iter().zip(&total) {
+            assert!((c - j).abs() < 0.006, "{csv_total:?} {total:?}");
+        }
+        assert!(
+            csv.lines()
+                .any(|l| l.contains(",cpu utilisation,") && l.ends_with(",1,")),
+            "{csv}"
+        );
+        // The table: the column and the baseline's header line.
+        let table = stdout(&slot_sweep(&extra));
+        assert!(table.contains("vs_baseline_pct"), "{table}");
+        assert!(
+            table.contains(&format!("# baseline: slot:ab379b={named}")),
+            "{table}"
+        );
+    }
+}
+
+#[test]
+fn a_baseline_that_is_no_point_of_the_sweep_is_a_usage_error() {
+    for (baseline, says) in [
+        (
+            "cells=2",
+            "`cells` is not varied by this sweep (it varies slot:ab379b)",
+        ),
+        (
+            "slot:ab379b=slot-9",
+            "slot:ab379b=slot-9 is not a point of the sweep",
+        ),
+        ("slot-5", "`slot-5` is not KNOB=VALUE"),
+        ("slot:ab379b=slot-3,slot:ab379b=slot-5", "named twice"),
+        ("", "names no value of slot:ab379b"),
+    ] {
+        let o = slot_sweep(&["--baseline", baseline]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{baseline}: {err}");
+        assert!(err.contains(says), "{baseline}: {err}");
+        assert!(o.stdout.is_empty());
+    }
+    // A grid's baseline names both knobs, in either order, with commas or
+    // spaces; a number may be written as the point column writes it or not.
+    let grid = |baseline: &str| {
+        iosim(&[
+            "sweep",
+            "scenarios/hp2g/fig3-gige-transmit.toml",
+            "--experiment",
+            "gige-tx.pcix.c1",
+            "--vary",
+            "cells=1,2",
+            "--vary",
+            "socket_kib=8,16",
+            "--baseline",
+            baseline,
+            "--format",
+            "csv",
+        ])
+    };
+    let o = grid("cells=2");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("names no value of socket_kib"));
+    let a = stdout(&grid("socket_kib=16.0,cells=2"));
+    assert!(
+        a.contains("# baseline: cells=2 socket_kib=16, named by --baseline"),
+        "{a}"
+    );
+    assert_eq!(a, stdout(&grid("cells=2 socket_kib=16")));
+    let row = a
+        .lines()
+        .find(|l| l.contains(",cells=2 socket_kib=16,total throughput,"))
+        .expect("the baseline's total");
+    assert!(row.ends_with(",0.00"), "{row}");
+}
+
+#[test]
+fn sweep_help_says_plot_writes_svg_and_png() {
+    let help = stdout(&iosim(&["sweep", "--help"]));
+    assert!(help.contains("SVG") && help.contains("PNG"), "{help}");
+    assert!(help.contains("--baseline"), "{help}");
 }

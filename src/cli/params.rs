@@ -19,6 +19,7 @@ pub fn execute(a: Args) -> iosim::Result<String> {
         command: "params".into(),
         seed: a.common.seed,
         meta: vec![("parameters".into(), parameters)],
+        warnings: None,
         sections: vec![iosim::sections::params_section(&mut reg)],
     };
     Ok(rep.render(a.common.out_format()))

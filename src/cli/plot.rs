@@ -170,6 +170,7 @@ fn plot_files(rows: &[FigureRow], seed: u64) -> Vec<(String, String)> {
             command: "plot".into(),
             seed,
             meta: vec![],
+            warnings: None,
             sections: vec![figures_section(&mine)],
         };
         files.push((format!("{stem}.csv"), rep.render(Format::Csv)));

@@ -73,6 +73,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         command: "report".into(),
         seed: common.seed,
         meta: vec![("parameters".into(), parameters)],
+        warnings: None,
         sections: vec![s],
     };
     Ok(rep.render(common.out_format()))

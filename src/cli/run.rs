@@ -2,7 +2,10 @@
 //! utilisations and bottleneck (`inputs`, `functions`, `buses`, `cpus`,
 //! `experiments`, and `figures` and `papers` when it has published
 //! figures); with `--replications N`, the mean and 95% interval of every
-//! metric over N independent replications (`replications`, `warnings`).
+//! metric over N independent replications (`replications`, and
+//! `wide_intervals`). Its warnings (a run short of its precision, a test bed
+//! lacking what a workload needs, wide intervals) go to standard error and
+//! into the report.
 
 use std::path::PathBuf;
 
@@ -43,6 +46,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     let (reg, parameters) = common.registry()?;
     let sc = load_scenario(&a.scenario, &reg)?;
     let results = iosim::app::run_scenario(&reg, &sc, common.seed, runner)?;
+    let mut warnings = iosim::warnings::of_scenario(&reg, &sc, &results);
     let mut rep = Report {
         command: format!("run {}", a.scenario.display()),
         seed: common.seed,
@@ -76,18 +80,22 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         ));
         let runs = iosim::app::replications(&reg, &sc, common.seed, runner, n)?;
         let r = replications_sections(&runs, precision);
-        if !r.warnings.rows.is_empty() {
-            let n = r.warnings.rows.len();
-            diag(&format!(
-                "warning: {} {} a 95% interval wider than {precision}% of {} mean; add replications or lengthen [run] duration_ms",
+        if !r.wide.rows.is_empty() {
+            let n = r.wide.rows.len();
+            warnings.push(format!(
+                "{} {} a 95% interval over the replications wider than {precision}% of {} mean (wide_intervals); add replications or lengthen [run] duration_ms",
                 iosim::units::count_text(n, "metric", "metrics"),
                 if n == 1 { "has" } else { "have" },
                 if n == 1 { "its" } else { "their" }
             ));
         }
         rep.sections.push(r.table);
-        rep.sections.push(r.warnings);
+        rep.sections.push(r.wide);
     }
+    for w in &warnings {
+        diag(&format!("warning: {w}"));
+    }
+    rep.warnings = Some(warnings);
     Ok(rep.render(common.out_format()))
 }
 
@@ -99,7 +107,7 @@ struct Replications {
     table: Section,
     /// The metrics whose interval is wider than the precision asked for
     /// (empty when none is).
-    warnings: Section,
+    wide: Section,
 }
 
 /// The mean and 95% CI of every function's throughput and every bus's
@@ -121,14 +129,11 @@ fn replications_sections(runs: &[Vec<ExperimentResult>], precision: f64) -> Repl
         ],
     );
     let mut warn = Section::new(
-        "warnings",
+        "wide_intervals",
         &["experiment", "metric", "ci95_rel_pct", "precision_pct"],
     );
     let Some(first) = runs.first() else {
-        return Replications {
-            table,
-            warnings: warn,
-        };
+        return Replications { table, wide: warn };
     };
     for (ei, e) in first.iter().enumerate() {
         let mut metrics: Vec<(String, &str, Vec<f64>)> = Vec::new();
@@ -174,8 +179,5 @@ fn replications_sections(runs: &[Vec<ExperimentResult>], precision: f64) -> Repl
             }
         }
     }
-    Replications {
-        table,
-        warnings: warn,
-    }
+    Replications { table, wide: warn }
 }

@@ -1,7 +1,8 @@
 //! `iosim sweep FILE --vary WHAT=LIST`: one scenario run at every point of
 //! one or two varied quantities, every metric of each point with its 95%
-//! interval over the replications (`sweep`, `bottlenecks`), and with
-//! `--plot DIR` one chart per experiment and metric.
+//! interval over the replications (`sweep`, `bottlenecks`), its warnings
+//! (on standard error too), and with `--plot DIR` one chart per experiment
+//! and metric.
 
 use std::path::PathBuf;
 
@@ -36,7 +37,13 @@ pub struct Args {
     /// Independent replications per point, 1 to 1000 (seeds derived from --seed); mean and 95% CI.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub replications: u32,
-    /// Also write one SVG per experiment and metric against the first varied quantity into DIR.
+    /// The point throughputs are compared with in `vs_baseline_pct`
+    /// (default: the first): KNOB=VALUE for every --vary, as the `point`
+    /// column names it, e.g. `slot:ab379b=slot-5` or `cells=4,socket_kib=64`.
+    #[arg(long, value_name = "KNOB=VALUE[,...]")]
+    pub baseline: Option<String>,
+    /// Also write charts into DIR, each as an SVG and a PNG file: one per
+    /// experiment and metric against the first varied quantity.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
     /// With --plot: write into a directory that already holds charts,
@@ -74,6 +81,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         &sc,
         a.experiment.as_deref(),
         axes,
+        a.baseline.as_deref(),
         a.replications,
         common.seed,
         runner,
@@ -88,9 +96,28 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     for ax in &sweep.axes {
         rep.meta.push((
             format!("vary {}", ax.name),
-            format!("{} ({})", ax.labels.join(", "), ax.unit),
+            format!(
+                "{} ({})",
+                (0..ax.labels.len())
+                    .map(|i| ax.shown(i))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                ax.unit
+            ),
         ));
     }
+    rep.meta.push((
+        "baseline".into(),
+        format!(
+            "{}, {}; vs_baseline_pct: each throughput's change against it, in percent",
+            sweep.points[sweep.baseline].label(&sweep.axes),
+            if a.baseline.is_some() {
+                "named by --baseline"
+            } else {
+                "the first point (--baseline names another)"
+            }
+        ),
+    ));
     rep.meta.push((
         "run".into(),
         format!(
@@ -99,6 +126,10 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         ),
     ));
     rep.sections = sweep_sections(&sc.name, &sweep);
+    for w in &sweep.warnings {
+        super::diag(&format!("warning: {w}"));
+    }
+    rep.warnings = Some(sweep.warnings.clone());
     if let Some(out) = plot {
         let charts = sweep_plot_files(&sc.name, &sweep, common.seed)
             .iter()
@@ -125,6 +156,7 @@ fn sweep_sections(scenario: &str, s: &iosim::sweep::Sweep) -> Vec<Section> {
             "ci_low",
             "ci_high",
             "n",
+            "vs_baseline_pct",
         ],
     );
     for m in &s.metrics {
@@ -138,6 +170,7 @@ fn sweep_sections(scenario: &str, s: &iosim::sweep::Sweep) -> Vec<Section> {
             Cell::Num(m.ci_low, 3),
             Cell::Num(m.ci_high, 3),
             Cell::Int(m.n as u64),
+            m.vs_baseline_pct.map_or(Cell::Blank, |c| Cell::Num(c, 2)),
         ]);
     }
     let mut b = Section::new(
@@ -184,7 +217,10 @@ fn sweep_plot_files(
         {
             let p = &s.points[m.point];
             let name = match (s.axes.get(1), p.values.get(1)) {
-                (Some(a), Some(v)) => format!("{}={}", a.name, a.label_of(*v)),
+                (Some(a), Some(v)) => {
+                    let i = a.values.iter().position(|x| x == v).unwrap_or(0);
+                    format!("{}={}", a.name, a.shown(i))
+                }
                 _ => metric.clone(),
             };
             let pos = match lines.iter().position(|l| l.name == name) {
@@ -220,7 +256,7 @@ fn sweep_plot_files(
                 y_label: format!("{metric} ({unit})"),
                 lines,
                 x_names: if x_axis.knob.categorical() {
-                    x_axis.labels.clone()
+                    (0..x_axis.labels.len()).map(|i| x_axis.shown(i)).collect()
                 } else {
                     Vec::new()
                 },

@@ -1,0 +1,105 @@
+//! Doubts about an answer, in words: a run that ended at its ceiling short
+//! of the precision its scenario asks for, and a test bed that lacks what a
+//! workload needs (a netperf peer, a disk array) as far as the model can
+//! tell. `run` and `sweep` print them on standard error and in their
+//! reports (`# warning:` header lines, a `warnings` array in JSON).
+//!
+//! A test bed is known to lack a netperf peer when every cost of its peer
+//! is zero (`peer_turnaround` and `peer_cpu_per_segment` 0, the optional
+//! peer costs absent or 0): the model then has netperf's far end take and
+//! acknowledge every segment at once, and the link runs as fast as the
+//! server lets it. It lacks a disk array when the array's service time is
+//! zero (`target_latency` 0, `target_per_kib` absent or 0). A test bed that
+//! states costs for a peer or an array it does not have cannot be told
+//! apart from one that has them.
+
+use crate::model::schema::TestbedParams;
+use crate::model::{Demand, Experiment, Registry, RunSpec, Scenario};
+use crate::sim::ExperimentResult;
+use crate::units::readable;
+
+/// The warning for result `r` of a run with settings `run`, if it ended at
+/// its ceiling (`duration_ms`) with its widest throughput interval wider
+/// than the `precision_pct` asked for. None when no precision is asked.
+pub fn precision(run: &RunSpec, r: &ExperimentResult) -> Option<String> {
+    short_of_precision(run, &r.id, r.ci95_pct)
+}
+
+/// The warning for experiment `id` run with settings `run` whose widest
+/// throughput interval was `ci95_pct` percent of its mean, if that is wider
+/// than the `precision_pct` asked for (the run then ended at its ceiling).
+pub fn short_of_precision(run: &RunSpec, id: &str, ci95_pct: f64) -> Option<String> {
+    let p = run.precision_pct?;
+    if ci95_pct <= p {
+        return None;
+    }
+    let width = if ci95_pct.is_finite() {
+        format!("the widest 95% interval of its throughputs is {ci95_pct:.2}% of the mean")
+    } else {
+        "its throughputs' 95% intervals are unknown (fewer than two batches)".to_string()
+    };
+    Some(format!(
+        "experiment `{}` ran to its ceiling (duration_ms = {}) short of its precision: {width}, above precision_pct = {}; lengthen [run] duration_ms or use --replications",
+        id,
+        readable(run.duration_ms),
+        readable(p)
+    ))
+}
+
+/// What the test bed of experiment `e` lacks for its workloads, as far as
+/// the model can tell (see the module's doc), one warning per lack.
+pub fn testbed(reg: &Registry, e: &Experiment) -> Vec<String> {
+    let Some(tb) = reg.testbeds.get(&e.testbed) else {
+        return Vec::new();
+    };
+    let Ok(p) = TestbedParams::from_set(&tb.params, &tb.at) else {
+        return Vec::new();
+    };
+    let zero = |v: Option<f64>| v.is_none_or(|x| x == 0.0);
+    let no_peer = p.peer_turnaround == 0.0
+        && p.peer_cpu_per_segment == 0.0
+        && zero(p.peer_cpu_per_kib)
+        && zero(p.peer_cpu_per_ack)
+        && zero(p.peer_processor_per_frame);
+    let no_array = p.target_latency == 0.0 && zero(p.target_per_kib);
+    let cards = |f: &dyn Fn(&Demand) -> bool| {
+        let mut names: Vec<String> = Vec::new();
+        for w in e.workloads.iter().filter(|w| f(&w.demand)) {
+            let name = e.cards.get(w.card).map_or("?", |c| c.0.as_str());
+            let name = format!("`{name}`");
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names.join(", ")
+    };
+    let mut out = Vec::new();
+    let netperf = cards(&|d| matches!(d, Demand::NetperfTcpStream { .. }));
+    if no_peer && !netperf.is_empty() {
+        out.push(format!(
+            "experiment `{}`: test bed `{}` models no netperf peer (every peer cost is 0), so the far end of the netperf workloads of card {netperf} costs nothing and their throughput is the server's alone, up to line rate; use a test bed with a peer",
+            e.id, e.testbed
+        ));
+    }
+    let disk = cards(&|d| matches!(d, Demand::Diskbench { .. }));
+    if no_array && !disk.is_empty() {
+        out.push(format!(
+            "experiment `{}`: test bed `{}` models no disk array (target_latency is 0), so the diskbench I/Os of card {disk} are served at once and their throughput is the server's alone; use a test bed with an array",
+            e.id, e.testbed
+        ));
+    }
+    out
+}
+
+/// Every warning of scenario `sc` run on `reg` with `results` (one per
+/// experiment, in file order): the test beds' lacks, then the runs short of
+/// their precision.
+pub fn of_scenario(reg: &Registry, sc: &Scenario, results: &[ExperimentResult]) -> Vec<String> {
+    let mut out: Vec<String> = sc
+        .experiments
+        .iter()
+        .flat_map(|e| testbed(reg, e))
+        .collect();
+    out.extend(results.iter().filter_map(|r| precision(&sc.run, r)));
+    out
+}
