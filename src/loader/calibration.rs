@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::input::{read, Source};
-use super::params::{check_value, whole_number};
+use super::params::{check_value, in_range, whole_number};
 use super::raw::Shape::{self, Any, Table, Tables};
 use crate::error::{line_of, Error, Errors, Result};
 use crate::model::{CalibrationSpec, FittedValue, FreeParam, Registry};
@@ -754,9 +754,7 @@ fn apply_fitted_inner(
             let scale = base / written;
             for (key, end) in [("ci95_low", &p.ci95_low), ("ci95_high", &p.ci95_high)] {
                 let Some(end) = end else { continue };
-                let v = *end.get_ref() * scale;
-                let tol = 1e-9 * rule.max.abs().max(1.0);
-                if !(v >= rule.min - tol && v <= rule.max + tol) {
+                if !in_range(rule, *end.get_ref() * scale) {
                     errs.push(src.invalid(
                         &k(key),
                         end.span(),

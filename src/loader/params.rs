@@ -115,8 +115,7 @@ pub(crate) fn check_value(
     base: f64,
     unit: &str,
 ) -> std::result::Result<(), String> {
-    let tol = 1e-9 * rule.max.abs().max(1.0);
-    if !base.is_finite() || base < rule.min - tol || base > rule.max + tol {
+    if !in_range(rule, base) {
         return Err(format!(
             "is outside the plausible range {} for {}",
             range_text(rule.min, rule.max, rule.dim, unit),
@@ -136,6 +135,13 @@ pub(crate) fn check_value(
         ));
     }
     Ok(())
+}
+
+/// Whether `base` (in the base unit of `rule`'s dimension) lies in the
+/// rule's plausible range, within a rounding tolerance.
+pub(crate) fn in_range(rule: &ParamRule, base: f64) -> bool {
+    let tol = 1e-9 * rule.max.abs().max(1.0);
+    base.is_finite() && base >= rule.min - tol && base <= rule.max + tol
 }
 
 /// True when `x` is a whole number, but for the last bits of a unit

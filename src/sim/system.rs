@@ -159,7 +159,6 @@ impl System {
         let util = |m: &BusyMeter| m.total(now).secs() / secs;
         let booked = |m: &BookedMeter| m.total(now).secs() / secs;
         let p = &self.p;
-        let n = (p.cpus.len() - p.placement.cpus()) / 2;
         let cpu_util = |role, f| util(&p.cpus[p.placement.cpu(role, f)].meter);
         let app_cpu_util = |f: usize| {
             let [send, reader] = p.placement.processes[f];
@@ -181,8 +180,8 @@ impl System {
                     cpu_util: cpu_util(CpuRole::Interrupt, i),
                     app_cpu_util: app_cpu_util(i),
                     // The busier of the card processor's engines.
-                    card_cpu_util: util(&p.cpus[p.placement.cpus() + i].meter)
-                        .max(util(&p.cpus[p.placement.cpus() + n + i].meter)),
+                    card_cpu_util: util(&p.cpus[p.card_cpu(i, 0)].meter)
+                        .max(util(&p.cpus[p.card_cpu(i, 1)].meter)),
                     register_read: match p.register_reads[i] {
                         (0, _) => Picos(0),
                         (count, total) => Picos(total.0 / count),

@@ -96,13 +96,7 @@ impl<'a, T: Copy> Ctx<'a, T> {
     /// Queues work costing `cost` on this function's own on-card processor
     /// (firmware), one piece at a time; then `done` comes back to the engine.
     pub fn card_processor(&mut self, cost: Picos, done: T) {
-        let c = self.p.placement.cpus() + self.f;
-        let job = CpuJob {
-            func: self.f,
-            done,
-            register_reads: 0,
-        };
-        self.p.cpu_submit(c, cost, job, false, self.s);
+        self.card_engine(0, cost, done);
     }
 
     /// Queues work costing `cost` on engine `engine` (0 or 1) of this
@@ -110,9 +104,7 @@ impl<'a, T: Copy> Ctx<'a, T> {
     /// engine 1 a second one working beside it (a reassembly engine beside
     /// a segmentation engine); then `done` comes back to the engine.
     pub fn card_engine(&mut self, engine: usize, cost: Picos, done: T) {
-        let first = self.p.placement.cpus();
-        let functions = (self.p.cpus.len() - first) / 2;
-        let c = first + self.f + functions * engine.min(1);
+        let c = self.p.card_cpu(self.f, engine);
         let job = CpuJob {
             func: self.f,
             done,

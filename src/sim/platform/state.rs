@@ -125,6 +125,14 @@ pub struct Platform<T> {
 }
 
 impl<T: Copy> Platform<T> {
+    /// The server that plays engine `engine` (0 or 1) of function `f`'s
+    /// on-card processor: after the partition's CPUs come each function's
+    /// first engine, then each function's second.
+    pub(crate) fn card_cpu(&self, f: usize, engine: usize) -> usize {
+        let functions = (self.cpus.len() - self.placement.cpus()) / 2;
+        self.placement.cpus() + f + functions * engine.min(1)
+    }
+
     /// Wires the hardware of `cfg`, the CPUs placed by `placement`; `seed`
     /// seeds the memory's stream and each half-duplex segment's.
     pub fn new(cfg: PlatformCfg, placement: CpuPlacement, seed: u64) -> Platform<T> {
