@@ -23,8 +23,7 @@ fn scenarios_left_out_of_the_fit_have_figures_and_the_fit_sees_only_the_others()
     assert_eq!(
         papers,
         [
-            "hp-ab379b-charts-and-hpux-mass-storage.txt (A: AB379B white paper charts)",
-            "hp-ab379b-charts-and-hpux-mass-storage.txt (B: HP-UX 11i v3 mass storage paper)",
+            "hp-atm-a5483a-a5513a-a5515a-1999.txt",
             "hp-rp7410-gige-2002.txt",
         ]
     );
@@ -37,8 +36,9 @@ fn scenarios_left_out_of_the_fit_have_figures_and_the_fit_sees_only_the_others()
     assert_eq!(
         papers,
         [
+            "hp-ab379b-charts-and-hpux-mass-storage.txt (A: AB379B white paper charts)",
+            "hp-ab379b-charts-and-hpux-mass-storage.txt (B: HP-UX 11i v3 mass storage paper)",
             "hp-atm-a5483a-a5513a-a5515a-1999-page2.txt",
-            "hp-atm-a5483a-a5513a-a5515a-1999.txt",
             "hp-rp8400-pcix-2gb-fc-gige-2004.txt",
             "matrox-ns-fnic4-linux.txt",
         ]

@@ -256,7 +256,7 @@ param_kind! {
             "CPU load-to-use latency of a line held by another cell",
             absent = "a single memory (a server of one cell): no remote memory; required when cells_max is above 1";
         cpu_per_kb: Time, 0.0, 100000.0,
-            "CPU time per KiB of network payload received (copy to the application, checksum)",
+            "CPU time per KiB of network payload received: the copy to the application (its read(), on the reading process's CPU) and the checksum",
             absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
         cpu_per_kb_sent: Time, 0.0, 100000.0,
             "CPU time per KiB of network payload sent (copy from the application, checksum): below `cpu_per_kb` where the sending application's buffer is warm in the cache while received data arrives by DMA, so every line of it misses",

@@ -601,12 +601,14 @@ impl<'a> Resolved<'a> {
                 });
             }
         }
-        // The netperf processes each function has: (send, receive).
+        // The processes each function has on the server: (send, receive).
         let processes: Vec<[bool; 2]> = functions.iter().map(|pf| pf.cfg.processes()).collect();
         if let Some(lines) = sp.interrupt_lines {
             share_interrupt_lines(&mut functions, whole(lines).max(1) as usize);
         }
-        let placement = CpuPlacement::pinned(self.cpus as usize, &processes, &self.pins, &busy);
+        let names = functions.iter().map(|pf| pf.cfg.process_names()).collect();
+        let placement =
+            CpuPlacement::pinned(self.cpus as usize, &processes, &self.pins, &busy).named(names);
         SystemCfg {
             buses,
             controllers,

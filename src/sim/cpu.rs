@@ -97,7 +97,13 @@ pub struct CpuPlacement {
     pub count: usize,
     /// Per function: whether it has a send and a reader process.
     pub processes: Vec<[bool; 2]>,
+    /// Per function: what its send and reader processes are called (e.g.
+    /// "netperf send", "diskbench"); absent: netperf's.
+    pub names: Vec<[&'static str; 2]>,
 }
+
+/// What netperf's processes are called: (send, receive).
+pub const NETPERF_PROCESSES: [&str; 2] = ["netperf send", "netperf receive"];
 
 impl CpuPlacement {
     /// Three CPUs of its own per function, for `n` functions: interrupt CPUs
@@ -107,6 +113,7 @@ impl CpuPlacement {
             per_function: (0..n).map(|f| [f, n + f, 2 * n + f]).collect(),
             count: 3 * n,
             processes: vec![[true, true]; n],
+            names: Vec::new(),
         }
     }
 
@@ -166,7 +173,14 @@ impl CpuPlacement {
             per_function,
             count: cpus,
             processes: processes.to_vec(),
+            names: Vec::new(),
         }
+    }
+
+    /// The placement with each function's process names.
+    pub fn named(mut self, names: Vec<[&'static str; 2]>) -> CpuPlacement {
+        self.names = names;
+        self
     }
 
     /// The CPU that plays `role` for function `f`.
@@ -184,36 +198,37 @@ impl CpuPlacement {
     /// a CPU with nothing placed on it.
     pub fn describe(&self, c: usize, label: &dyn Fn(usize) -> String) -> String {
         let used = &self.processes;
-        let of = |role: CpuRole, what: &str| {
-            let fs: Vec<String> = self
-                .per_function
-                .iter()
-                .enumerate()
-                .filter(|(f, r)| {
-                    r[role as usize] == c
-                        && match role {
-                            CpuRole::Interrupt => true,
-                            CpuRole::Send => used.get(*f).is_some_and(|u| u[0]),
-                            CpuRole::Reader => used.get(*f).is_some_and(|u| u[1]),
-                        }
-                })
-                .map(|(f, _)| label(f))
-                .collect();
-            (!fs.is_empty()).then(|| format!("{what} of {}", fs.join(", ")))
+        let name = |f: usize, i: usize| self.names.get(f).unwrap_or(&NETPERF_PROCESSES)[i];
+        let on = |f: usize, role: CpuRole| {
+            self.per_function[f][role as usize] == c
+                && match role {
+                    CpuRole::Interrupt => true,
+                    CpuRole::Send => used.get(f).is_some_and(|u| u[0]),
+                    CpuRole::Reader => used.get(f).is_some_and(|u| u[1]),
+                }
         };
-        let parts: Vec<String> = [
-            of(CpuRole::Interrupt, "interrupts"),
-            of(CpuRole::Send, "netperf send"),
-            of(CpuRole::Reader, "netperf receive"),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if parts.is_empty() {
-            "idle".into()
-        } else {
-            parts.join(" + ")
+        let mut parts: Vec<(String, Vec<String>)> = Vec::new();
+        for (role, what) in [
+            (CpuRole::Interrupt, None),
+            (CpuRole::Send, Some(0)),
+            (CpuRole::Reader, Some(1)),
+        ] {
+            for f in (0..self.per_function.len()).filter(|&f| on(f, role)) {
+                let what = what.map_or("interrupts", |i| name(f, i)).to_string();
+                match parts.iter_mut().find(|(w, _)| *w == what) {
+                    Some((_, fs)) => fs.push(label(f)),
+                    None => parts.push((what, vec![label(f)])),
+                }
+            }
         }
+        if parts.is_empty() {
+            return "idle".into();
+        }
+        parts
+            .iter()
+            .map(|(what, fs)| format!("{what} of {}", fs.join(", ")))
+            .collect::<Vec<_>>()
+            .join(" + ")
     }
 }
 

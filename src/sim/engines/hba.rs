@@ -21,9 +21,13 @@
 //! `target_per_kib` per KiB of the I/O: from a read's command to its
 //! first data frame, and from a write's last data frame to its response
 //! (XFER_RDY is immediate: the array accepts writes into its cache). The host
-//! spends `cpu_per_io` per I/O, half to issue and half to complete, on the
-//! function's interrupt CPU. Left out: disk mechanics (the array's cache
-//! serves every block), link errors, ABTS.
+//! spends `cpu_per_io` per I/O: half to issue it, on the CPU of the
+//! application that asks for it (diskbench, placed as a process), and half
+//! to complete it, on the function's interrupt CPU, followed by the
+//! driver's `pio_reads_per_interrupt` register reads (one interrupt per
+//! I/O), each stalling that CPU for a round trip across the bus. Left out:
+//! disk mechanics (the array's cache serves every block), link errors, ABTS,
+//! interrupt coalescing.
 
 use std::collections::VecDeque;
 
@@ -55,6 +59,8 @@ pub struct HbaCfg {
     pub tx_buffers: u32,
     /// On-card processor time per I/O (zero: no such limit).
     pub processor_per_io: Picos,
+    /// Register reads per completion interrupt.
+    pub pio_reads: u32,
 }
 
 /// An HBA function: its engine, its link's framing and the diskbench
@@ -83,6 +89,9 @@ dma_engine_kind! {
         processor_per_io: Time, 0.0, 1e7,
             "time the card's own processor (its firmware) spends on each I/O, one I/O at a time: what bounds small-block IOPS",
             absent = "no on-card processor limit: the card handles an I/O as fast as its bus and link let it";
+        pio_reads_per_interrupt: Count whole, 0.0, 16.0,
+            "register reads the driver makes per completion interrupt (one per I/O), each stalling the interrupt CPU for a round trip across the bus",
+            absent = "none: the driver reads its completions from host memory only";
     }
 }
 
@@ -125,6 +134,7 @@ impl EngineType for Hba {
             rx_buffers: whole(fp.rx_buffer_frames).max(1) as u32,
             tx_buffers: whole(fp.tx_buffer_frames).max(1) as u32,
             processor_per_io: Picos::from_ns(fp.processor_per_io.unwrap_or(0.0)),
+            pio_reads: fp.pio_reads_per_interrupt.map_or(0, whole) as u32,
         };
         Ok(HbaFunction { hba, fc, streams })
     }
@@ -144,6 +154,13 @@ impl EngineType for Hba {
     }
     fn busy(c: &HbaFunction) -> bool {
         c.streams.0.is_some() || c.streams.1.is_some()
+    }
+    fn processes(c: &HbaFunction) -> [bool; 2] {
+        // diskbench issues its I/Os from one process.
+        [Self::busy(c), false]
+    }
+    fn process_names(_: &HbaFunction) -> [&'static str; 2] {
+        ["diskbench", ""]
     }
     fn reads(_: &HbaFunction) -> Reads {
         Reads {
@@ -166,7 +183,7 @@ pub enum HbaEv {
     ReadData(usize, u64),
     /// DMA: the completion entry of I/O `io` has been written.
     Completion(usize),
-    /// CPU: the driver has issued I/O `io`.
+    /// CPU: the application has issued I/O `io` through the driver.
     Issued(usize),
     /// CPU: the driver has completed I/O `io`.
     Completed(usize),
@@ -301,7 +318,7 @@ impl Hba {
             }
         };
         let cost = Self::half_io_cost(cx);
-        cx.cpu(CpuRole::Interrupt, cost, ev(HbaEv::Issued(id)), 0);
+        cx.cpu(CpuRole::Send, cost, ev(HbaEv::Issued(id)), 0);
     }
 
     /// Handles one of the HBA's events.
@@ -337,7 +354,8 @@ impl Hba {
             }
             HbaEv::Completion(io) => {
                 let cost = Self::half_io_cost(cx);
-                cx.cpu(CpuRole::Interrupt, cost, ev(HbaEv::Completed(io)), 0);
+                let reads = self.cfg.pio_reads;
+                cx.cpu(CpuRole::Interrupt, cost, ev(HbaEv::Completed(io)), reads);
             }
             HbaEv::TargetReady(io) => {
                 let st = self.ios[io];

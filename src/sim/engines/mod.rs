@@ -136,10 +136,17 @@ macro_rules! engines {
                 }
             }
 
-            /// Its netperf processes on the server: (send, receive).
+            /// Its application processes on the server: (send, receive).
             pub fn processes(&self) -> [bool; 2] {
                 match self {
                     $( $(#[cfg($cfg)])? FunctionCfg::$variant(c) => <$engine as EngineType>::processes(c), )*
+                }
+            }
+
+            /// What its (send, receive) processes are called.
+            pub fn process_names(&self) -> [&'static str; 2] {
+                match self {
+                    $( $(#[cfg($cfg)])? FunctionCfg::$variant(c) => <$engine as EngineType>::process_names(c), )*
                 }
             }
 

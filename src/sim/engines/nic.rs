@@ -34,9 +34,10 @@
 //!
 //! The driver queues at most `tx_ring_frames` data segments for transmission
 //! (ACKs are always queued). CPU work: building a segment on the send CPU,
-//! each received frame on the interrupt CPU, each ACK the receiver sends on
-//! the reader CPU (see `cpu`); the costs are the TCP transport's (see
-//! `workloads::tcp`). The peer's frames enter only while the receive FIFO
+//! each received frame's protocol work on the interrupt CPU, the copy of a
+//! received segment's payload to the application (its read()) and each ACK
+//! the receiver sends on the reader CPU (see `cpu`); the costs are the TCP
+//! transport's (see `workloads::tcp`). The peer's frames enter only while the receive FIFO
 //! has room for them (802.3x flow control), when the MAC has it and the link
 //! is full duplex; without it they enter whenever the peer sends, and the
 //! FIFO holds them all (an overrun is not modelled). The peer receiving the
@@ -68,7 +69,9 @@ use crate::model::schema::dma_engine_kind;
 use crate::model::{Demand, EngineDef, Framing, ParamSet, Shape};
 use crate::sim::cpu::CpuRole;
 use crate::sim::wire::{Frame, FrameKind, Way};
-use crate::sim::workloads::tcp::{check_socket, packet_cost, segment_sent_cost, TcpConn};
+use crate::sim::workloads::tcp::{
+    check_socket, copy_cost, packet_cost, segment_sent_cost, TcpConn,
+};
 use crate::units::{BytesPerSec, Picos};
 
 /// NIC engine parameters.
@@ -376,10 +379,17 @@ pub enum NicEv {
     RxStatus(FrameKind),
     /// CPU: a data segment has been built.
     SegmentBuilt,
-    /// CPU: an ACK up to this offset has been built.
-    AckBuilt(u64),
-    /// CPU: a data segment ending here has been received.
+    /// CPU: a data segment ending here has been received (its protocol
+    /// work done on the interrupt CPU).
     SegmentReceived(u64),
+    /// CPU: the reader has copied the segment ending at `end` to the
+    /// application and, if `ack`, built the ACK it owes.
+    Read {
+        /// Stream offset after the segment read.
+        end: u64,
+        /// Whether an ACK up to `end` was built with it.
+        ack: bool,
+    },
     /// CPU: an ACK up to this offset has been received.
     AckReceived(u64),
     /// CPU: a received frame has been routed to the partner port.
@@ -622,10 +632,9 @@ impl Nic {
             }
             NicEv::RxStatus(kind) => {
                 let (cost, done) = match kind {
-                    FrameKind::TcpData { end } => (
-                        packet_cost(cx.stack(), self.eth.mss),
-                        NicEv::SegmentReceived(end),
-                    ),
+                    FrameKind::TcpData { end } => {
+                        (packet_cost(cx.stack(), 0), NicEv::SegmentReceived(end))
+                    }
                     FrameKind::TcpAck { ack } => {
                         (packet_cost(cx.stack(), 0), NicEv::AckReceived(ack))
                     }
@@ -642,16 +651,20 @@ impl Nic {
                 self.tx_pump(cx);
                 self.try_send(cx);
             }
-            NicEv::AckBuilt(ack) => {
-                let frame = self.ack_frame(ack);
-                self.tx_ring.push_back(frame);
-                self.tx_pump(cx);
-            }
             NicEv::SegmentReceived(end) => {
                 self.delivered_in += self.eth.mss;
-                if self.tcp.segment_received(cx.stack().ack_every) {
-                    let cost = packet_cost(cx.stack(), 0);
-                    cx.cpu(CpuRole::Reader, cost, ev(NicEv::AckBuilt(end)), 0);
+                let ack = self.tcp.segment_received(cx.stack().ack_every);
+                let mut cost = copy_cost(cx.stack(), self.eth.mss);
+                if ack {
+                    cost += packet_cost(cx.stack(), 0);
+                }
+                if ack || cost > Picos(0) {
+                    cx.cpu(CpuRole::Reader, cost, ev(NicEv::Read { end, ack }), 0);
+                }
+            }
+            NicEv::Read { end, ack } => {
+                if ack {
+                    self.ack_built(end, cx);
                 }
             }
             NicEv::AckReceived(ack) => {
@@ -664,6 +677,13 @@ impl Nic {
                 self.kick(Way::In, cx);
             }
         }
+    }
+
+    /// An ACK up to `ack` is built: it joins the transmit ring.
+    fn ack_built<T: Token<NicEv>>(&mut self, ack: u64, cx: &mut Ctx<'_, T>) {
+        let frame = self.ack_frame(ack);
+        self.tx_ring.push_back(frame);
+        self.tx_pump(cx);
     }
 
     /// The next frame for wire `way`: from the transmit FIFO on the way out;

@@ -161,9 +161,13 @@ pub trait EngineType: Sized + std::fmt::Debug {
     /// Whether a workload runs on it (an idle function never masters its
     /// bus, drives its link or asks for CPU time).
     fn busy(cfg: &Self::Cfg) -> bool;
-    /// Its netperf processes on the server: (send, receive).
+    /// Its application processes on the server: (send, receive).
     fn processes(_cfg: &Self::Cfg) -> [bool; 2] {
         [false, false]
+    }
+    /// What its (send, receive) processes are called.
+    fn process_names(_cfg: &Self::Cfg) -> [&'static str; 2] {
+        crate::sim::cpu::NETPERF_PROCESSES
     }
     /// The shared costs its work reads when busy.
     fn reads(cfg: &Self::Cfg) -> Reads;

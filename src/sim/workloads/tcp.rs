@@ -13,9 +13,12 @@
 //! (`peer_cpu_per_segment` each) and ACKs `peer_turnaround` after it; it
 //! sends whenever the window allows and the carrier has room (802.3x flow
 //! control: no drops, no retransmits). Host stack costs: `cpu_per_segment_sent`
-//! per data segment sent, `cpu_per_packet` per segment or ACK received and per
-//! ACK sent, each plus `cpu_per_kb` of payload (see [`segment_sent_cost`] and
-//! [`packet_cost`]). Left out: delayed-ACK timers, slow start, loss.
+//! plus `cpu_per_kb_sent` of payload per data segment sent (on the sending
+//! application's CPU, see [`segment_sent_cost`]); `cpu_per_packet` per
+//! segment or ACK received (on the interrupt CPU) and per ACK sent (on the
+//! reading application's CPU, see [`packet_cost`]); `cpu_per_kb` of payload
+//! received, copied to the application by its read() on the reader's CPU
+//! (see [`copy_cost`]). Left out: delayed-ACK timers, slow start, loss.
 
 use crate::error::{Error, Location, Result};
 use crate::sim::cpu::CpuCfg;
@@ -74,7 +77,14 @@ pub fn segment_sent_cost(c: &CpuCfg, payload: u64) -> Picos {
 
 /// CPU time of one packet (segment or ACK) received, or of an ACK sent.
 pub fn packet_cost(c: &CpuCfg, payload: u64) -> Picos {
-    c.per_packet + Picos(round_u64(c.per_kib_ps * payload as f64 / 1024.0))
+    c.per_packet + copy_cost(c, payload)
+}
+
+/// CPU time of copying `payload` received bytes (`cpu_per_kb`): to the
+/// application's buffer on the reader's CPU, or, when a packet is
+/// forwarded, through the interrupt CPU's stack.
+pub fn copy_cost(c: &CpuCfg, payload: u64) -> Picos {
+    Picos(round_u64(c.per_kib_ps * payload as f64 / 1024.0))
 }
 
 /// A TCP socket (window) must hold the segments one ACK covers (`ack_every`
