@@ -475,7 +475,7 @@ mod tests {
         // A key of another kind, or of another engine, is not a parameter here.
         assert_eq!(reg.range_of("testbed.hp-2004-lab.clock"), None);
         assert_eq!(
-            reg.range_of("adapter.a9782a.fc.pio_reads_per_interrupt"),
+            reg.range_of("adapter.a9782a.fc.tx_fifo"),
             None
         );
         assert_eq!(
