@@ -169,11 +169,10 @@ fn atm_socket_size_knee_at_or_below_144_kib() {
 }
 
 #[test]
-#[ignore = "model gap: one ATM/622 receiving alone over LANE 9218 comes out at 507.4 Mbit/s \
-            (seed 1; the ATM report measures 537), held by its reassembly engine, whose time per \
-            frame the fit sets between one card alone and four cards, so the window no longer \
-            binds at 64 KiB: the 64 KiB default gives the same 507.4 as 144 and 512 KiB; run \
-            with --ignored to see it fail"]
+#[ignore = "model miss: one ATM/622 receiving alone over LANE 9218 reaches its link, 537.5 \
+            Mbit/s (seed 1; the ATM report measures 537), with the 64 KiB default as with 144 and \
+            512 KiB: the model's round trip (the peer's assumed 100 us turnaround, the cells and \
+            the stacks) is too short for a 64 KiB window to bind; run with --ignored to see it fail"]
 fn atm_socket_size_below_144_kib_falls_short() {
     // The claim's other side ("at least 144 KB ... needed"; page 2: "the
     // default is 64 KB"): one ATM/622 receiving over LANE MTU 9218 with the
@@ -285,13 +284,13 @@ fn atm_vclass_per_controller_a_fourth_155_and_a_second_622_get_less() {
 }
 
 #[test]
-#[ignore = "model gap: four ATM/622 on the N4000 are limited by their own reassembly engines, \
-            not by the slots or IKEs, so Twin Turbo or Turbo slots, one IKE or two, predict the \
-            same throughput within 1% (782.0, 783.4 and 782.7 Mbit/s per adapter bidirectional, \
-            MTU 9218, seed 1: spread over Twin Turbo, in Turbo slots, on one IKE); the shared \
-            limit of the report's four-card tables is not modelled (docs/model.md); `iosim place` \
-            prefers the spread by headroom among such ties (tests/place.rs), not by throughput; \
-            run with --ignored to see it fail"]
+#[ignore = "model gap: four ATM/622 on the N4000 reach their links, not limited by the slots \
+            or IKEs, so Twin Turbo or Turbo slots, one IKE or two, predict the same throughput \
+            within 1% (1069.8, 1069.1 and 1069.4 Mbit/s per adapter bidirectional, LANE 9218, \
+            seed 1: spread over Twin Turbo, in Turbo slots, on one IKE); the shared limit of the \
+            report's four-card tables is not modelled (docs/model.md); `iosim place` prefers the \
+            spread by headroom among such ties (tests/place.rs), not by throughput; run with \
+            --ignored to see it fail"]
 fn atm_nclass_twin_turbo_spread_beats_turbo_and_one_controller() {
     let cards = |slots: [&'static str; 4]| -> Vec<(&'static str, &'static str)> {
         slots.iter().map(|s| ("a5513a", *s)).collect()

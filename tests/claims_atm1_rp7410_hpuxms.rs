@@ -73,11 +73,6 @@ fn run_written(body: &str) -> BTreeMap<String, Exp> {
 }
 
 #[test]
-#[ignore = "model miss (seed 1): the ATM/155 holds (line rate each way, bidirectional near the \
-            sum); the ATM/622 over Classical IP carries 538.0 out and 505.6 in, but 779.4 \
-            bidirectional, 75% of the sum: its reassembly engine, whose time per frame the fit \
-            sets between one card alone and the four-card tables, limits it once ACKs of the \
-            data it sends share that engine with the data it receives"]
 fn atm1_one_card_carries_its_line_rate_each_way_and_their_sum_bidirectional() {
     // ATM/622 Classical IP in the paper: 538 out, 535 in, 1005 bidirectional. "About its
     // line rate": at least 90% of the link's TCP goodput ceiling; "close to the sum": at
@@ -235,10 +230,10 @@ fn rp7410_four_cards_unidirectional_at_link_rate_without_saturating_the_cpus() {
 }
 
 #[test]
-#[ignore = "model miss (seed 1): bidirectional costs more than either direction (24.2% against 17.9 \
-            and 17.6 with one card, 48.3 against 35.8 and 35.1 with two, 72.0 against 75.4 and \
-            70.3 with four: not more than transmit), and four cards bidirectional use 72.0% of \
-            the CPUs, not saturating them"]
+#[ignore = "model miss (seed 1): bidirectional costs more than either direction with one and two \
+            cards (27.7% against 18.6 and 23.5; 55.3 against 37.3 and 46.9) but not with four \
+            (80.3 against 75.2 and 93.8), and four cards bidirectional use 80.3% of the CPUs, \
+            not saturating them: each card's interrupt CPU saturates first (the paper: 99.9%)"]
 fn rp7410_bidirectional_costs_more_and_saturates_the_cpus_with_four_cards() {
     let r = rp7410();
     for n in [1, 2, 4] {
@@ -267,8 +262,8 @@ fn rp7410_bidirectional_costs_more_and_saturates_the_cpus_with_four_cards() {
 }
 
 #[test]
-#[ignore = "model miss (seed 1): four ports of two AB379B carry 1651.1 MB/s reading and writing, four \
-            times one port's 412.9 (read) and 412.7 (write): nothing above the two PCI-X 266 slots' \
+#[ignore = "model miss (seed 1): four ports of two AB379B carry 1651.1 MB/s reading and 1650.7 writing, four \
+            times one port's 412.7 (read) and 412.7 (write): nothing above the two PCI-X 266 slots' \
             ropes is shared in the rx6600 model"]
 fn hpuxms_four_ports_deliver_well_below_four_times_one() {
     // About 1470 MB/s (within 10%), well below four times one port's 412 MB/s (less

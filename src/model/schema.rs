@@ -474,10 +474,7 @@ mod tests {
         );
         // A key of another kind, or of another engine, is not a parameter here.
         assert_eq!(reg.range_of("testbed.hp-2004-lab.clock"), None);
-        assert_eq!(
-            reg.range_of("adapter.a9782a.fc.tx_fifo"),
-            None
-        );
+        assert_eq!(reg.range_of("adapter.a9782a.fc.tx_fifo"), None);
         assert_eq!(
             reg.range_of("server.rp8400-seu.bridge.io_read_latency"),
             None
