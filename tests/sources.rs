@@ -68,8 +68,15 @@ fn rel(p: &Path) -> String {
 fn every_anchor_is_defined_once_and_every_in_page_link_resolves() {
     let anchors = anchors();
     assert!(anchors.len() >= 60, "{} anchors", anchors.len());
-    let twice: Vec<&String> = anchors.iter().filter(|(_, n)| **n > 1).map(|(a, _)| a).collect();
-    assert!(twice.is_empty(), "anchors defined more than once: {twice:?}");
+    let twice: Vec<&String> = anchors
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(a, _)| a)
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "anchors defined more than once: {twice:?}"
+    );
     let text = std::fs::read_to_string(repo().join("docs/sources.md")).expect("docs/sources.md");
     let broken: Vec<&str> = text
         .split("](#")
@@ -101,8 +108,15 @@ fn every_citation_of_docs_sources_names_an_anchor_it_defines() {
             }
         }
     }
-    assert!(count >= 300, "only {count} citations of docs/sources.md found");
-    assert!(missing.is_empty(), "citations of no entry:\n{}", missing.join("\n"));
+    assert!(
+        count >= 300,
+        "only {count} citations of docs/sources.md found"
+    );
+    assert!(
+        missing.is_empty(),
+        "citations of no entry:\n{}",
+        missing.join("\n")
+    );
 }
 
 #[test]
@@ -124,5 +138,9 @@ fn models_and_code_cite_nothing_outside_the_repository() {
             }
         }
     }
-    assert!(bad.is_empty(), "citations outside the repository:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "citations outside the repository:\n{}",
+        bad.join("\n")
+    );
 }
