@@ -1,5 +1,5 @@
-//! The ATM paper's claims (hp-atm-a5483a-a5513a-a5515a-1999.txt; ids from
-//! published-claims.md), checked against what the real binary predicts with
+//! The ATM paper's claims (docs/sources.md#hp-atm-1999; stable claim ids),
+//! checked against what the real binary predicts with
 //! the bundled fit: `atm.mtu` from the bundled Table 8 and 9 scenarios,
 //! `atm.socket-size`, `atm.vclass.per-controller` and
 //! `atm.nclass.twin-turbo` from scenarios written here.

@@ -1,4 +1,4 @@
-//! The rp8400 paper's qualitative findings (ids from published-claims.md),
+//! The rp8400 paper's qualitative findings (stable claim ids),
 //! checked against what the model predicts for the bundled scenarios with
 //! the bundled fit (models/fitted.toml), as `iosim validate` runs them.
 

@@ -1,6 +1,6 @@
 //! The qualitative findings of page 2 of the ATM report (one adapter in a 1-CPU N4000, and
 //! its highlights), of the rp7410 Gigabit Ethernet paper and of the HP-UX 11i v3 mass storage
-//! paper (ids from published-claims.md: `atm1.*`, `rp7410.*`, `hpuxms.*`), each checked as
+//! paper (stable claim ids: `atm1.*`, `rp7410.*`, `hpuxms.*`), each checked as
 //! the paper states it against what the real binary predicts with the bundled fit: the
 //! bundled scenarios of those papers, and for `atm1.eight-622` and `atm1.window-144k`
 //! scenarios written here. A claim the model misses is an ignored test whose reason gives

@@ -1,5 +1,5 @@
-//! The AB379B paper's claims (hp-ab379b-4gb-fc-integrity-2006.txt; ids from
-//! published-claims.md), checked against what the real binary predicts for
+//! The AB379B paper's claims (docs/sources.md#hp-ab379b-2006; stable claim
+//! ids), checked against what the real binary predicts for
 //! the bundled scenarios in `scenarios/ab379b/`. The paper's charts were
 //! lost, so its claims are qualitative and these tests are all it has:
 //! `ab379b.slot-266`, `ab379b.scaling-6` and `ab379b.service-demand`, each

@@ -1,6 +1,6 @@
 //! `iosim place`: the papers' placement guidelines as they come out of the
 //! search on the bundled models (hp2g.dual-function,
-//! atm.vclass.per-controller, ab379b.slot-266; ids from published-claims.md;
+//! atm.vclass.per-controller, ab379b.slot-266; stable claim ids;
 //! atm.nclass.twin-turbo only as the advice a tie gives, see
 //! `atm_nclass_four_atm622_go_in_the_twin_turbo_slots`), the output formats,
 //! determinism, and the

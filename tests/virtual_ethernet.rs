@@ -1,5 +1,5 @@
-//! The IBM virtual Ethernet claims (ibm-i-6.1-virtual-ethernet-2008.txt; ids
-//! from published-claims.md), checked against what the real binary predicts
+//! The IBM virtual Ethernet claims (docs/sources.md#ibm-i61-veth; stable
+//! claim ids), checked against what the real binary predicts
 //! for the bundled scenarios in `scenarios/ibm-veth/`: `ibm.cost-per-size`,
 //! `ibm.jumbo`, and virtual Ethernet having less capacity than an external
 //! Gigabit NIC. The paper's charts were lost: the claims are qualitative.

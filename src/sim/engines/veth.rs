@@ -2,7 +2,7 @@
 //! connection ([`TcpConn`]) driven by netperf TCP_STREAM whose frames cross
 //! no bus and no wire. The POWER Hypervisor copies each frame from the
 //! sending partition's memory straight into the receiving partition's
-//! receive buffer (hardware-facts-2.md: HMC-VE), and it does so on the
+//! receive buffer (docs/sources.md#hmc-ve), and it does so on the
 //! sending partition's CPU, inside that partition's hypervisor call: the
 //! whole cost of the link is CPU time on the two partitions.
 //!
