@@ -20,6 +20,9 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::report::{csv_quote, csv_text, escape_control, Cell, ColumnStats, Format, Layout, Report};
 
+/// The longest line a part may have, in bytes.
+const MAX_LINE: u64 = 64 << 20;
+
 /// The version of the part format; parts of another are refused.
 pub const PART_FORMAT: u64 = 1;
 
@@ -256,9 +259,26 @@ pub fn read_part(
         path: name.into(),
         source,
     };
+    // One line, at most MAX_LINE bytes (a file that is no part may have
+    // none); its length, 0 at the end.
+    let mut read = |line: &mut String, n: usize| -> Result<usize> {
+        let got = std::io::Read::take(&mut *r, MAX_LINE)
+            .read_line(line)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::InvalidData {
+                    bad(n, "not an iosim part file (not UTF-8 text)".into())
+                } else {
+                    io(e)
+                }
+            })?;
+        if got as u64 == MAX_LINE && !line.ends_with('\n') {
+            return Err(bad(n, format!("a line longer than {MAX_LINE} bytes: not an iosim part file")));
+        }
+        Ok(got)
+    };
     let mut line = String::new();
     let mut n = 1;
-    r.read_line(&mut line).map_err(io)?;
+    read(&mut line, n)?;
     let head: Value = serde_json::from_str(&line)
         .map_err(|_| bad(1, "not an iosim part file (its first line is not JSON)".into()))?;
     let head = PartHead::from_json(&head).map_err(|why| bad(1, why))?;
@@ -269,7 +289,7 @@ pub fn read_part(
     loop {
         line.clear();
         n += 1;
-        if r.read_line(&mut line).map_err(io)? == 0 {
+        if read(&mut line, n)? == 0 {
             return Err(bad(
                 n,
                 "cut short: no end line (the run that wrote it did not finish)".into(),
@@ -285,7 +305,7 @@ pub fn read_part(
                 ));
             }
             line.clear();
-            if r.read_line(&mut line).map_err(io)? != 0 {
+            if read(&mut line, n + 1)? != 0 {
                 return Err(bad(n + 1, "records after the end line".into()));
             }
             return Ok(head);

@@ -22,7 +22,7 @@ pub fn open_parts(paths: &[PathBuf]) -> Result<(PartHead, FileParts)> {
             return Err(Error::Io {
                 path: p.clone(),
                 source: std::io::Error::other(format!(
-                    "not a regular file (a {})",
+                    "not a regular file ({})",
                     crate::error::file_type_name(&meta.file_type())
                 )),
             });
@@ -67,10 +67,10 @@ pub fn open_parts(paths: &[PathBuf]) -> Result<(PartHead, FileParts)> {
         .collect();
     if !missing.is_empty() {
         return Err(Error::Usage(format!(
-            "merge: {} of {} missing: {} (every part of the run is needed)",
+            "merge: {} {} of {} missing (every part of the run is needed)",
             if missing.len() == 1 { "part" } else { "parts" },
+            missing.join(", "),
             first.parts,
-            missing.join(", ")
         )));
     }
     let mut files = FileParts::new(
