@@ -231,11 +231,45 @@ impl<W: Write> PartWriter<W> {
     }
 }
 
+/// Which records a pass over parts wants: the others are skipped without
+/// being decoded (a part written by iosim; [`crate::loader::open_parts`]
+/// decodes every record of a part given to `merge` once, first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// Every record.
+    All,
+    /// The rows of one section.
+    Rows(usize),
+    /// The warnings.
+    Warnings,
+}
+
+/// Whether a record line is one `want` skips: a row of another section, or
+/// a row or warning when only the other kind is wanted.
+fn skipped(line: &str, want: Want) -> bool {
+    let row = line.starts_with("{\"c\":");
+    match want {
+        Want::All => false,
+        Want::Warnings => row,
+        Want::Rows(k) => {
+            if !row {
+                return line.starts_with("{\"w\":");
+            }
+            let section = line
+                .trim_end()
+                .strip_suffix('}')
+                .and_then(|l| l.rsplit_once("\"s\":"))
+                .and_then(|(_, n)| n.parse::<usize>().ok());
+            section.is_some_and(|s| s != k)
+        }
+    }
+}
+
 /// A place parts are read from, any number of times: each call of `each`
-/// gives every record of every part, in order.
+/// gives the records `want` asks for of every part, in order.
 pub trait Records {
-    /// Calls `f` with every record in order.
-    fn each(&mut self, f: &mut dyn FnMut(Record) -> Result<()>) -> Result<()>;
+    /// Calls `f` with every record `want` asks for, in order.
+    fn each(&mut self, want: Want, f: &mut dyn FnMut(Record) -> Result<()>) -> Result<()>;
 }
 
 /// Reads one part from `r` (named `name` in errors): its header, and with
@@ -244,6 +278,7 @@ pub trait Records {
 pub fn read_part(
     r: &mut dyn BufRead,
     name: &str,
+    want: Want,
     mut f: Option<&mut dyn FnMut(Record) -> Result<()>>,
 ) -> Result<PartHead> {
     let bad = |line: usize, why: String| Error::Invalid {
@@ -294,6 +329,10 @@ pub fn read_part(
                 n,
                 "cut short: no end line (the run that wrote it did not finish)".into(),
             ));
+        }
+        if skipped(&line, want) {
+            rows += u64::from(line.starts_with("{\"c\":"));
+            continue;
         }
         let v: Value = serde_json::from_str(&line)
             .map_err(|e| bad(n, format!("a malformed record: {e}")))?;
@@ -348,7 +387,7 @@ impl FileParts {
 }
 
 impl Records for FileParts {
-    fn each(&mut self, f: &mut dyn FnMut(Record) -> Result<()>) -> Result<()> {
+    fn each(&mut self, want: Want, f: &mut dyn FnMut(Record) -> Result<()>) -> Result<()> {
         use std::io::Seek;
         for (name, file) in &self.files {
             let mut file: &std::fs::File = file;
@@ -357,7 +396,7 @@ impl Records for FileParts {
                     path: name.into(),
                     source,
                 })?;
-            read_part(&mut std::io::BufReader::new(file), name, Some(&mut *f))?;
+            read_part(&mut std::io::BufReader::new(file), name, want, Some(&mut *f))?;
         }
         Ok(())
     }
@@ -416,7 +455,7 @@ pub fn render(
                 .iter()
                 .map(|(_, f)| ColumnStats::new(f.len()))
                 .collect();
-            records.each(&mut |r| {
+            records.each(Want::All, &mut |r| {
                 if let Record::Row(s, cells) = r {
                     let texts: Vec<String> = cells.iter().map(Cell::text).collect();
                     stats[s].add(&cells, &texts);
@@ -424,7 +463,7 @@ pub fn render(
                 Ok(())
             })?;
             report.table_head(&mut sink.buf, limit);
-            records.each(&mut |r| {
+            records.each(Want::Warnings, &mut |r| {
                 if let Record::Warning(w) = r {
                     let l = format!("warning: {}", escape_control(&w));
                     crate::report::table_header_line(&mut sink.buf, &l, limit);
@@ -436,7 +475,7 @@ pub fn render(
                 sink.buf.push_str(&format!("\n## {name}\n"));
                 let layout = Layout::new(fields, &stats[k], limit);
                 layout.head(&mut sink.buf);
-                records.each(&mut |r| {
+                records.each(Want::Rows(k), &mut |r| {
                     if let Record::Row(s, cells) = r {
                         if s == k {
                             let texts: Vec<String> = cells.iter().map(Cell::text).collect();
@@ -452,7 +491,7 @@ pub fn render(
             for l in report.header_lines() {
                 sink.buf.push_str(&format!("# {l}\n"));
             }
-            records.each(&mut |r| {
+            records.each(Want::Warnings, &mut |r| {
                 if let Record::Warning(w) = r {
                     sink.buf
                         .push_str(&format!("# warning: {}\n", escape_control(&w)));
@@ -465,7 +504,7 @@ pub fn render(
                 let names: Vec<String> = fields.iter().map(|f| csv_quote(f)).collect();
                 sink.buf.push_str(&names.join(","));
                 sink.buf.push('\n');
-                records.each(&mut |r| {
+                records.each(Want::Rows(k), &mut |r| {
                     if let Record::Row(s, cells) = r {
                         if s == k {
                             let t: Vec<String> =
@@ -540,7 +579,7 @@ fn json_into(head: &PartHead, records: &mut dyn Records, sink: &mut Sink<'_>) ->
                 for w in known {
                     item(&mut sink.buf, &quoted(w));
                 }
-                records.each(&mut |r| {
+                records.each(Want::Warnings, &mut |r| {
                     if let Record::Warning(w) = r {
                         item(&mut sink.buf, &quoted(&w));
                         sink.flush_if_big()?;
@@ -550,7 +589,7 @@ fn json_into(head: &PartHead, records: &mut dyn Records, sink: &mut Sink<'_>) ->
             }
             Slot::Section(k) => {
                 let fields = &head.sections[*k].1;
-                records.each(&mut |r| {
+                records.each(Want::Rows(*k), &mut |r| {
                     if let Record::Row(s, cells) = r {
                         if s == *k {
                             let mut m = serde_json::Map::new();
@@ -581,7 +620,7 @@ mod tests {
     struct Held(Vec<Record>);
 
     impl Records for Held {
-        fn each(&mut self, f: &mut dyn FnMut(Record) -> Result<()>) -> Result<()> {
+        fn each(&mut self, _: Want, f: &mut dyn FnMut(Record) -> Result<()>) -> Result<()> {
             for r in &self.0 {
                 f(r.clone())?;
             }
@@ -671,6 +710,7 @@ mod tests {
         let h = read_part(
             &mut &bytes[..],
             "p",
+            Want::All,
             Some(&mut |r| {
                 back.push(r);
                 Ok(())
@@ -681,10 +721,10 @@ mod tests {
         // NaN is not equal to itself: compare the text.
         assert_eq!(format!("{back:?}"), format!("{records:?}"));
         let cut = &bytes[..bytes.len() - 10];
-        let err = read_part(&mut &cut[..], "p", Some(&mut |_| Ok(()))).unwrap_err();
+        let err = read_part(&mut &cut[..], "p", Want::All, Some(&mut |_| Ok(()))).unwrap_err();
         assert!(err.to_string().contains("malformed") || err.to_string().contains("cut short"), "{err}");
         let cut = &bytes[..bytes.iter().rposition(|b| *b == b'{').unwrap_or(0)];
-        let err = read_part(&mut &cut[..], "p", Some(&mut |_| Ok(()))).unwrap_err();
+        let err = read_part(&mut &cut[..], "p", Want::All, Some(&mut |_| Ok(()))).unwrap_err();
         assert!(err.to_string().contains("cut short"), "{err}");
     }
 }

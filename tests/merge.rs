@@ -1,8 +1,8 @@
 //! Sharded sweeps and `iosim merge`, driven through the real binary: the
 //! parts of a run split four ways merge into exactly the unsharded output
 //! in every format; parts missing, given twice, of another run, cut short
-//! or not parts at all are refused; `place --shard` says it is not
-//! supported yet.
+//! or not parts at all are refused; `place --shard` and `validate
+//! --cross-validate --shard` say they are not supported yet.
 
 mod common;
 use common::{iosim, succeeded};
@@ -147,7 +147,7 @@ fn bad_merges_are_refused_with_clear_errors() {
 }
 
 #[test]
-fn shard_flags_are_checked_and_place_says_it_cannot_shard_yet() {
+fn shard_flags_are_checked_and_place_and_cross_validation_say_they_cannot_shard_yet() {
     for bad in ["0/4", "5/4", "1/0", "a/b", "3", "1/2000000"] {
         let mut a = SWEEP.to_vec();
         a.extend(["--shard", bad]);
@@ -177,4 +177,8 @@ fn shard_flags_are_checked_and_place_says_it_cannot_shard_yet() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("place --shard: not supported yet"), "{err}");
+    let o = iosim(&["validate", "--cross-validate", "--shard", "1/2"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--shard: not supported yet"), "{err}");
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::part::{read_part, FileParts, PartHead};
+use crate::part::{read_part, FileParts, PartHead, Want};
 
 /// Opens `paths` as the parts of one run, checks each whole (to its end
 /// line) and returns the run's header and the parts in part order. Parts of
@@ -29,7 +29,7 @@ pub fn open_parts(paths: &[PathBuf]) -> Result<(PartHead, FileParts)> {
         }
         let file = std::fs::File::open(p).map_err(io)?;
         let name = p.display().to_string();
-        let head = read_part(&mut std::io::BufReader::new(&file), &name, None)?;
+        let head = read_part(&mut std::io::BufReader::new(&file), &name, Want::All, None)?;
         parts.push((head, name, file));
     }
     let Some((first, first_name, _)) = parts.first() else {
@@ -80,6 +80,6 @@ pub fn open_parts(paths: &[PathBuf]) -> Result<(PartHead, FileParts)> {
             .collect(),
     );
     // Every part read to its end before any output is written.
-    crate::part::Records::each(&mut files, &mut |_| Ok(()))?;
+    crate::part::Records::each(&mut files, Want::All, &mut |_| Ok(()))?;
     Ok((PartHead { part: 1, ..first }, files))
 }
