@@ -561,8 +561,9 @@ pub struct Plan<'a> {
     pub points: usize,
 }
 
-/// Points run together: enough to keep a pool of threads busy, few enough
-/// that memory does not grow with the grid.
+/// Simulations run together (a chunk of points times their experiments):
+/// enough to keep a pool of threads busy, few enough that memory does not
+/// grow with the grid (each is assembled before any of its batch runs).
 const CHUNK: usize = 256;
 
 /// Every combination of the axes' values, the last axis fastest, without
@@ -585,7 +586,8 @@ fn combo_at(axes: &[Axis], mut i: usize) -> Vec<usize> {
 
 /// Runs `sc` (its experiment `only`, or all) at every point of `axes`, `n`
 /// replications each: checks the sweep and every point of it, and returns
-/// its plan, which runs the points ([`Plan::run`]).
+/// its plan, which runs the points ([`Plan::run`]). The checks look at
+/// `runner`'s wall-clock bound as they go.
 ///
 /// `baseline` names the point throughputs are compared with
 /// ([`baseline_point`]; `None`: the first).
@@ -596,6 +598,7 @@ pub fn plan_sweep<'a>(
     axes: Vec<Axis>,
     baseline: Option<&str>,
     n: u32,
+    runner: &Runner,
 ) -> Result<Plan<'a>> {
     if axes.is_empty() {
         return Err(Error::Usage(
@@ -644,6 +647,7 @@ pub fn plan_sweep<'a>(
         .collect();
     let work = plan.sub(&plan.work_axes);
     for combo in combos(&work) {
+        runner.check_deadline()?;
         let s = plan.work_scenario(&combo)?;
         let label = plan.sub_label(&plan.work_axes, &combo);
         for e in &s.experiments {
@@ -665,6 +669,7 @@ pub fn plan_sweep<'a>(
     for pc in combos(&params) {
         let r = plan.param_registry(&pc)?;
         for wc in combos(&work) {
+            runner.check_deadline()?;
             let s = plan.work_scenario(&wc)?;
             for e in &s.experiments {
                 if let Err(err) = crate::sim::config::assemble(&r, e) {
@@ -797,7 +802,7 @@ impl Plan<'_> {
         at(part.saturating_sub(1))..at(part.min(parts))
     }
 
-    /// Runs the points `range`, `CHUNK` at a time in `runner`'s pool, and
+    /// Runs the points `range`, a chunk at a time in `runner`'s pool, and
     /// hands each point's results to `sink` in point order. Each point
     /// keeps its experiments' seeds, whatever the range (common random
     /// numbers across points); the baseline point is run first if the
@@ -810,7 +815,8 @@ impl Plan<'_> {
         sink: &mut dyn FnMut(PointResult) -> Result<()>,
     ) -> Result<()> {
         let range = range.start..range.end.min(self.points);
-        let first = range.start..(range.start + CHUNK).min(range.end);
+        let chunk = (CHUNK / self.base.experiments.len().max(1)).max(1);
+        let first = range.start..(range.start + chunk).min(range.end);
         let mut base: Option<HashMap<(String, String), f64>> = None;
         if !first.contains(&self.baseline) {
             let b = self.run_chunk(self.baseline..self.baseline + 1, seed, runner)?;
@@ -818,7 +824,7 @@ impl Plan<'_> {
         }
         let mut at = range.start;
         while at < range.end {
-            let end = (at + CHUNK).min(range.end);
+            let end = (at + chunk).min(range.end);
             let mut points = self.run_chunk(at..end, seed, runner)?;
             if base.is_none() {
                 let b: Vec<PointResult> = points

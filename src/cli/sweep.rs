@@ -99,6 +99,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         axes,
         a.baseline.as_deref(),
         a.replications,
+        runner,
     )?;
     let (part, parts) = a.shard.unwrap_or((1, 1));
     let head = PartHead {
