@@ -83,9 +83,7 @@ impl Command {
             | Command::Show(_)
             | Command::List(_)
             | Command::Bench(_)
-            | Command::Merge(_) => {
-                (1, None, false)
-            }
+            | Command::Merge(_) => (1, None, false),
         };
         Ok(Runner::new(threads)?
             .with_wall_clock_bound(bound)

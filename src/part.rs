@@ -18,7 +18,9 @@ use std::io::{BufRead, Write};
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::report::{csv_quote, csv_text, escape_control, Cell, ColumnStats, Format, Layout, Report};
+use crate::report::{
+    csv_quote, csv_text, escape_control, Cell, ColumnStats, Format, Layout, Report,
+};
 
 /// The longest line a part may have, in bytes.
 const MAX_LINE: u64 = 64 << 20;
@@ -175,7 +177,10 @@ impl PartHead {
             parts: num("parts")?,
         };
         if head.parts == 0 || head.part == 0 || head.part > head.parts {
-            return Err(format!("part {} of {}: no such part", head.part, head.parts));
+            return Err(format!(
+                "part {} of {}: no such part",
+                head.part, head.parts
+            ));
         }
         Ok(head)
     }
@@ -307,15 +312,22 @@ pub fn read_part(
                 }
             })?;
         if got as u64 == MAX_LINE && !line.ends_with('\n') {
-            return Err(bad(n, format!("a line longer than {MAX_LINE} bytes: not an iosim part file")));
+            return Err(bad(
+                n,
+                format!("a line longer than {MAX_LINE} bytes: not an iosim part file"),
+            ));
         }
         Ok(got)
     };
     let mut line = String::new();
     let mut n = 1;
     read(&mut line, n)?;
-    let head: Value = serde_json::from_str(&line)
-        .map_err(|_| bad(1, "not an iosim part file (its first line is not JSON)".into()))?;
+    let head: Value = serde_json::from_str(&line).map_err(|_| {
+        bad(
+            1,
+            "not an iosim part file (its first line is not JSON)".into(),
+        )
+    })?;
     let head = PartHead::from_json(&head).map_err(|why| bad(1, why))?;
     let Some(f) = f.as_mut() else {
         return Ok(head);
@@ -334,8 +346,8 @@ pub fn read_part(
             rows += u64::from(line.starts_with("{\"c\":"));
             continue;
         }
-        let v: Value = serde_json::from_str(&line)
-            .map_err(|e| bad(n, format!("a malformed record: {e}")))?;
+        let v: Value =
+            serde_json::from_str(&line).map_err(|e| bad(n, format!("a malformed record: {e}")))?;
         if let Some(end) = v.get("end") {
             if end.as_u64() != Some(rows) {
                 return Err(bad(
@@ -396,7 +408,12 @@ impl Records for FileParts {
                     path: name.into(),
                     source,
                 })?;
-            read_part(&mut std::io::BufReader::new(file), name, want, Some(&mut *f))?;
+            read_part(
+                &mut std::io::BufReader::new(file),
+                name,
+                want,
+                Some(&mut *f),
+            )?;
         }
         Ok(())
     }
@@ -542,10 +559,7 @@ fn json_into(head: &PartHead, records: &mut dyn Records, sink: &mut Sink<'_>) ->
     );
     root.insert("command".into(), Slot::Value(json!(head.command)));
     root.insert("seed".into(), Slot::Value(json!(head.seed)));
-    root.insert(
-        "units".into(),
-        Slot::Value(json!(crate::report::UNITS)),
-    );
+    root.insert("units".into(), Slot::Value(json!(crate::report::UNITS)));
     for (k, v) in &head.meta {
         root.insert(k.clone(), Slot::Value(json!(v)));
     }
@@ -608,7 +622,8 @@ fn json_into(head: &PartHead, records: &mut dyn Records, sink: &mut Sink<'_>) ->
             sink.buf.push_str(if first { "[]" } else { "\n  ]" });
         }
     }
-    sink.buf.push_str(if root.is_empty() { "}\n" } else { "\n}\n" });
+    sink.buf
+        .push_str(if root.is_empty() { "}\n" } else { "\n}\n" });
     Ok(())
 }
 
@@ -691,7 +706,11 @@ mod tests {
         for f in [Format::Table, Format::Wide, Format::Csv, Format::Json] {
             let mut out = Vec::new();
             render(&head, &mut Held(records.clone()), f, &mut out).expect("renders");
-            assert_eq!(String::from_utf8(out).expect("utf-8"), report.render(f), "{f:?}");
+            assert_eq!(
+                String::from_utf8(out).expect("utf-8"),
+                report.render(f),
+                "{f:?}"
+            );
         }
     }
 
@@ -722,7 +741,10 @@ mod tests {
         assert_eq!(format!("{back:?}"), format!("{records:?}"));
         let cut = &bytes[..bytes.len() - 10];
         let err = read_part(&mut &cut[..], "p", Want::All, Some(&mut |_| Ok(()))).unwrap_err();
-        assert!(err.to_string().contains("malformed") || err.to_string().contains("cut short"), "{err}");
+        assert!(
+            err.to_string().contains("malformed") || err.to_string().contains("cut short"),
+            "{err}"
+        );
         let cut = &bytes[..bytes.iter().rposition(|b| *b == b'{').unwrap_or(0)];
         let err = read_part(&mut &cut[..], "p", Want::All, Some(&mut |_| Ok(()))).unwrap_err();
         assert!(err.to_string().contains("cut short"), "{err}");

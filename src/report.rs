@@ -345,7 +345,9 @@ impl Layout {
             return Layout {
                 fields: fields.to_vec(),
                 cols: (0..n).collect(),
-                w: (0..n).map(|i| fields[i].len().max(stats.bytes[i])).collect(),
+                w: (0..n)
+                    .map(|i| fields[i].len().max(stats.bytes[i]))
+                    .collect(),
                 num,
                 beneath: Vec::new(),
                 heads: fields.iter().map(|f| vec![f.clone()]).collect(),

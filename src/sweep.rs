@@ -755,12 +755,8 @@ impl Plan<'_> {
         let label = self.sub_label(&self.work_axes, combo);
         // Copies of a card last: they take free slots once the other knobs
         // have moved the cards and set the cells.
-        let copies_last = |k: &usize| {
-            matches!(
-                self.axes[self.work_axes[*k]].knob,
-                Knob::Adapters { .. }
-            )
-        };
+        let copies_last =
+            |k: &usize| matches!(self.axes[self.work_axes[*k]].knob, Knob::Adapters { .. });
         let mut order: Vec<usize> = (0..combo.len()).collect();
         order.sort_by_key(copies_last);
         for k in order {
@@ -946,8 +942,7 @@ impl Plan<'_> {
                 j += 1;
                 let Some(names) = runs.first() else { continue };
                 for (mi, (name, unit, _)) in names.iter().enumerate() {
-                    let xs: Vec<f64> =
-                        runs.iter().filter_map(|r| r.get(mi).map(|m| m.2)).collect();
+                    let xs: Vec<f64> = runs.iter().filter_map(|r| r.get(mi).map(|m| m.2)).collect();
                     let (mean, half) = mean_ci95(&xs);
                     let half = if xs.len() > 1 { half } else { 0.0 };
                     p.metrics.push(Metric {
@@ -983,10 +978,11 @@ fn baseline_means(points: &[PointResult]) -> HashMap<(String, String), f64> {
 /// throughput at the baseline point (`base`, its throughputs).
 fn against_baseline(metrics: &mut [Metric], base: Option<&HashMap<(String, String), f64>>) {
     for m in metrics.iter_mut().filter(|m| m.unit == THROUGHPUT_UNIT) {
-        m.vs_baseline_pct = match base.and_then(|b| b.get(&(m.experiment.clone(), m.metric.clone()))) {
-            Some(&b) if b > 0.0 => Some((m.mean - b) / b * 100.0),
-            _ => None,
-        };
+        m.vs_baseline_pct =
+            match base.and_then(|b| b.get(&(m.experiment.clone(), m.metric.clone()))) {
+                Some(&b) if b > 0.0 => Some((m.mean - b) / b * 100.0),
+                _ => None,
+            };
     }
 }
 

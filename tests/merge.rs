@@ -98,7 +98,10 @@ fn a_shard_runs_only_its_points_and_names_its_part() {
     assert!(n.iter().all(|&k| k > 0), "{n:?}");
     assert_eq!(n[1], 2 * n[0], "{n:?}");
     let head = std::fs::read_to_string(&p[1]).expect("a part");
-    assert!(head.starts_with('{') && head.contains("\"part\":2,\"parts\":4"), "{head}");
+    assert!(
+        head.starts_with('{') && head.contains("\"part\":2,\"parts\":4"),
+        "{head}"
+    );
 }
 
 #[test]
@@ -113,7 +116,10 @@ fn bad_merges_are_refused_with_clear_errors() {
         assert!(err.contains(says), "{parts:?}: {err}");
     };
     refused(&[&p[0], &p[1], &p[3]], "part 3 of 4 missing");
-    refused(&[&p[0], &p[1], &p[1], &p[2], &p[3]], "part 2 of 4 is given twice");
+    refused(
+        &[&p[0], &p[1], &p[1], &p[2], &p[3]],
+        "part 2 of 4 is given twice",
+    );
     // Another seed's part 2.
     let mut other = SWEEP.to_vec();
     other[9] = "4";
@@ -121,7 +127,10 @@ fn bad_merges_are_refused_with_clear_errors() {
     let o2 = dir.path().join("other-2.jsonl");
     std::fs::write(&o2, succeeded(&iosim(&other))).expect("a part");
     let o2 = o2.to_str().expect("UTF-8");
-    refused(&[&p[0], o2, &p[2], &p[3]], "parts of different runs (seed 4 against 3)");
+    refused(
+        &[&p[0], o2, &p[2], &p[3]],
+        "parts of different runs (seed 4 against 3)",
+    );
     // Another split.
     let mut two = SWEEP.to_vec();
     two.extend(["--shard", "1/2"]);
@@ -137,7 +146,10 @@ fn bad_merges_are_refused_with_clear_errors() {
         .rposition(|b| *b == b'\n')
         .expect("lines");
     std::fs::write(&cut, &whole[..=end]).expect("a file");
-    refused(&[&p[0], cut.to_str().expect("UTF-8"), &p[2], &p[3]], "cut short");
+    refused(
+        &[&p[0], cut.to_str().expect("UTF-8"), &p[2], &p[3]],
+        "cut short",
+    );
     // Not a part at all: a directory, a TOML file, binary bytes.
     refused(&["scenarios"], "not a regular file");
     refused(&["README.md"], "not an iosim part file");

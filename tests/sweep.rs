@@ -366,7 +366,12 @@ fn a_slot_sweep_draws_one_chart_per_metric_across_all_points() {
     ]));
     let mut names: Vec<String> = std::fs::read_dir(&plot)
         .expect("the charts")
-        .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .filter(|n| n.ends_with(".svg"))
         .collect();
     names.sort();

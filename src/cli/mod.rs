@@ -150,7 +150,9 @@ pub fn positive_mb_s(s: &str) -> Result<f64, String> {
 
 /// `--shard I/N`: part I of N, 1 <= I <= N <= 1,000,000.
 pub fn shard(s: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("`{s}`: expected I/N, part I of N equal parts, 1 <= I <= N <= 1000000 (e.g. 2/4)");
+    let bad = || {
+        format!("`{s}`: expected I/N, part I of N equal parts, 1 <= I <= N <= 1000000 (e.g. 2/4)")
+    };
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
     let (i, n): (u64, u64) = (
         i.trim().parse().map_err(|_| bad())?,

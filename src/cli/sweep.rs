@@ -141,7 +141,9 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             source,
         };
         let mut w = PartWriter::new(stdout, &head).map_err(out_err)?;
-        plan.run(range, common.seed, runner, &mut |p| emit_point(&mut w, &name, p, &mut charts, sharded))?;
+        plan.run(range, common.seed, runner, &mut |p| {
+            emit_point(&mut w, &name, p, &mut charts, sharded)
+        })?;
         w.finish().map_err(out_err)?;
         return Ok(String::new());
     }
@@ -151,7 +153,9 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     };
     let spool = std::io::BufWriter::new(report::spool()?);
     let mut w = PartWriter::new(spool, &head).map_err(spool_err)?;
-    plan.run(range, common.seed, runner, &mut |p| emit_point(&mut w, &name, p, &mut charts, sharded))?;
+    plan.run(range, common.seed, runner, &mut |p| {
+        emit_point(&mut w, &name, p, &mut charts, sharded)
+    })?;
     let spool = w
         .finish()
         .map_err(spool_err)?
@@ -318,8 +322,11 @@ struct SweepCharts {
     /// Every `every`-th value of the second axis is drawn.
     every: usize,
     /// (experiment, metric, unit) and the lines of its chart.
-    charts: Vec<((String, String, String), Vec<iosim::charts::Line>)>,
+    charts: Vec<(ChartKey, Vec<iosim::charts::Line>)>,
 }
+
+/// A chart's experiment, metric (or family) and unit.
+type ChartKey = (String, String, String);
 
 /// The chart a metric goes on: a bus's, rope's or controller's utilisation
 /// on that of the busiest.
@@ -351,7 +358,7 @@ impl SweepCharts {
             _ => Some(metric.to_string()),
         };
         // The point's value of each chart: the busiest member of a family.
-        let mut here: Vec<((String, String, String), (f64, f64, f64))> = Vec::new();
+        let mut here: Vec<(ChartKey, (f64, f64, f64))> = Vec::new();
         for m in &p.metrics {
             let key = (m.experiment.clone(), family(&m.metric), m.unit.clone());
             let v = (m.mean, m.ci_low, m.ci_high);
