@@ -811,6 +811,9 @@ impl Plan<'_> {
         sink: &mut dyn FnMut(PointResult) -> Result<()>,
     ) -> Result<()> {
         let range = range.start..range.end.min(self.points);
+        if range.is_empty() {
+            return Ok(());
+        }
         let chunk = (CHUNK / self.base.experiments.len().max(1)).max(1);
         let first = range.start..(range.start + chunk).min(range.end);
         let mut base: Option<HashMap<(String, String), f64>> = None;

@@ -97,6 +97,22 @@ fn a_shard_runs_only_its_points_and_names_its_part() {
     let n: Vec<usize> = p.iter().map(|x| rows(x)).collect();
     assert!(n.iter().all(|&k| k > 0), "{n:?}");
     assert_eq!(n[1], 2 * n[0], "{n:?}");
+    // More parts than points: the empty ones hold a header and an end
+    // line, and merge all the same.
+    let one = [
+        "sweep",
+        SWEEP[1],
+        "--experiment",
+        "gige-tx.pcix.c1",
+        "--vary",
+        "socket_kib=8,16",
+    ];
+    let sub = dir.path().join("many");
+    std::fs::create_dir(&sub).expect("a directory");
+    let many = parts(&sub, &one, 3);
+    assert_eq!(rows(&many[0]), 0);
+    let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+    assert_eq!(succeeded(&merge(&refs, &[])), succeeded(&iosim(&one)));
     let head = std::fs::read_to_string(&p[1]).expect("a part");
     assert!(
         head.starts_with('{') && head.contains("\"part\":2,\"parts\":4"),
