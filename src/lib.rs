@@ -20,6 +20,7 @@ pub mod html;
 pub mod loader;
 pub mod model;
 pub mod napkin;
+pub mod part;
 pub mod place;
 pub mod report;
 pub mod sections;

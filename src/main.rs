@@ -40,6 +40,9 @@ enum Command {
     /// What-if sweep: run one scenario at every value of one or two varied
     /// quantities and report every metric at each point.
     Sweep(cli::sweep::Args),
+    /// Join the part files of a run split with `--shard I/N` into the
+    /// output one unsharded run gives, byte for byte.
+    Merge(cli::merge::Args),
     /// Redraw every paper figure and table with published numbers (paper beside
     /// model), the calibration residuals and, given a file, the
     /// cross-validation: SVG and PNG into DIR, named by figure.
@@ -76,9 +79,11 @@ impl Command {
             Command::Place(a) => (a.common.threads, a.max_wall_seconds, false),
             Command::Plot(a) => (a.common.threads, None, false),
             Command::Report(a) => (a.common.threads, None, false),
-            Command::Params(_) | Command::Show(_) | Command::List(_) | Command::Bench(_) => {
-                (1, None, false)
-            }
+            Command::Params(_)
+            | Command::Show(_)
+            | Command::List(_)
+            | Command::Bench(_)
+            | Command::Merge(_) => (1, None, false),
         };
         Ok(Runner::new(threads)?
             .with_wall_clock_bound(bound)
@@ -96,6 +101,7 @@ impl Command {
             Command::Report(a) => cli::report_cmd::execute(a, runner),
             Command::Place(a) => cli::place::execute(a, runner),
             Command::Params(a) => cli::params::execute(a),
+            Command::Merge(a) => cli::merge::execute(a),
             Command::Show(a) => cli::show::execute(a),
             Command::List(a) => cli::list::execute(a),
             Command::Bench(a) => Ok(cli::bench::execute(a)),

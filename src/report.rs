@@ -21,7 +21,7 @@ pub enum Cell {
 impl Cell {
     /// The cell as terminal text: control characters escaped, and a number
     /// of 10^15 or more in scientific notation rather than in 16 to 309 digits.
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Cell::Text(s) => escape_control(s).into_owned(),
             Cell::Num(v, d) if v.is_finite() && v.abs() >= 1e15 => format!("{v:.d$e}"),
@@ -31,7 +31,7 @@ impl Cell {
             Cell::Blank => String::new(),
         }
     }
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         match self {
             Cell::Text(s) => Value::String(s.clone()),
             // Rounded to 6 significant decimals so output is stable and readable.
@@ -112,7 +112,7 @@ impl Report {
         }
     }
 
-    fn header_lines(&self) -> Vec<String> {
+    pub(crate) fn header_lines(&self) -> Vec<String> {
         let mut v = vec![
             format!("iosim {} {}", env!("CARGO_PKG_VERSION"), self.command),
             format!("seed: {}", self.seed),
@@ -130,14 +130,7 @@ impl Report {
 
     fn table(&self, limit: Option<usize>) -> String {
         let mut out = String::new();
-        for l in self.header_lines() {
-            match limit {
-                Some(lim) => wrap_into(&mut out, "# ", &l, lim, "#   "),
-                None => {
-                    let _ = writeln!(out, "# {l}");
-                }
-            }
-        }
+        self.table_head(&mut out, limit);
         for s in &self.sections {
             let _ = writeln!(out, "\n## {}", s.name);
             let cells: Vec<Vec<String>> = s
@@ -145,48 +138,24 @@ impl Report {
                 .iter()
                 .map(|r| r.iter().map(|c| c.text()).collect())
                 .collect();
-            if let Some(lim) = limit {
-                narrow_section(&mut out, s, &cells, lim);
-                continue;
+            let mut stats = ColumnStats::new(s.fields.len());
+            for (r, c) in s.rows.iter().zip(&cells) {
+                stats.add(r, c);
             }
-            let mut w: Vec<usize> = s.fields.iter().map(|f| f.len()).collect();
+            let layout = Layout::new(&s.fields, &stats, limit);
+            layout.head(&mut out);
             for r in &cells {
-                for (i, c) in r.iter().enumerate() {
-                    if i < w.len() {
-                        w[i] = w[i].max(c.len());
-                    }
-                }
-            }
-            let line = |vals: Vec<&str>, numeric: &dyn Fn(usize) -> bool| {
-                let mut l = String::new();
-                for (i, v) in vals.iter().enumerate() {
-                    if i > 0 {
-                        l.push_str("  ");
-                    }
-                    pad_into(&mut l, v, w[i], numeric(i));
-                }
-                l.trim_end().to_string()
-            };
-            let is_num = |i: usize| {
-                s.rows
-                    .iter()
-                    .find_map(|r| r.get(i).filter(|c| **c != Cell::Blank))
-                    .is_some_and(|c| matches!(c, Cell::Num(..) | Cell::Int(_)))
-            };
-            let _ = writeln!(
-                out,
-                "{}",
-                line(s.fields.iter().map(|x| x.as_str()).collect(), &is_num)
-            );
-            for r in &cells {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    line(r.iter().map(|x| x.as_str()).collect(), &is_num)
-                );
+                layout.row(&mut out, r);
             }
         }
         out
+    }
+
+    /// The table's header lines (`# ...`), wrapped to `limit`.
+    pub(crate) fn table_head(&self, out: &mut String, limit: Option<usize>) {
+        for l in self.header_lines() {
+            table_header_line(out, &l, limit);
+        }
     }
 
     fn csv(&self) -> String {
@@ -299,109 +268,199 @@ fn name_lines(name: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// Appends section `s` (its `cells` as text) to `out` in lines of at most
-/// `limit` characters where it can: a table too wide breaks its field
-/// names over lines (after underscores) down to its values' widths, and
-/// while it is still too wide its widest text field (never the first)
-/// leaves the columns and is printed under each row as `field: value`,
-/// wrapped.
-fn narrow_section(out: &mut String, s: &Section, cells: &[Vec<String>], limit: usize) {
-    let n = s.fields.len();
-    let mut vw: Vec<usize> = vec![0; n];
-    for r in cells {
-        for (i, c) in r.iter().enumerate().take(n) {
-            vw[i] = vw[i].max(c.chars().count());
+/// One header line of the table (`# ` before it), wrapped to `limit`.
+pub(crate) fn table_header_line(out: &mut String, l: &str, limit: Option<usize>) {
+    match limit {
+        Some(lim) => wrap_into(out, "# ", l, lim, "#   "),
+        None => {
+            let _ = writeln!(out, "# {l}");
         }
     }
-    let full: Vec<usize> = (0..n)
-        .map(|i| vw[i].max(s.fields[i].chars().count()))
-        .collect();
-    // Broken names: each column as wide as its values or its longest piece.
-    let broken: Vec<usize> = (0..n)
-        .map(|i| {
-            let piece = s.fields[i]
-                .split_inclusive('_')
-                .map(|p| p.chars().count())
-                .max()
-                .unwrap_or(0);
-            vw[i].max(piece).max(1)
-        })
-        .collect();
-    let is_text = |i: usize| {
-        s.rows
-            .iter()
-            .any(|r| matches!(r.get(i), Some(Cell::Text(_))))
-    };
-    let is_num = |i: usize| {
-        s.rows
-            .iter()
-            .find_map(|r| r.get(i).filter(|c| **c != Cell::Blank))
-            .is_some_and(|c| matches!(c, Cell::Num(..) | Cell::Int(_)))
-    };
-    let width = |cols: &[usize], w: &[usize]| {
-        cols.iter().map(|&i| w[i]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
-    };
-    // Whole names if they fit, else broken names, else the widest text
-    // field under the rows, and again.
-    let mut cols: Vec<usize> = (0..n).collect();
-    let w = loop {
-        if width(&cols, &full) <= limit {
-            break full;
+}
+
+/// What the table's layout needs to know of a section's values, gathered
+/// one row at a time (so that rows streamed from a file need not be held).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ColumnStats {
+    /// Widest value of each column, in bytes (the `--wide` table).
+    bytes: Vec<usize>,
+    /// Widest value of each column, in characters.
+    chars: Vec<usize>,
+    /// Whether any value of the column is text.
+    text: Vec<bool>,
+    /// Whether the column's first value that is not blank is a number
+    /// (`None`: none yet).
+    num: Vec<Option<bool>>,
+}
+
+impl ColumnStats {
+    /// No rows yet, `n` fields.
+    pub(crate) fn new(n: usize) -> ColumnStats {
+        ColumnStats {
+            bytes: vec![0; n],
+            chars: vec![0; n],
+            text: vec![false; n],
+            num: vec![None; n],
         }
-        if width(&cols, &broken) <= limit {
-            break broken;
+    }
+
+    /// Counts one row: its cells and their text.
+    pub(crate) fn add(&mut self, row: &[Cell], texts: &[String]) {
+        let n = self.bytes.len();
+        for (i, t) in texts.iter().enumerate().take(n) {
+            self.bytes[i] = self.bytes[i].max(t.len());
+            self.chars[i] = self.chars[i].max(t.chars().count());
         }
-        let Some(&widest) = cols
-            .iter()
-            .skip(1)
-            .filter(|&&i| is_text(i))
-            .max_by_key(|&&i| (broken[i], std::cmp::Reverse(i)))
-        else {
-            break broken;
+        for (i, c) in row.iter().enumerate().take(n) {
+            self.text[i] |= matches!(c, Cell::Text(_));
+            if self.num[i].is_none() && *c != Cell::Blank {
+                self.num[i] = Some(matches!(c, Cell::Num(..) | Cell::Int(_)));
+            }
+        }
+    }
+}
+
+/// How a section is laid out in the table: in lines of at most `limit`
+/// characters where it can (`None`: each row on one line). A table too
+/// wide breaks its field names over lines (after underscores) down to its
+/// values' widths, and while it is still too wide its widest text field
+/// (never the first) leaves the columns and is printed under each row as
+/// `field: value`, wrapped.
+pub(crate) struct Layout {
+    fields: Vec<String>,
+    cols: Vec<usize>,
+    w: Vec<usize>,
+    num: Vec<bool>,
+    beneath: Vec<usize>,
+    heads: Vec<Vec<String>>,
+    limit: usize,
+}
+
+impl Layout {
+    /// The layout of a section of `fields` whose values `stats` describes.
+    pub(crate) fn new(fields: &[String], stats: &ColumnStats, limit: Option<usize>) -> Layout {
+        let n = fields.len();
+        let num: Vec<bool> = (0..n).map(|i| stats.num[i] == Some(true)).collect();
+        let Some(limit) = limit else {
+            return Layout {
+                fields: fields.to_vec(),
+                cols: (0..n).collect(),
+                w: (0..n)
+                    .map(|i| fields[i].len().max(stats.bytes[i]))
+                    .collect(),
+                num,
+                beneath: Vec::new(),
+                heads: fields.iter().map(|f| vec![f.clone()]).collect(),
+                limit: usize::MAX,
+            };
         };
-        cols.retain(|&i| i != widest);
-    };
-    let beneath: Vec<usize> = (0..n).filter(|i| !cols.contains(i)).collect();
-    let line = |vals: &[String]| {
+        let vw = &stats.chars;
+        let full: Vec<usize> = (0..n)
+            .map(|i| vw[i].max(fields[i].chars().count()))
+            .collect();
+        // Broken names: each column as wide as its values or its longest piece.
+        let broken: Vec<usize> = (0..n)
+            .map(|i| {
+                let piece = fields[i]
+                    .split_inclusive('_')
+                    .map(|p| p.chars().count())
+                    .max()
+                    .unwrap_or(0);
+                vw[i].max(piece).max(1)
+            })
+            .collect();
+        let width = |cols: &[usize], w: &[usize]| {
+            cols.iter().map(|&i| w[i]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
+        };
+        // Whole names if they fit, else broken names, else the widest text
+        // field under the rows, and again.
+        let mut cols: Vec<usize> = (0..n).collect();
+        let w = loop {
+            if width(&cols, &full) <= limit {
+                break full;
+            }
+            if width(&cols, &broken) <= limit {
+                break broken;
+            }
+            let Some(&widest) = cols
+                .iter()
+                .skip(1)
+                .filter(|&&i| stats.text[i])
+                .max_by_key(|&&i| (broken[i], std::cmp::Reverse(i)))
+            else {
+                break broken;
+            };
+            cols.retain(|&i| i != widest);
+        };
+        let beneath: Vec<usize> = (0..n).filter(|i| !cols.contains(i)).collect();
+        let heads = (0..n).map(|i| name_lines(&fields[i], w[i])).collect();
+        Layout {
+            fields: fields.to_vec(),
+            cols,
+            w,
+            num,
+            beneath,
+            heads,
+            limit,
+        }
+    }
+
+    fn line(&self, vals: &[&str]) -> String {
         let mut l = String::new();
-        for (k, (&i, v)) in cols.iter().zip(vals).enumerate() {
+        for (k, (&i, v)) in self.cols.iter().zip(vals).enumerate() {
             if k > 0 {
                 l.push_str("  ");
             }
-            pad_into(&mut l, v, w[i], is_num(i));
+            pad_into(&mut l, v, self.w[i], self.num[i]);
         }
         l.trim_end().to_string()
-    };
-    let heads: Vec<Vec<String>> = cols
-        .iter()
-        .map(|&i| name_lines(&s.fields[i], w[i]))
-        .collect();
-    let rows = heads.iter().map(Vec::len).max().unwrap_or(1);
-    for k in 0..rows {
-        // Names end on the last header line, as numbers end on the right.
-        let vals: Vec<String> = heads
-            .iter()
-            .map(|h| {
-                let skip = rows - h.len();
-                if k >= skip {
-                    h[k - skip].clone()
-                } else {
-                    String::new()
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "{}", line(&vals));
     }
-    for r in cells {
-        let vals: Vec<String> = cols
+
+    /// Appends the field names' line(s).
+    pub(crate) fn head(&self, out: &mut String) {
+        let rows = self
+            .cols
             .iter()
-            .map(|&i| r.get(i).cloned().unwrap_or_default())
+            .map(|&i| self.heads[i].len())
+            .max()
+            .unwrap_or(1);
+        for k in 0..rows {
+            // Names end on the last header line, as numbers end on the right.
+            let vals: Vec<&str> = self
+                .cols
+                .iter()
+                .map(|&i| {
+                    let h = &self.heads[i];
+                    let skip = rows - h.len();
+                    if k >= skip {
+                        h[k - skip].as_str()
+                    } else {
+                        ""
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "{}", self.line(&vals));
+        }
+    }
+
+    /// Appends one row, given as its cells' text.
+    pub(crate) fn row(&self, out: &mut String, r: &[String]) {
+        let vals: Vec<&str> = self
+            .cols
+            .iter()
+            .map(|&i| r.get(i).map_or("", |x| x.as_str()))
             .collect();
-        let _ = writeln!(out, "{}", line(&vals));
-        for &i in &beneath {
+        let _ = writeln!(out, "{}", self.line(&vals));
+        for &i in &self.beneath {
             let v = r.get(i).map_or("", |x| x.as_str());
             if !v.is_empty() {
-                wrap_into(out, &format!("    {}: ", s.fields[i]), v, limit, "        ");
+                wrap_into(
+                    out,
+                    &format!("    {}: ", self.fields[i]),
+                    v,
+                    self.limit,
+                    "        ",
+                );
             }
         }
     }
@@ -425,7 +484,7 @@ fn pad_into(l: &mut String, v: &str, width: usize, right: bool) {
 /// A cell's CSV text: as in the table, and a text cell that a spreadsheet
 /// would take for a formula (starting with `=`, `+`, `-` or `@`) prefixed with
 /// a single quote. Numbers are never prefixed: a negative number stays one.
-fn csv_text(c: &Cell) -> String {
+pub(crate) fn csv_text(c: &Cell) -> String {
     let t = c.text();
     match c {
         Cell::Text(_) if t.starts_with(['=', '+', '-', '@']) => format!("'{t}"),
@@ -454,12 +513,22 @@ pub fn escape_control(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-fn csv_quote(s: &str) -> String {
+pub(crate) fn csv_quote(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
     }
+}
+
+/// An anonymous temporary file (removed by the operating system when it is
+/// closed, however the run ends) that a streamed report spools its rows to
+/// ([`crate::part`]).
+pub fn spool() -> crate::Result<std::fs::File> {
+    tempfile::tempfile().map_err(|source| crate::Error::Write {
+        path: "<temporary spool file>".into(),
+        source,
+    })
 }
 
 /// The temporary files of [`AtomicFile`]s not yet committed or dropped, so

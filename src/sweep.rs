@@ -3,13 +3,18 @@
 //! any model parameter by its dotted path), with every metric of each point
 //! summarised over replications (mean and 95% interval).
 //!
-//! The points are built as data (a copy of the scenario per workload point,
-//! a copy of the registry per parameter point) and all run in the one pool of
-//! [`crate::app::run_scenarios_at`], so results do not depend on the
-//! number of threads. Each point keeps its experiment's seed (common random
-//! numbers): differences between points are the model's, not the noise's.
+//! [`plan_sweep`] checks the sweep and every point of it before anything
+//! runs; [`Plan::run`] runs the points (all, or one shard's range) in
+//! chunks through [`crate::app::run_experiments`], each chunk's registries
+//! and scenarios built as data and dropped once its points are handed on,
+//! so memory does not grow with the grid. Results do not depend on the
+//! number of threads or on the chunks: each point keeps its experiment's
+//! seed (common random numbers), so differences between points are the
+//! model's, not the noise's.
 
-use crate::app::{replication_seed, run_scenarios_at, Runner};
+use std::collections::HashMap;
+
+use crate::app::{replication_seed, run_experiments, Job, Runner};
 use crate::error::{Error, Result};
 use crate::model::{
     fit_cards, fit_segments, negotiate_mode, CardProblem, Demand, Experiment, Registry, Scenario,
@@ -511,43 +516,477 @@ pub struct Metric {
     pub vs_baseline_pct: Option<f64>,
 }
 
-/// The outcome of a sweep.
+/// One point's results, handed to the caller as soon as its chunk has run
+/// and then dropped: a sweep holds no more than a chunk of points.
 #[derive(Debug, Clone)]
-pub struct Sweep {
-    /// The axes.
-    pub axes: Vec<Axis>,
-    /// The points, the last axis varying fastest.
-    pub points: Vec<Point>,
-    /// Every metric, by point, then experiment, in a stable order.
+pub struct PointResult {
+    /// Index of the point (the last axis fastest).
+    pub index: usize,
+    /// Its label (`cells=2 socket_kib=64`).
+    pub label: String,
+    /// One value per axis.
+    pub values: Vec<f64>,
+    /// Every metric of every experiment at the point, by experiment, in a
+    /// stable order.
     pub metrics: Vec<Metric>,
-    /// The bottleneck text of each (point, experiment id) in the first
+    /// The bottleneck text of each experiment (id, text) in the first
     /// replication.
-    pub bottlenecks: Vec<(usize, String, String)>,
-    /// The index of the baseline point (the first unless `--baseline`
-    /// names another), against which `vs_baseline_pct` is reckoned.
-    pub baseline: usize,
-    /// Doubts about the answers ([`crate::warnings`]): each test bed's lack
-    /// for the workloads once, then each point's experiment that ran to its
-    /// ceiling short of its precision (in any replication: the widest).
+    pub bottlenecks: Vec<(String, String)>,
+    /// The point's experiments that ran to their ceiling short of their
+    /// precision (in any replication: the widest), in words.
     pub warnings: Vec<String>,
 }
 
-/// Every combination of the axes' values, the last axis fastest.
-fn grid(axes: &[Axis]) -> Vec<Vec<usize>> {
-    let mut out = vec![Vec::new()];
-    for a in axes {
-        out = out
-            .into_iter()
-            .flat_map(|p| {
-                (0..a.values.len()).map(move |i| {
-                    let mut q = p.clone();
-                    q.push(i);
-                    q
-                })
-            })
-            .collect();
+/// A sweep checked and ready to run: every point's experiments were built
+/// and assembled once (and dropped) before any runs, so a bad point is
+/// refused at once; the points are then run in chunks
+/// ([`Plan::run`]), in any range of them, each keeping the seed it has in
+/// the whole grid.
+pub struct Plan<'a> {
+    reg: &'a Registry,
+    base: Scenario,
+    /// The axes, with the bus mode of each value of a slot axis in its notes.
+    pub axes: Vec<Axis>,
+    param_axes: Vec<usize>,
+    work_axes: Vec<usize>,
+    /// The index of the baseline point (the first unless `--baseline`
+    /// names another), against which `vs_baseline_pct` is reckoned.
+    pub baseline: usize,
+    /// Replications per point.
+    pub replications: u32,
+    /// Each test bed's lack for the workloads, once (at the parameter
+    /// values that make it): the warnings known before any point runs.
+    pub warnings: Vec<String>,
+    /// The number of points (the product of the axes' lengths).
+    pub points: usize,
+}
+
+/// Simulations run together (a chunk of points times their experiments):
+/// enough to keep a pool of threads busy, few enough that memory does not
+/// grow with the grid (each is assembled before any of its batch runs).
+const CHUNK: usize = 256;
+
+/// Every combination of the axes' values, the last axis fastest, without
+/// holding them.
+fn combos(axes: &[Axis]) -> impl Iterator<Item = Vec<usize>> + '_ {
+    let total: usize = axes.iter().map(|a| a.values.len()).product();
+    (0..total).map(move |i| combo_at(axes, i))
+}
+
+/// The combination of point `i` (the last axis fastest).
+fn combo_at(axes: &[Axis], mut i: usize) -> Vec<usize> {
+    let mut c = vec![0; axes.len()];
+    for (k, a) in axes.iter().enumerate().rev() {
+        let n = a.values.len().max(1);
+        c[k] = i % n;
+        i /= n;
     }
-    out
+    c
+}
+
+/// Runs `sc` (its experiment `only`, or all) at every point of `axes`, `n`
+/// replications each: checks the sweep and every point of it, and returns
+/// its plan, which runs the points ([`Plan::run`]). The checks look at
+/// `runner`'s wall-clock bound as they go.
+///
+/// `baseline` names the point throughputs are compared with
+/// ([`baseline_point`]; `None`: the first).
+pub fn plan_sweep<'a>(
+    reg: &'a Registry,
+    sc: &Scenario,
+    only: Option<&str>,
+    axes: Vec<Axis>,
+    baseline: Option<&str>,
+    n: u32,
+    runner: &Runner,
+) -> Result<Plan<'a>> {
+    if axes.is_empty() {
+        return Err(Error::Usage(
+            "sweep: give at least one --vary WHAT=LIST".into(),
+        ));
+    }
+    check_axes(&axes)?;
+    let baseline = match baseline {
+        Some(text) => baseline_point(&axes, text)?,
+        None => 0,
+    };
+    let mut base = sc.clone();
+    if let Some(id) = only {
+        base.experiments.retain(|e| e.id == id);
+        if base.experiments.is_empty() {
+            let ids: Vec<&str> = sc.experiments.iter().map(|e| e.id.as_str()).collect();
+            return Err(Error::Usage(format!(
+                "--experiment {id}: no such experiment in scenario `{}` (it has {})",
+                sc.name,
+                ids.join(", ")
+            )));
+        }
+    }
+    check_simulations(&axes, base.experiments.len(), n)?;
+    let is_param = |a: &Axis| matches!(a.knob, Knob::Param(_));
+    let param_axes: Vec<usize> = (0..axes.len()).filter(|&i| is_param(&axes[i])).collect();
+    let work_axes: Vec<usize> = (0..axes.len()).filter(|&i| !is_param(&axes[i])).collect();
+    let mut plan = Plan {
+        reg,
+        base,
+        axes,
+        param_axes,
+        work_axes,
+        baseline,
+        replications: n,
+        warnings: Vec::new(),
+        points: 0,
+    };
+    plan.points = plan.axes.iter().map(|a| a.values.len()).product();
+    // Each workload combination checked before anything runs, and the bus
+    // modes each slot axis's card runs in, per value.
+    let mut modes: Vec<Vec<Vec<String>>> = plan
+        .axes
+        .iter()
+        .map(|a| vec![Vec::new(); a.values.len()])
+        .collect();
+    let work = plan.sub(&plan.work_axes);
+    for combo in combos(&work) {
+        runner.check_deadline()?;
+        let s = plan.work_scenario(&combo)?;
+        let label = plan.sub_label(&plan.work_axes, &combo);
+        for e in &s.experiments {
+            check_point(reg, e).map_err(|why| point_error(&label, &e.id, &sc.name, why))?;
+            for (k, &vi) in combo.iter().enumerate() {
+                let i = plan.work_axes[k];
+                if let Knob::Slot(card) = &plan.axes[i].knob {
+                    if let Some(m) = mode_of(reg, e, card) {
+                        if !modes[i][vi].contains(&m) {
+                            modes[i][vi].push(m);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // What only assembly sees (FIFOs, sockets, CPUs), at every registry.
+    let params = plan.sub(&plan.param_axes);
+    for pc in combos(&params) {
+        let r = plan.param_registry(&pc)?;
+        for wc in combos(&work) {
+            runner.check_deadline()?;
+            let s = plan.work_scenario(&wc)?;
+            for e in &s.experiments {
+                if let Err(err) = crate::sim::config::assemble(&r, e) {
+                    let mut parts: Vec<(usize, String)> = Vec::new();
+                    for (k, &i) in plan.param_axes.iter().enumerate() {
+                        let a = &plan.axes[i];
+                        parts.push((i, format!("{}={}", a.name, a.labels[pc[k]])));
+                    }
+                    for (k, &i) in plan.work_axes.iter().enumerate() {
+                        let a = &plan.axes[i];
+                        parts.push((i, format!("{}={}", a.name, a.labels[wc[k]])));
+                    }
+                    parts.sort();
+                    let label: Vec<String> = parts.into_iter().map(|p| p.1).collect();
+                    return Err(point_error(
+                        &label.join(" "),
+                        &e.id,
+                        &sc.name,
+                        err.to_string(),
+                    ));
+                }
+            }
+        }
+        // Each test bed's lack once (at the parameter values that make it,
+        // if the sweep varies parameters).
+        let at = plan.sub_label(&plan.param_axes, &pc);
+        for e in &plan.base.experiments {
+            for w in crate::warnings::testbed(&r, e) {
+                let w = if at.is_empty() {
+                    w
+                } else {
+                    format!("points with `{at}`: {w}")
+                };
+                if !plan.warnings.contains(&w) {
+                    plan.warnings.push(w);
+                }
+            }
+        }
+    }
+    for (a, m) in plan.axes.iter_mut().zip(modes) {
+        if matches!(a.knob, Knob::Slot(_)) {
+            a.notes = m.into_iter().map(|v| v.join("/")).collect();
+        }
+    }
+    Ok(plan)
+}
+
+impl Plan<'_> {
+    fn sub(&self, idx: &[usize]) -> Vec<Axis> {
+        idx.iter().map(|&i| self.axes[i].clone()).collect()
+    }
+
+    /// `name=label ...` of a combination of the axes `idx`.
+    fn sub_label(&self, idx: &[usize], combo: &[usize]) -> String {
+        combo
+            .iter()
+            .enumerate()
+            .map(|(k, &vi)| {
+                let a = &self.axes[idx[k]];
+                format!("{}={}", a.name, a.labels[vi])
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The registry at a combination of the parameter axes' values.
+    fn param_registry(&self, combo: &[usize]) -> Result<Registry> {
+        let mut r = self.reg.clone();
+        for (k, &vi) in combo.iter().enumerate() {
+            let a = &self.axes[self.param_axes[k]];
+            if let Knob::Param(path) = &a.knob {
+                if !r.set_param(path, a.values[vi]) {
+                    return Err(Error::Internal(format!("parameter {path} vanished")));
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// The scenario at a combination of the workload and card axes' values.
+    fn work_scenario(&self, combo: &[usize]) -> Result<Scenario> {
+        let mut s = self.base.clone();
+        let label = self.sub_label(&self.work_axes, combo);
+        // Copies of a card last: they take free slots once the other knobs
+        // have moved the cards and set the cells.
+        let copies_last =
+            |k: &usize| matches!(self.axes[self.work_axes[*k]].knob, Knob::Adapters { .. });
+        let mut order: Vec<usize> = (0..combo.len()).collect();
+        order.sort_by_key(copies_last);
+        for k in order {
+            let a = &self.axes[self.work_axes[k]];
+            let vi = combo[k];
+            if a.knob == Knob::Cells {
+                check_cells(self.reg, &s, a.values[vi])?;
+            }
+            apply_workload(&mut s, &a.knob, a.values[vi], &a.name)?;
+            for e in s.experiments.iter_mut() {
+                apply_card(self.reg, e, &a.knob, a.values[vi], &a.labels[vi])
+                    .map_err(|why| point_error(&label, &e.id, &self.base.name, why))?;
+            }
+        }
+        Ok(s)
+    }
+
+    /// The label of point `i` (`cells=2 socket_kib=64`).
+    pub fn label(&self, i: usize) -> String {
+        self.point(i).label(&self.axes)
+    }
+
+    /// Point `i`.
+    pub fn point(&self, i: usize) -> Point {
+        let c = combo_at(&self.axes, i);
+        Point {
+            values: c
+                .iter()
+                .enumerate()
+                .map(|(k, &vi)| self.axes[k].values[vi])
+                .collect(),
+        }
+    }
+
+    /// The points `range` of the `part`-th of `parts` equal parts
+    /// (1-based): a deterministic split of the grid in point order.
+    pub fn shard(&self, part: u64, parts: u64) -> std::ops::Range<usize> {
+        let at = |k: u64| (self.points as u128 * k as u128 / parts.max(1) as u128) as usize;
+        at(part.saturating_sub(1))..at(part.min(parts))
+    }
+
+    /// Runs the points `range`, a chunk at a time in `runner`'s pool, and
+    /// hands each point's results to `sink` in point order. Each point
+    /// keeps its experiments' seeds, whatever the range (common random
+    /// numbers across points); the baseline point is run first if the
+    /// range does not start with it.
+    pub fn run(
+        &self,
+        range: std::ops::Range<usize>,
+        seed: u64,
+        runner: &Runner,
+        sink: &mut dyn FnMut(PointResult) -> Result<()>,
+    ) -> Result<()> {
+        let range = range.start..range.end.min(self.points);
+        if range.is_empty() {
+            return Ok(());
+        }
+        let chunk = (CHUNK / self.base.experiments.len().max(1)).max(1);
+        let first = range.start..(range.start + chunk).min(range.end);
+        let mut base: Option<HashMap<(String, String), f64>> = None;
+        if !first.contains(&self.baseline) {
+            let b = self.run_chunk(self.baseline..self.baseline + 1, seed, runner)?;
+            base = Some(baseline_means(&b));
+        }
+        let mut at = range.start;
+        while at < range.end {
+            let end = (at + chunk).min(range.end);
+            let mut points = self.run_chunk(at..end, seed, runner)?;
+            if base.is_none() {
+                let b: Vec<PointResult> = points
+                    .iter()
+                    .filter(|p| p.index == self.baseline)
+                    .cloned()
+                    .collect();
+                base = Some(baseline_means(&b));
+            }
+            for p in points.iter_mut() {
+                against_baseline(&mut p.metrics, base.as_ref());
+            }
+            for p in points {
+                sink(p)?;
+            }
+            at = end;
+        }
+        Ok(())
+    }
+
+    /// Runs the points `range` (each experiment, each replication) in one
+    /// batch; their results without `vs_baseline_pct`.
+    fn run_chunk(
+        &self,
+        range: std::ops::Range<usize>,
+        seed: u64,
+        runner: &Runner,
+    ) -> Result<Vec<PointResult>> {
+        let n = self.replications;
+        // The registries and scenarios the chunk needs, each built once.
+        let mut regs: Vec<(usize, Registry)> = Vec::new();
+        let mut scens: Vec<(usize, Scenario)> = Vec::new();
+        let mut at: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+        for pi in range.clone() {
+            let combo = combo_at(&self.axes, pi);
+            let (mut ri, mut si) = (0usize, 0usize);
+            let (mut pc, mut wc) = (Vec::new(), Vec::new());
+            for &i in &self.param_axes {
+                ri = ri * self.axes[i].values.len() + combo[i];
+                pc.push(combo[i]);
+            }
+            for &i in &self.work_axes {
+                si = si * self.axes[i].values.len() + combo[i];
+                wc.push(combo[i]);
+            }
+            let r = match regs.iter().position(|(k, _)| *k == ri) {
+                Some(x) => x,
+                None => {
+                    regs.push((ri, self.param_registry(&pc)?));
+                    regs.len() - 1
+                }
+            };
+            let s = match scens.iter().position(|(k, _)| *k == si) {
+                Some(x) => x,
+                None => {
+                    scens.push((si, self.work_scenario(&wc)?));
+                    scens.len() - 1
+                }
+            };
+            at.push((r, s, combo));
+        }
+        let mut jobs = Vec::new();
+        for (r, s, _) in &at {
+            let sc = &scens[*s].1;
+            for e in &sc.experiments {
+                jobs.push(Job {
+                    reg: &regs[*r].1,
+                    scenario: sc,
+                    experiment: e,
+                    setup: self
+                        .base
+                        .experiments
+                        .iter()
+                        .find(|b| b.id == e.id)
+                        .unwrap_or(e),
+                    cost: 0,
+                });
+            }
+        }
+        let reps: Vec<Vec<ExperimentResult>> = (0..n)
+            .map(|r| run_experiments(&jobs, replication_seed(seed, r), runner, None))
+            .collect::<Result<_>>()?;
+        let mut out = Vec::new();
+        let mut j = 0;
+        for (pi, (_, s, combo)) in range.zip(at) {
+            let sc = &scens[s].1;
+            let label = combo
+                .iter()
+                .enumerate()
+                .map(|(k, &vi)| format!("{}={}", self.axes[k].name, self.axes[k].labels[vi]))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let mut p = PointResult {
+                index: pi,
+                label,
+                values: combo
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &vi)| self.axes[k].values[vi])
+                    .collect(),
+                metrics: Vec::new(),
+                bottlenecks: Vec::new(),
+                warnings: Vec::new(),
+            };
+            for e in &sc.experiments {
+                let runs: Vec<Vec<(String, &'static str, f64)>> =
+                    reps.iter().map(|rep| metrics_of(&rep[j])).collect();
+                if let Some(first) = reps.first() {
+                    p.bottlenecks
+                        .push((e.id.clone(), first[j].bottleneck.clone()));
+                }
+                let widest = reps
+                    .iter()
+                    .map(|rep| rep[j].ci95_pct)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                if let Some(w) = crate::warnings::short_of_precision(&sc.run, &e.id, widest) {
+                    p.warnings.push(format!("point `{}`: {w}", p.label));
+                }
+                j += 1;
+                let Some(names) = runs.first() else { continue };
+                for (mi, (name, unit, _)) in names.iter().enumerate() {
+                    let xs: Vec<f64> = runs.iter().filter_map(|r| r.get(mi).map(|m| m.2)).collect();
+                    let (mean, half) = mean_ci95(&xs);
+                    let half = if xs.len() > 1 { half } else { 0.0 };
+                    p.metrics.push(Metric {
+                        experiment: e.id.clone(),
+                        point: pi,
+                        metric: name.clone(),
+                        unit: unit.to_string(),
+                        mean,
+                        ci_low: mean - half,
+                        ci_high: mean + half,
+                        n,
+                        vs_baseline_pct: None,
+                    });
+                }
+            }
+            out.push(p);
+        }
+        Ok(out)
+    }
+}
+
+/// The baseline point's throughputs, by (experiment, metric).
+fn baseline_means(points: &[PointResult]) -> HashMap<(String, String), f64> {
+    points
+        .iter()
+        .flat_map(|p| &p.metrics)
+        .filter(|m| m.unit == THROUGHPUT_UNIT)
+        .map(|m| ((m.experiment.clone(), m.metric.clone()), m.mean))
+        .collect()
+}
+
+/// Sets each throughput's change against the same experiment's same
+/// throughput at the baseline point (`base`, its throughputs).
+fn against_baseline(metrics: &mut [Metric], base: Option<&HashMap<(String, String), f64>>) {
+    for m in metrics.iter_mut().filter(|m| m.unit == THROUGHPUT_UNIT) {
+        m.vs_baseline_pct =
+            match base.and_then(|b| b.get(&(m.experiment.clone(), m.metric.clone()))) {
+                Some(&b) if b > 0.0 => Some((m.mean - b) / b * 100.0),
+                _ => None,
+            };
+    }
 }
 
 /// Applies a workload knob to every experiment of `sc`; an experiment with no
@@ -647,24 +1086,35 @@ fn metrics_of(r: &ExperimentResult) -> Vec<(String, &'static str, f64)> {
     m
 }
 
-/// The most points a sweep's grid may have (the product of its `--vary`
-/// lists): each point keeps its results until the report is written.
-pub const MAX_POINTS: usize = 10_000;
+/// The most simulations a sweep may ask for: points (the product of its
+/// `--vary` lists) times experiments times replications. Points are
+/// streamed (written as they finish, never held all at once), so the bound
+/// is on the time a grid takes, not its memory.
+pub const MAX_SIMULATIONS: u64 = 10_000_000;
 
-/// A knob given twice, or a value given twice on one axis, would run the
-/// same points again (or silently drop the first list): usage errors; so is
-/// a grid of more than [`MAX_POINTS`] points.
-fn check_axes(axes: &[Axis]) -> Result<()> {
+/// A grid of more than [`MAX_SIMULATIONS`] simulations is a usage error.
+fn check_simulations(axes: &[Axis], experiments: usize, replications: u32) -> Result<()> {
     let points = axes
         .iter()
-        .fold(1usize, |n, a| n.saturating_mul(a.values.len()));
-    if points > MAX_POINTS {
+        .fold(1u64, |n, a| n.saturating_mul(a.values.len() as u64));
+    let sims = points
+        .saturating_mul(experiments as u64)
+        .saturating_mul(u64::from(replications));
+    if sims > MAX_SIMULATIONS {
         let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
         return Err(Error::Usage(format!(
-            "--vary: a grid of {} = {points} points; at most {MAX_POINTS} (sweep fewer values, or split the grid into several runs)",
-            sizes.join(" x ")
+            "--vary: a grid of {} = {points} points x {} x {} = {sims} simulations; at most {MAX_SIMULATIONS} (sweep fewer values, or split the grid into several runs)",
+            sizes.join(" x "),
+            crate::units::count_text(experiments, "experiment", "experiments"),
+            crate::units::count_text(replications as usize, "replication", "replications"),
         )));
     }
+    Ok(())
+}
+
+/// A knob given twice, or a value given twice on one axis, would run the
+/// same points again (or silently drop the first list): usage errors.
+fn check_axes(axes: &[Axis]) -> Result<()> {
     for (i, a) in axes.iter().enumerate() {
         if axes[..i].iter().any(|b| b.knob == a.knob) {
             return Err(Error::Usage(format!(
@@ -682,277 +1132,6 @@ fn check_axes(axes: &[Axis]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Runs `sc` (its experiment `only`, or all) at every point of `axes`, `n`
-/// replications each (seeds from `seed` as `run --replications` derives
-/// them), in `runner`'s pool; results do not depend on its threads.
-///
-/// `baseline` names the point throughputs are compared with
-/// ([`baseline_point`]; `None`: the first).
-#[allow(clippy::too_many_arguments)]
-pub fn run_sweep(
-    reg: &Registry,
-    sc: &Scenario,
-    only: Option<&str>,
-    axes: Vec<Axis>,
-    baseline: Option<&str>,
-    n: u32,
-    seed: u64,
-    runner: &Runner,
-) -> Result<Sweep> {
-    if axes.is_empty() {
-        return Err(Error::Usage(
-            "sweep: give at least one --vary WHAT=LIST".into(),
-        ));
-    }
-    check_axes(&axes)?;
-    let baseline = match baseline {
-        Some(text) => baseline_point(&axes, text)?,
-        None => 0,
-    };
-    let mut base = sc.clone();
-    if let Some(id) = only {
-        base.experiments.retain(|e| e.id == id);
-        if base.experiments.is_empty() {
-            let ids: Vec<&str> = sc.experiments.iter().map(|e| e.id.as_str()).collect();
-            return Err(Error::Usage(format!(
-                "--experiment {id}: no such experiment in scenario `{}` (it has {})",
-                sc.name,
-                ids.join(", ")
-            )));
-        }
-    }
-    let is_param = |a: &Axis| matches!(a.knob, Knob::Param(_));
-    let param_axes: Vec<usize> = (0..axes.len()).filter(|&i| is_param(&axes[i])).collect();
-    let work_axes: Vec<usize> = (0..axes.len()).filter(|&i| !is_param(&axes[i])).collect();
-    let sub = |idx: &[usize]| -> Vec<Axis> { idx.iter().map(|&i| axes[i].clone()).collect() };
-    // One registry per combination of parameter values.
-    let mut regs = Vec::new();
-    for combo in grid(&sub(&param_axes)) {
-        let mut r = reg.clone();
-        for (k, &vi) in combo.iter().enumerate() {
-            let a = &axes[param_axes[k]];
-            if let Knob::Param(path) = &a.knob {
-                if !r.set_param(path, a.values[vi]) {
-                    return Err(Error::Internal(format!("parameter {path} vanished")));
-                }
-            }
-        }
-        regs.push(r);
-    }
-    // One scenario per combination of workload values, each experiment
-    // checked before anything runs.
-    let mut scenarios = Vec::new();
-    // The bus modes each slot axis's card runs in, per value.
-    let mut modes: Vec<Vec<Vec<String>>> = axes
-        .iter()
-        .map(|a| vec![Vec::new(); a.values.len()])
-        .collect();
-    for combo in grid(&sub(&work_axes)) {
-        let mut s = base.clone();
-        let label = combo
-            .iter()
-            .enumerate()
-            .map(|(k, &vi)| {
-                let a = &axes[work_axes[k]];
-                format!("{}={}", a.name, a.labels[vi])
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
-        // Copies of a card last: they take free slots once the other knobs
-        // have moved the cards and set the cells.
-        let copies_last = |k: &usize| matches!(axes[work_axes[*k]].knob, Knob::Adapters { .. });
-        let mut order: Vec<usize> = (0..combo.len()).collect();
-        order.sort_by_key(copies_last);
-        for k in order {
-            let a = &axes[work_axes[k]];
-            let vi = combo[k];
-            if a.knob == Knob::Cells {
-                check_cells(reg, &s, a.values[vi])?;
-            }
-            apply_workload(&mut s, &a.knob, a.values[vi], &a.name)?;
-            for e in s.experiments.iter_mut() {
-                apply_card(reg, e, &a.knob, a.values[vi], &a.labels[vi])
-                    .map_err(|why| point_error(&label, &e.id, &sc.name, why))?;
-            }
-        }
-        for e in &s.experiments {
-            check_point(reg, e).map_err(|why| point_error(&label, &e.id, &sc.name, why))?;
-            for (k, &vi) in combo.iter().enumerate() {
-                let i = work_axes[k];
-                if let Knob::Slot(card) = &axes[i].knob {
-                    if let Some(m) = mode_of(reg, e, card) {
-                        if !modes[i][vi].contains(&m) {
-                            modes[i][vi].push(m);
-                        }
-                    }
-                }
-            }
-        }
-        scenarios.push(s);
-    }
-    // What only assembly sees (FIFOs, sockets, CPUs), at every registry.
-    for (ri, r) in regs.iter().enumerate() {
-        for (si, s) in scenarios.iter().enumerate() {
-            for e in &s.experiments {
-                if let Err(err) = crate::sim::config::assemble(r, e) {
-                    let mut label = Vec::new();
-                    let (mut rr, mut ss) = (ri, si);
-                    let mut parts: Vec<(usize, String)> = Vec::new();
-                    for &i in param_axes.iter().rev() {
-                        let n = axes[i].values.len();
-                        parts.push((i, format!("{}={}", axes[i].name, axes[i].labels[rr % n])));
-                        rr /= n;
-                    }
-                    for &i in work_axes.iter().rev() {
-                        let n = axes[i].values.len();
-                        parts.push((i, format!("{}={}", axes[i].name, axes[i].labels[ss % n])));
-                        ss /= n;
-                    }
-                    parts.sort();
-                    label.extend(parts.into_iter().map(|p| p.1));
-                    return Err(point_error(
-                        &label.join(" "),
-                        &e.id,
-                        &sc.name,
-                        err.to_string(),
-                    ));
-                }
-            }
-        }
-    }
-    let reg_refs: Vec<&Registry> = regs.iter().collect();
-    let mut reps = Vec::new();
-    for r in 0..n {
-        reps.push(run_scenarios_at(
-            &reg_refs,
-            &scenarios,
-            Some(&base),
-            replication_seed(seed, r),
-            runner,
-            None,
-            &|_| 0,
-        )?);
-    }
-    let n_work = scenarios.len();
-    let mut warnings: Vec<String> = Vec::new();
-    // Each test bed's lack once (at the parameter values that make it, if
-    // the sweep varies parameters).
-    for (r, combo) in regs.iter().zip(grid(&sub(&param_axes))) {
-        let at = combo
-            .iter()
-            .enumerate()
-            .map(|(k, &vi)| {
-                let a = &axes[param_axes[k]];
-                format!("{}={}", a.name, a.labels[vi])
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
-        for e in &base.experiments {
-            for w in crate::warnings::testbed(r, e) {
-                let w = if at.is_empty() {
-                    w
-                } else {
-                    format!("points with `{at}`: {w}")
-                };
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
-            }
-        }
-    }
-    let mut points = Vec::new();
-    let mut metrics = Vec::new();
-    let mut bottlenecks = Vec::new();
-    for (pi, combo) in grid(&axes).into_iter().enumerate() {
-        let (mut ri, mut si) = (0usize, 0usize);
-        for &i in &param_axes {
-            ri = ri * axes[i].values.len() + combo[i];
-        }
-        for &i in &work_axes {
-            si = si * axes[i].values.len() + combo[i];
-        }
-        debug_assert!(si < n_work);
-        points.push(Point {
-            values: combo
-                .iter()
-                .enumerate()
-                .map(|(k, &vi)| axes[k].values[vi])
-                .collect(),
-        });
-        for (ei, e) in scenarios[si].experiments.iter().enumerate() {
-            let runs: Vec<Vec<(String, &'static str, f64)>> = reps
-                .iter()
-                .map(|rep| metrics_of(&rep[ri][si][ei]))
-                .collect();
-            if let Some(first) = reps.first() {
-                bottlenecks.push((pi, e.id.clone(), first[ri][si][ei].bottleneck.clone()));
-            }
-            let widest = reps
-                .iter()
-                .map(|rep| rep[ri][si][ei].ci95_pct)
-                .fold(f64::NEG_INFINITY, f64::max);
-            if let Some(w) = crate::warnings::short_of_precision(&scenarios[si].run, &e.id, widest)
-            {
-                let label = combo
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &vi)| format!("{}={}", axes[k].name, axes[k].labels[vi]))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                warnings.push(format!("point `{label}`: {w}"));
-            }
-            let Some(names) = runs.first() else { continue };
-            for (mi, (name, unit, _)) in names.iter().enumerate() {
-                let xs: Vec<f64> = runs.iter().filter_map(|r| r.get(mi).map(|m| m.2)).collect();
-                let (mean, half) = mean_ci95(&xs);
-                let half = if xs.len() > 1 { half } else { 0.0 };
-                metrics.push(Metric {
-                    experiment: e.id.clone(),
-                    point: pi,
-                    metric: name.clone(),
-                    unit: unit.to_string(),
-                    mean,
-                    ci_low: mean - half,
-                    ci_high: mean + half,
-                    n,
-                    vs_baseline_pct: None,
-                });
-            }
-        }
-    }
-    against_baseline(&mut metrics, baseline);
-    let mut axes = axes;
-    for (a, m) in axes.iter_mut().zip(modes) {
-        if matches!(a.knob, Knob::Slot(_)) {
-            a.notes = m.into_iter().map(|v| v.join("/")).collect();
-        }
-    }
-    Ok(Sweep {
-        axes,
-        points,
-        metrics,
-        bottlenecks,
-        baseline,
-        warnings,
-    })
-}
-
-/// Sets each throughput's change against the same experiment's same
-/// throughput at point `baseline`.
-fn against_baseline(metrics: &mut [Metric], baseline: usize) {
-    let base: std::collections::HashMap<(String, String), f64> = metrics
-        .iter()
-        .filter(|m| m.point == baseline && m.unit == THROUGHPUT_UNIT)
-        .map(|m| ((m.experiment.clone(), m.metric.clone()), m.mean))
-        .collect();
-    for m in metrics.iter_mut().filter(|m| m.unit == THROUGHPUT_UNIT) {
-        m.vs_baseline_pct = match base.get(&(m.experiment.clone(), m.metric.clone())) {
-            Some(&b) if b > 0.0 => Some((m.mean - b) / b * 100.0),
-            _ => None,
-        };
-    }
 }
 
 /// The unit of the throughput metrics, the ones compared with the baseline.
@@ -1179,8 +1358,9 @@ mod tests {
             notes: Vec::new(),
         };
         assert_eq!(
-            grid(&[a(2), a(2)]),
+            combos(&[a(2), a(2)]).collect::<Vec<_>>(),
             vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]
         );
+        assert_eq!(combo_at(&[a(3), a(2)], 5), vec![2, 1]);
     }
 }

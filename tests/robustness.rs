@@ -891,13 +891,16 @@ fn the_wall_clock_bound_holds_inside_one_experiment_and_the_placement_search() {
             "socket_kib=1..1000",
             "--vary",
             "server.rp8400-seu.io_read_latency=500:755:1",
+            "--replications",
+            "1000",
         ],
         20,
     );
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("a grid of 1000 x 256 = 256000 points; at most 10000"),
+        err.contains("a grid of 1000 x 256 = 256000 points x ")
+            && err.contains(" simulations; at most 10000000"),
         "{err}"
     );
 }

@@ -349,6 +349,52 @@ fn plot_of_a_categorical_sweep_names_the_slots() {
 }
 
 #[test]
+fn a_slot_sweep_draws_one_chart_per_metric_across_all_points() {
+    // Each slot is on a bus (and rope) of its own: one chart of the busiest
+    // bus across the three points, not one one-point chart per bus.
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let plot = dir.path().join("charts");
+    stdout(&iosim(&[
+        "sweep",
+        "scenarios/ab379b/rx6600-slot-types.toml",
+        "--experiment",
+        "slot3.pcix266",
+        "--vary",
+        "slot:ab379b=slot-3,slot-5,slot-7",
+        "--plot",
+        plot.to_str().expect("a UTF-8 path"),
+    ]));
+    let mut names: Vec<String> = std::fs::read_dir(&plot)
+        .expect("the charts")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n.ends_with(".svg"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "slot3_pcix266-ab379b_port0_throughput.svg",
+            "slot3_pcix266-ab379b_port1_throughput.svg",
+            "slot3_pcix266-busiest_bus_utilisation.svg",
+            "slot3_pcix266-busiest_rope_utilisation.svg",
+            "slot3_pcix266-cpu_utilisation.svg",
+            "slot3_pcix266-service_demand.svg",
+            "slot3_pcix266-total_throughput.svg",
+        ]
+    );
+    let svg = std::fs::read_to_string(plot.join("slot3_pcix266-busiest_bus_utilisation.svg"))
+        .expect("the bus chart");
+    for s in ["slot-3 (pcix266)", "slot-5 (pcix133)", "slot-7 (pcix66)"] {
+        assert!(svg.contains(s), "{s} is not on the x axis");
+    }
+}
+
+#[test]
 fn bad_card_knobs_are_clear_errors_naming_the_point() {
     let rx = "scenarios/ab379b/rx6600-slot-types.toml";
     let atm = "scenarios/atm/table9-atm622-n4000.toml";

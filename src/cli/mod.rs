@@ -20,6 +20,7 @@ pub mod calibrate;
 pub mod cross_validate;
 mod fit;
 pub mod list;
+pub mod merge;
 pub mod params;
 pub mod place;
 pub mod plot;
@@ -144,6 +145,46 @@ pub fn positive_mb_s(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
         _ => Err("expected a throughput in MB/s above 0 and at most 1e6, such as 150".into()),
+    }
+}
+
+/// `--shard I/N`: part I of N, 1 <= I <= N <= 1,000,000.
+pub fn shard(s: &str) -> Result<(u64, u64), String> {
+    let bad = || {
+        format!("`{s}`: expected I/N, part I of N equal parts, 1 <= I <= N <= 1000000 (e.g. 2/4)")
+    };
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || i > n || n > 1_000_000 {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// Renders a streamed report ([`iosim::part::render`]) to standard output;
+/// a reader that went away ends it quietly, as [`emit`] does.
+pub fn stream_out(
+    head: &iosim::part::PartHead,
+    records: &mut dyn iosim::part::Records,
+    format: Format,
+) -> iosim::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match iosim::part::render(head, records, format, &mut out) {
+        Err(Error::Write { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(())
+        }
+        Err(e) => Err(e),
+        Ok(()) => match out.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(source) => Err(Error::Write {
+                path: PathBuf::from("<standard output>"),
+                source,
+            }),
+            Ok(()) => Ok(()),
+        },
     }
 }
 

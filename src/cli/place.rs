@@ -53,10 +53,19 @@ pub struct Args {
     /// wall-clock seconds (checked as the search and the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
+    /// Not supported yet: `place` runs whole on one machine (sharding its
+    /// simulation phase is planned; `sweep` and `merge` shard today).
+    #[arg(long, value_name = "I/N", value_parser = super::shard)]
+    pub shard: Option<(u64, u64)>,
 }
 
 /// `iosim place`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
+    if a.shard.is_some() {
+        return Err(iosim::Error::Usage(
+            "place --shard: not supported yet (place runs whole on one machine; `sweep --shard` and `iosim merge` split and join sweeps)".into(),
+        ));
+    }
     let from = match (a.request, a.server) {
         (Some(file), _) => PlaceFrom::File(file),
         (None, Some(server)) => PlaceFrom::Args {

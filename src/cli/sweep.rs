@@ -2,13 +2,18 @@
 //! one or two varied quantities, every metric of each point with its 95%
 //! interval over the replications (`sweep`, `bottlenecks`), its warnings
 //! (on standard error too), and with `--plot DIR` one chart per experiment
-//! and metric.
+//! and metric across all points. Points are written to a part as they
+//! finish (a temporary spool file, or with `--shard I/N` standard output)
+//! and the report is rendered from it, so memory does not grow with the
+//! grid.
 
 use std::path::PathBuf;
 
 use iosim::app::Runner;
 use iosim::loader::load_scenario;
-use iosim::report::{self, Cell, Report, Section};
+use iosim::part::{FileParts, PartHead, PartWriter};
+use iosim::report::{self, Cell};
+use iosim::sweep::PointResult;
 use iosim::Error;
 
 use super::{positive_seconds, Common};
@@ -43,7 +48,8 @@ pub struct Args {
     #[arg(long, value_name = "KNOB=VALUE[,...]")]
     pub baseline: Option<String>,
     /// Also write charts into DIR, each as an SVG and a PNG file: one per
-    /// experiment and metric against the first varied quantity.
+    /// experiment and metric against the first varied quantity, across all
+    /// points (a bus's, rope's or controller's utilisation: the busiest's).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
     /// With --plot: write into a directory that already holds charts,
@@ -54,11 +60,21 @@ pub struct Args {
     /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
+    /// Run only part I of N equal parts of the grid (in point order) and
+    /// write it to standard output as a part file; `iosim merge` joins the
+    /// N parts into the output one run gives, byte for byte.
+    #[arg(long, value_name = "I/N", value_parser = super::shard)]
+    pub shard: Option<(u64, u64)>,
 }
 
 /// `iosim sweep`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     let common = &a.common;
+    if a.shard.is_some() && a.plot.is_some() {
+        return Err(Error::Usage(
+            "--plot with --shard: not supported yet (charts need every point; draw them with an unsharded run)".into(),
+        ));
+    }
     let plot = a
         .plot
         .as_deref()
@@ -76,25 +92,146 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         .iter()
         .map(|v| iosim::sweep::parse_vary(&mut reg, v))
         .collect::<iosim::Result<Vec<_>>>()?;
-    let sweep = iosim::sweep::run_sweep(
+    let plan = iosim::sweep::plan_sweep(
         &reg,
         &sc,
         a.experiment.as_deref(),
         axes,
         a.baseline.as_deref(),
         a.replications,
-        common.seed,
         runner,
     )?;
-    let mut rep = Report {
+    let (part, parts) = a.shard.unwrap_or((1, 1));
+    let head = PartHead {
         command: format!("sweep {}", a.scenario.display()),
         seed: common.seed,
-        ..Default::default()
+        meta: meta(&a, &plan, &sc, parameters),
+        warnings: Some(plan.warnings.clone()),
+        sections: vec![
+            ("sweep".into(), strings(&SWEEP_FIELDS)),
+            ("bottlenecks".into(), strings(&BOTTLENECK_FIELDS)),
+        ],
+        identity: format!(
+            "sweep {:?}",
+            (
+                &a.scenario,
+                &a.vary,
+                &a.experiment,
+                a.replications,
+                &a.baseline,
+                &common.models,
+                &common.params,
+                common.hand_set
+            )
+        ),
+        part,
+        parts,
     };
-    rep.meta.push(("parameters".into(), parameters));
-    rep.meta.push(("scenario".into(), sc.name.clone()));
-    for ax in &sweep.axes {
-        rep.meta.push((
+    for w in &plan.warnings {
+        super::diag(&format!("warning: {w}"));
+    }
+    let mut charts = plot.as_ref().map(|_| SweepCharts::new(&plan.axes));
+    let range = plan.shard(part, parts);
+    let sharded = a.shard.is_some();
+    let name = sc.name.clone();
+    if a.shard.is_some() {
+        let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        let out_err = |source| Error::Write {
+            path: "<standard output>".into(),
+            source,
+        };
+        let mut w = PartWriter::new(stdout, &head).map_err(out_err)?;
+        plan.run(range, common.seed, runner, &mut |p| {
+            emit_point(&mut w, &name, p, &mut charts, sharded)
+        })?;
+        w.finish().map_err(out_err)?;
+        return Ok(String::new());
+    }
+    let spool_err = |source| Error::Write {
+        path: "<temporary spool file>".into(),
+        source,
+    };
+    let spool = std::io::BufWriter::new(report::spool()?);
+    let mut w = PartWriter::new(spool, &head).map_err(spool_err)?;
+    plan.run(range, common.seed, runner, &mut |p| {
+        emit_point(&mut w, &name, p, &mut charts, sharded)
+    })?;
+    let spool = w
+        .finish()
+        .map_err(spool_err)?
+        .into_inner()
+        .map_err(|e| spool_err(e.into_error()))?;
+    if let (Some(out), Some(c)) = (plot, charts) {
+        let charts = c
+            .charts(&sc.name, common.seed)
+            .iter()
+            .map(|(stem, chart)| iosim::charts::render(stem, chart))
+            .collect::<iosim::Result<Vec<_>>>()?;
+        out.write_files(&report::chart_files(&charts))?;
+    }
+    let mut parts = FileParts::new(vec![("<temporary spool file>".into(), spool)]);
+    super::stream_out(&head, &mut parts, common.out_format())?;
+    Ok(String::new())
+}
+
+/// Writes one point to the part `w` (standard output when `sharded`, else
+/// the spool), its warnings to standard error, and its values to the charts.
+fn emit_point<W: std::io::Write>(
+    w: &mut PartWriter<W>,
+    scenario: &str,
+    p: PointResult,
+    charts: &mut Option<SweepCharts>,
+    sharded: bool,
+) -> iosim::Result<()> {
+    write_point(w, scenario, &p).map_err(|source| Error::Write {
+        path: if sharded {
+            "<standard output>".into()
+        } else {
+            "<temporary spool file>".into()
+        },
+        source,
+    })?;
+    for w in &p.warnings {
+        super::diag(&format!("warning: {w}"));
+    }
+    if let Some(c) = charts.as_mut() {
+        c.add(&p);
+    }
+    Ok(())
+}
+
+const SWEEP_FIELDS: [&str; 10] = [
+    "scenario",
+    "experiment",
+    "point",
+    "metric",
+    "unit",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "n",
+    "vs_baseline_pct",
+];
+
+const BOTTLENECK_FIELDS: [&str; 4] = ["scenario", "experiment", "point", "bottleneck"];
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// The header facts of `iosim sweep`.
+fn meta(
+    a: &Args,
+    plan: &iosim::sweep::Plan<'_>,
+    sc: &iosim::model::Scenario,
+    parameters: String,
+) -> Vec<(String, String)> {
+    let mut meta = vec![
+        ("parameters".into(), parameters),
+        ("scenario".into(), sc.name.clone()),
+    ];
+    for ax in &plan.axes {
+        meta.push((
             format!("vary {}", ax.name),
             format!(
                 "{} ({})",
@@ -106,11 +243,11 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             ),
         ));
     }
-    rep.meta.push((
+    meta.push((
         "baseline".into(),
         format!(
             "{}, {}; vs_baseline_pct: each throughput's change against it, in percent",
-            sweep.points[sweep.baseline].label(&sweep.axes),
+            plan.label(plan.baseline),
             if a.baseline.is_some() {
                 "named by --baseline"
             } else {
@@ -118,112 +255,132 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             }
         ),
     ));
-    rep.meta.push((
+    meta.push((
         "run".into(),
         format!(
             "warm-up {} ms discarded, {} ms measured; {} replication(s) per point, 95% intervals (ci_low = ci_high = mean with one)",
             sc.run.warmup_ms, sc.run.duration_ms, a.replications
         ),
     ));
-    rep.sections = sweep_sections(&sc.name, &sweep);
-    for w in &sweep.warnings {
-        super::diag(&format!("warning: {w}"));
-    }
-    rep.warnings = Some(sweep.warnings.clone());
-    if let Some(out) = plot {
-        let charts = sweep_plot_files(&sc.name, &sweep, common.seed)
-            .iter()
-            .map(|(stem, chart)| iosim::charts::render(stem, chart))
-            .collect::<iosim::Result<Vec<_>>>()?;
-        out.write_files(&report::chart_files(&charts))?;
-    }
-    Ok(rep.render(common.out_format()))
+    meta
 }
 
-/// The sections of `iosim sweep`: `sweep`, one tidy row per (experiment,
-/// point, metric) with the mean and 95% interval over the replications, and
-/// `bottlenecks`, the bottleneck of each (experiment, point).
-fn sweep_sections(scenario: &str, s: &iosim::sweep::Sweep) -> Vec<Section> {
-    let mut t = Section::new(
-        "sweep",
-        &[
-            "scenario",
-            "experiment",
-            "point",
-            "metric",
-            "unit",
-            "mean",
-            "ci_low",
-            "ci_high",
-            "n",
-            "vs_baseline_pct",
-        ],
-    );
-    for m in &s.metrics {
-        t.rows.push(vec![
-            Cell::Text(scenario.into()),
-            Cell::Text(m.experiment.clone()),
-            Cell::Text(s.points[m.point].label(&s.axes)),
-            Cell::Text(m.metric.clone()),
-            Cell::Text(m.unit.clone()),
-            Cell::Num(m.mean, 3),
-            Cell::Num(m.ci_low, 3),
-            Cell::Num(m.ci_high, 3),
-            Cell::Int(m.n as u64),
-            m.vs_baseline_pct.map_or(Cell::Blank, |c| Cell::Num(c, 2)),
-        ]);
-    }
-    let mut b = Section::new(
-        "bottlenecks",
-        &["scenario", "experiment", "point", "bottleneck"],
-    );
-    for (p, e, text) in &s.bottlenecks {
-        b.rows.push(vec![
-            Cell::Text(scenario.into()),
-            Cell::Text(e.clone()),
-            Cell::Text(s.points[*p].label(&s.axes)),
-            Cell::Text(text.clone()),
-        ]);
-    }
-    vec![t, b]
-}
-
-/// The charts of `sweep --plot`: one per (experiment, metric), the metric
-/// against the first axis, one line per value of the second axis if any,
-/// with the 95% interval as error bars. Returns (file stem, chart) pairs;
-/// the caller renders and writes them.
-fn sweep_plot_files(
+/// One point's rows: in `sweep`, one per (experiment, metric) with the mean
+/// and 95% interval over the replications; in `bottlenecks`, one per
+/// experiment; then its warnings.
+fn write_point<W: std::io::Write>(
+    w: &mut PartWriter<W>,
     scenario: &str,
-    s: &iosim::sweep::Sweep,
-    seed: u64,
-) -> Vec<(String, iosim::charts::Chart)> {
-    let mut keys: Vec<(String, String, String)> = Vec::new();
-    for m in &s.metrics {
-        let k = (m.experiment.clone(), m.metric.clone(), m.unit.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
+    p: &PointResult,
+) -> std::io::Result<()> {
+    for m in &p.metrics {
+        w.row(
+            0,
+            &[
+                Cell::Text(scenario.into()),
+                Cell::Text(m.experiment.clone()),
+                Cell::Text(p.label.clone()),
+                Cell::Text(m.metric.clone()),
+                Cell::Text(m.unit.clone()),
+                Cell::Num(m.mean, 3),
+                Cell::Num(m.ci_low, 3),
+                Cell::Num(m.ci_high, 3),
+                Cell::Int(m.n as u64),
+                m.vs_baseline_pct.map_or(Cell::Blank, |c| Cell::Num(c, 2)),
+            ],
+        )?;
+    }
+    for (e, text) in &p.bottlenecks {
+        w.row(
+            1,
+            &[
+                Cell::Text(scenario.into()),
+                Cell::Text(e.clone()),
+                Cell::Text(p.label.clone()),
+                Cell::Text(text.clone()),
+            ],
+        )?;
+    }
+    for text in &p.warnings {
+        w.warning(text)?;
+    }
+    Ok(())
+}
+
+/// At most this many lines in one chart (values of the second axis): a
+/// longer axis is drawn at evenly spaced values, and the title says so.
+const MAX_LINES: usize = 16;
+
+/// The charts of `sweep --plot`, gathered a point at a time: one per
+/// experiment and metric across all points, the metric against the first
+/// axis, one line per value of the second axis if any, with the 95%
+/// interval as error bars. A metric of a bus, rope or controller is one
+/// chart for the busiest of them at each point (a slot sweep moves its
+/// card to another bus at each point). Holds one value per drawn point.
+struct SweepCharts {
+    axes: Vec<iosim::sweep::Axis>,
+    /// Every `every`-th value of the second axis is drawn.
+    every: usize,
+    /// (experiment, metric, unit) and the lines of its chart.
+    charts: Vec<(ChartKey, Vec<iosim::charts::Line>)>,
+}
+
+/// A chart's experiment, metric (or family) and unit.
+type ChartKey = (String, String, String);
+
+/// The chart a metric goes on: a bus's, rope's or controller's utilisation
+/// on that of the busiest.
+fn family(metric: &str) -> String {
+    for kind in ["bus", "rope", "controller"] {
+        if metric.starts_with(&format!("{kind} ")) && metric.ends_with(" utilisation") {
+            return format!("busiest {kind} utilisation");
         }
     }
-    let Some(x_axis) = s.axes.first() else {
-        return Vec::new();
-    };
-    let mut files = Vec::new();
-    for (exp, metric, unit) in keys {
-        let mut lines: Vec<iosim::charts::Line> = Vec::new();
-        for m in s
-            .metrics
-            .iter()
-            .filter(|m| m.experiment == exp && m.metric == metric)
-        {
-            let p = &s.points[m.point];
-            let name = match (s.axes.get(1), p.values.get(1)) {
-                (Some(a), Some(v)) => {
-                    let i = a.values.iter().position(|x| x == v).unwrap_or(0);
-                    format!("{}={}", a.name, a.shown(i))
-                }
-                _ => metric.clone(),
+    metric.to_string()
+}
+
+impl SweepCharts {
+    fn new(axes: &[iosim::sweep::Axis]) -> SweepCharts {
+        let second = axes.get(1).map_or(1, |a| a.values.len());
+        SweepCharts {
+            axes: axes.to_vec(),
+            every: second.div_ceil(MAX_LINES).max(1),
+            charts: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, p: &PointResult) {
+        let line_name = |metric: &str| match (self.axes.get(1), p.values.get(1)) {
+            (Some(a), Some(v)) => {
+                let i = a.values.iter().position(|x| x == v).unwrap_or(0);
+                (i % self.every == 0).then(|| format!("{}={}", a.name, a.shown(i)))
+            }
+            _ => Some(metric.to_string()),
+        };
+        // The point's value of each chart: the busiest member of a family.
+        let mut here: Vec<(ChartKey, (f64, f64, f64))> = Vec::new();
+        for m in &p.metrics {
+            let key = (m.experiment.clone(), family(&m.metric), m.unit.clone());
+            let v = (m.mean, m.ci_low, m.ci_high);
+            match here.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, old)) if old.0 < v.0 => *old = v,
+                Some(_) => {}
+                None => here.push((key, v)),
+            }
+        }
+        for (key, (mean, lo, hi)) in here {
+            let Some(name) = line_name(&key.1) else {
+                continue;
             };
-            let pos = match lines.iter().position(|l| l.name == name) {
+            let pos = match self.charts.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    self.charts.push((key, Vec::new()));
+                    self.charts.len() - 1
+                }
+            };
+            let lines = &mut self.charts[pos].1;
+            let l = match lines.iter().position(|l| l.name == name) {
                 Some(i) => i,
                 None => {
                     lines.push(iosim::charts::Line {
@@ -233,35 +390,52 @@ fn sweep_plot_files(
                     lines.len() - 1
                 }
             };
-            lines[pos]
-                .points
-                .push((p.values[0], m.mean, m.ci_low, m.ci_high));
+            lines[l].points.push((p.values[0], mean, lo, hi));
         }
-        let title = format!("{scenario} {exp}: {metric} (seed {seed})");
-        let stem: String = format!("{exp}-{metric}")
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        files.push((
-            stem,
-            iosim::charts::Chart::Lines(iosim::charts::LineChart {
-                title,
-                x_label: format!("{} ({})", x_axis.name, x_axis.unit),
-                y_label: format!("{metric} ({unit})"),
-                lines,
-                x_names: if x_axis.knob.categorical() {
-                    (0..x_axis.labels.len()).map(|i| x_axis.shown(i)).collect()
-                } else {
-                    Vec::new()
-                },
-            }),
-        ));
     }
-    files
+
+    /// The (file stem, chart) pairs; the caller renders and writes them.
+    fn charts(self, scenario: &str, seed: u64) -> Vec<(String, iosim::charts::Chart)> {
+        let Some(x_axis) = self.axes.first() else {
+            return Vec::new();
+        };
+        let thinned = match self.axes.get(1) {
+            Some(a) if self.every > 1 => format!(
+                ", every {}th value of {} of {}",
+                self.every,
+                a.name,
+                a.values.len()
+            ),
+            _ => String::new(),
+        };
+        let mut files = Vec::new();
+        for ((exp, metric, unit), lines) in self.charts {
+            let title = format!("{scenario} {exp}: {metric} (seed {seed}{thinned})");
+            let stem: String = format!("{exp}-{metric}")
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            files.push((
+                stem,
+                iosim::charts::Chart::Lines(iosim::charts::LineChart {
+                    title,
+                    x_label: format!("{} ({})", x_axis.name, x_axis.unit),
+                    y_label: format!("{metric} ({unit})"),
+                    lines,
+                    x_names: if x_axis.knob.categorical() {
+                        (0..x_axis.labels.len()).map(|i| x_axis.shown(i)).collect()
+                    } else {
+                        Vec::new()
+                    },
+                }),
+            ));
+        }
+        files
+    }
 }

@@ -48,10 +48,20 @@ pub struct Args {
     /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
+    /// With --cross-validate: not supported yet (cross-validation runs
+    /// whole on one machine; `sweep --shard` and `iosim merge` split and
+    /// join sweeps).
+    #[arg(long, value_name = "I/N", value_parser = super::shard, requires = "cross_validate")]
+    pub shard: Option<(u64, u64)>,
 }
 
 /// `iosim validate`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
+    if a.shard.is_some() {
+        return Err(iosim::Error::Usage(
+            "validate --cross-validate --shard: not supported yet (cross-validation runs whole on one machine; `sweep --shard` and `iosim merge` split and join sweeps)".into(),
+        ));
+    }
     if a.cross_validate {
         return super::cross_validate::execute(&a.common, &a.calibration, a.cold, runner);
     }

@@ -8,6 +8,7 @@
 mod calibration;
 mod input;
 mod params;
+mod part;
 mod place;
 mod raw;
 mod scenario;
@@ -29,6 +30,7 @@ pub use calibration::{
     load_bundled_calibration, load_calibration, parse_calibration, BundledFit, FittedEntry,
 };
 use params::{check_name, convert_params, spanned_list, whole_number};
+pub use part::open_parts;
 pub use place::{load_place_request, parse_place_request, place_request_from_args};
 pub use scenario::{load_bundled_scenarios, load_scenario, parse_scenario};
 
