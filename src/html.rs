@@ -106,6 +106,24 @@ pub fn report_html(title: &str, facts: &[(String, String)], blocks: &[Block]) ->
     h
 }
 
+/// The warnings section of a report: a heading and one paragraph per
+/// warning, or one saying there is none.
+pub fn warning_blocks(warnings: &[String]) -> Vec<Block> {
+    let mut b = vec![Block::Heading("Warnings".into())];
+    if warnings.is_empty() {
+        b.push(Block::Text(
+            "None: every run reached its precision, and every test bed has what its workloads need as far as the model can tell."
+                .into(),
+        ));
+    }
+    b.extend(
+        warnings
+            .iter()
+            .map(|w| Block::Text(format!("Warning: {w}"))),
+    );
+    b
+}
+
 fn table(h: &mut String, s: &Section) {
     h.push_str("<table>\n<tr>");
     for f in &s.fields {

@@ -155,5 +155,10 @@ fn place_cmd(
     rep.meta
         .push(("why".into(), iosim::place::sections::why_text(&p)));
     rep.sections = iosim::place::sections::place_sections(&p, top);
+    let warnings = iosim::warnings::of_placement(&reg, &p);
+    for w in &warnings {
+        super::diag(&format!("warning: {w}"));
+    }
+    rep.warnings = Some(warnings);
     Ok(rep.render(common.out_format()))
 }

@@ -53,7 +53,12 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             .next()
             .map(|(p, t)| (format!("<bundled>/{p}"), t.to_string())),
     };
+    let warnings = iosim::warnings::of_scenarios(&reg, &v.pairs());
+    for w in &warnings {
+        super::diag(&format!("warning: {w}"));
+    }
     let html = report_page(
+        &warnings,
         &mut reg,
         &parameters,
         &v,
@@ -73,7 +78,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         command: "report".into(),
         seed: common.seed,
         meta: vec![("parameters".into(), parameters)],
-        warnings: None,
+        warnings: Some(warnings),
         sections: vec![s],
     };
     Ok(rep.render(common.out_format()))
@@ -81,6 +86,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
 
 /// The HTML of `iosim report`.
 fn report_page(
+    warnings: &[String],
     reg: &mut Registry,
     parameters: &str,
     v: &Validation,
@@ -163,7 +169,7 @@ fn report_page(
         parameters
     )));
     b.push(Block::Table(params_section(reg)));
-    let mut b = Vec::new();
+    let mut b = iosim::html::warning_blocks(warnings);
     let n_groups = charts
         .iter()
         .filter(|c| !c.stem.ends_with("-residuals") && c.stem != "cross-validation")
