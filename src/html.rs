@@ -112,11 +112,7 @@ pub fn report_html(title: &str, facts: &[(String, String)], blocks: &[Block]) ->
 /// `paragraphs` (heading, text) given, the `charts`, then every section of
 /// `rep` as a table under its name, in `rep`'s order, so the page holds
 /// what the table output holds.
-pub fn command_html(
-    rep: &Report,
-    paragraphs: &[(String, String)],
-    charts: &[Rendered],
-) -> String {
+pub fn command_html(rep: &Report, paragraphs: &[(String, String)], charts: &[Rendered]) -> String {
     let mut facts = vec![
         (
             "tool".to_string(),

@@ -207,7 +207,11 @@ fn place_html(rep: &Report, p: &iosim::place::Placement) -> String {
             };
             util(b).total_cmp(&util(a))
         });
-        let at = rep.sections.iter().position(|s| s.name == "placements").map_or(0, |i| i + 1);
+        let at = rep
+            .sections
+            .iter()
+            .position(|s| s.name == "placements")
+            .map_or(0, |i| i + 1);
         page.sections.insert(at, winner);
     }
     let why = vec![(

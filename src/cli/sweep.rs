@@ -46,9 +46,14 @@ pub struct Args {
     /// experiment and metric against the first varied quantity.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// Also write a self-contained HTML report to FILE: the header facts,
+    /// warnings, the charts of --plot inline and every section.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// With --plot: write into a directory that already holds charts,
-    /// replacing those of the same names (regular files only).
-    #[arg(long, requires = "plot")]
+    /// replacing those of the same names; with --html: replace the file
+    /// (regular files only).
+    #[arg(long)]
     pub force: bool,
     /// Stop with exit code 5 if the run takes longer than this many
     /// wall-clock seconds (checked as the simulations run).
@@ -64,6 +69,13 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         .as_deref()
         .map(|d| super::plot::chart_dir(d, a.force, common, Some(&a.scenario)))
         .transpose()?;
+    let html = super::html_output(
+        a.html.as_deref(),
+        a.force,
+        a.plot.is_some(),
+        common,
+        &a.scenario,
+    )?;
     let (mut reg, parameters) = common.registry()?;
     let sc = load_scenario(&a.scenario, &reg)?;
     if a.vary.len() > 2 {
@@ -130,12 +142,17 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         super::diag(&format!("warning: {w}"));
     }
     rep.warnings = Some(sweep.warnings.clone());
-    if let Some(out) = plot {
+    if plot.is_some() || html.is_some() {
         let charts = sweep_plot_files(&sc.name, &sweep, common.seed)
             .iter()
             .map(|(stem, chart)| iosim::charts::render(stem, chart))
             .collect::<iosim::Result<Vec<_>>>()?;
-        out.write_files(&report::chart_files(&charts))?;
+        if let Some(out) = plot {
+            out.write_files(&report::chart_files(&charts))?;
+        }
+        if let Some(out) = html {
+            out.write(iosim::html::command_html(&rep, &[], &charts).as_bytes())?;
+        }
     }
     Ok(rep.render(common.out_format()))
 }
