@@ -58,7 +58,6 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         super::diag(&format!("warning: {w}"));
     }
     let html = report_page(
-        &warnings,
         &mut reg,
         &parameters,
         &v,
@@ -86,7 +85,6 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
 
 /// The HTML of `iosim report`.
 fn report_page(
-    warnings: &[String],
     reg: &mut Registry,
     parameters: &str,
     v: &Validation,
@@ -169,7 +167,8 @@ fn report_page(
         parameters
     )));
     b.push(Block::Table(params_section(reg)));
-    let mut b = iosim::html::warning_blocks(warnings);
+    // The warnings of `execute`, computed again from the same results.
+    let mut b = iosim::html::warning_blocks(&iosim::warnings::of_scenarios(reg, &v.pairs()));
     let n_groups = charts
         .iter()
         .filter(|c| !c.stem.ends_with("-residuals") && c.stem != "cross-validation")
