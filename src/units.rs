@@ -210,15 +210,8 @@ pub enum Dimension {
 
 impl fmt::Display for Dimension {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = match self {
-            Dimension::Time => "a time (ps, ns, us, ms, s)",
-            Dimension::Frequency => "a frequency (MHz, GHz)",
-            Dimension::Size => "a size (bit, byte, KB, KiB)",
-            Dimension::Rate => "a rate (MB/s, Mbit/s, Gbit/s)",
-            Dimension::SymbolRate => "a symbol rate (Gbaud, Mbaud)",
-            Dimension::Count => "a count (count, ratio, clocks, percent, index)",
-        };
-        f.write_str(s)
+        // Every word of the dimension that `to_base` knows.
+        write!(f, "{} ({})", self.noun(), self.words().join(", "))
     }
 }
 
