@@ -70,7 +70,7 @@ pub enum Error {
         message: String,
     },
     /// A name that no model file defines.
-    #[error("{at}: unknown {what} `{name}`; known: {known}{}", models_hint(what))]
+    #[error("{at}: unknown {what} `{name}`{}; known: {known}{}", crate::suggest::did_you_mean(name, known.split(", ")), models_hint(what))]
     Unknown {
         /// Where the name was used.
         at: Location,

@@ -1,4 +1,5 @@
-//! The HTML report of `iosim report`: one self-contained file, its charts
+//! The HTML reports of `iosim report`, `sweep --html` and `place --html`:
+//! each one self-contained file, its charts
 //! inline SVG, its style inline, no script and no reference to any other file
 //! or address. Every string is escaped ([`escape`]): most come from input
 //! files (model and scenario names, sources, notes). Pure: returns the text;
@@ -6,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::{Cell, Rendered, Section};
+use crate::report::{Cell, Rendered, Report, Section};
 
 /// `s` safe as HTML text and as a quoted attribute value: `&`, `<`, `>`,
 /// `"` and `'` as character references, and control characters (but tab
@@ -104,6 +105,56 @@ pub fn report_html(title: &str, facts: &[(String, String)], blocks: &[Block]) ->
     }
     h.push_str("</body>\n</html>\n");
     h
+}
+
+/// The HTML report of a command's [`Report`] (`sweep --html`, `place
+/// --html`): its header facts as the page's facts, its warnings, the
+/// `paragraphs` (heading, text) given, the `charts`, then every section of
+/// `rep` as a table under its name, in `rep`'s order, so the page holds
+/// what the table output holds.
+pub fn command_html(rep: &Report, paragraphs: &[(String, String)], charts: &[Rendered]) -> String {
+    let mut facts = vec![
+        (
+            "tool".to_string(),
+            format!("iosim {}", env!("CARGO_PKG_VERSION")),
+        ),
+        ("command".into(), rep.command.clone()),
+        ("seed".into(), rep.seed.to_string()),
+        ("units".into(), crate::report::UNITS.to_string()),
+    ];
+    facts.extend(rep.meta.iter().cloned());
+    let mut b = warning_blocks(rep.warnings.as_deref().unwrap_or_default());
+    for (heading, text) in paragraphs {
+        b.push(Block::Heading(heading.clone()));
+        b.push(Block::Text(text.clone()));
+    }
+    if !charts.is_empty() {
+        b.push(Block::Heading("Charts".into()));
+        b.extend(charts.iter().cloned().map(Block::Chart));
+    }
+    for s in &rep.sections {
+        b.push(Block::Heading(s.name.clone()));
+        b.push(Block::Table(s.clone()));
+    }
+    report_html(&format!("iosim {}", rep.command), &facts, &b)
+}
+
+/// The warnings section of a report: a heading and one paragraph per
+/// warning, or one saying there is none.
+pub fn warning_blocks(warnings: &[String]) -> Vec<Block> {
+    let mut b = vec![Block::Heading("Warnings".into())];
+    if warnings.is_empty() {
+        b.push(Block::Text(
+            "None: every run reached its precision, and every test bed has what its workloads need as far as the model can tell."
+                .into(),
+        ));
+    }
+    b.extend(
+        warnings
+            .iter()
+            .map(|w| Block::Text(format!("Warning: {w}"))),
+    );
+    b
 }
 
 fn table(h: &mut String, s: &Section) {

@@ -27,6 +27,7 @@ pub mod sections;
 pub mod show;
 pub mod sim;
 pub mod stats;
+pub mod suggest;
 pub mod sweep;
 pub mod units;
 pub mod validate;

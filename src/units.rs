@@ -210,19 +210,24 @@ pub enum Dimension {
 
 impl fmt::Display for Dimension {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = match self {
-            Dimension::Time => "a time (ps, ns, us, ms, s)",
-            Dimension::Frequency => "a frequency (MHz, GHz)",
-            Dimension::Size => "a size (bit, byte, KB, KiB)",
-            Dimension::Rate => "a rate (MB/s, Mbit/s, Gbit/s)",
-            Dimension::SymbolRate => "a symbol rate (Gbaud, Mbaud)",
-            Dimension::Count => "a count (count, ratio, clocks, percent, index)",
-        };
-        f.write_str(s)
+        // Every word of the dimension that `to_base` knows.
+        write!(f, "{} ({})", self.noun(), self.words().join(", "))
     }
 }
 
 impl Dimension {
+    /// The dimension in words, with its article (`a time`).
+    pub fn noun(self) -> &'static str {
+        match self {
+            Dimension::Time => "a time",
+            Dimension::Frequency => "a frequency",
+            Dimension::Size => "a size",
+            Dimension::Rate => "a rate",
+            Dimension::SymbolRate => "a symbol rate",
+            Dimension::Count => "a count",
+        }
+    }
+
     /// The base unit values of this dimension are stored in, for messages
     /// (empty for counts).
     pub fn base_unit(self) -> &'static str {
@@ -306,6 +311,49 @@ pub fn range_text(lo: f64, hi: f64, dim: Dimension, unit: &str) -> String {
 /// ```
 pub fn count_text(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Every unit word [`to_base`] knows, in its order.
+const UNIT_WORDS: &[&str] = &[
+    "ps", "ns", "us", "ms", "s", "MHz", "GHz", "bit", "byte", "bytes", "B", "KB", "KiB", "MB/s",
+    "GB/s", "Mbit/s", "Gbit/s", "Mbaud", "Gbaud", "count", "ratio", "clocks", "lines", "frames",
+    "cpus", "cells", "index", "percent",
+];
+
+impl Dimension {
+    /// Every unit word of this dimension that [`to_base`] knows.
+    pub fn words(self) -> Vec<&'static str> {
+        UNIT_WORDS
+            .iter()
+            .copied()
+            .filter(|w| to_base(1.0, w).is_some_and(|(d, _)| d == self))
+            .collect()
+    }
+}
+
+/// What to say of unknown unit `unit` where a unit of `expected` (or, if
+/// none is known, any unit) is wanted: the nearest known word, and every
+/// accepted word.
+///
+/// ```
+/// use iosim::units::{unknown_unit, Dimension};
+/// assert_eq!(
+///     unknown_unit("MHZ", Some(Dimension::Frequency)),
+///     "unknown unit `MHZ` (did you mean `MHz`?); a frequency is in MHz or GHz"
+/// );
+/// ```
+pub fn unknown_unit(unit: &str, expected: Option<Dimension>) -> String {
+    let words = expected.map_or_else(|| UNIT_WORDS.to_vec(), Dimension::words);
+    let list = match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => (*last).to_string(),
+        None => String::new(),
+    };
+    let hint = crate::suggest::did_you_mean(unit, words.iter().copied());
+    match expected {
+        Some(d) => format!("unknown unit `{unit}`{hint}; {} is in {list}", d.noun()),
+        None => format!("unknown unit `{unit}`{hint}; known units: {list}"),
+    }
 }
 
 /// Converts `value` in `unit` to the base of its dimension

@@ -1,8 +1,9 @@
 //! Doubts about an answer, in words: a run that ended at its ceiling short
 //! of the precision its scenario asks for, and a test bed that lacks what a
 //! workload needs (a netperf peer, a disk array) as far as the model can
-//! tell. `run` and `sweep` print them on standard error and in their
-//! reports (`# warning:` header lines, a `warnings` array in JSON).
+//! tell. `run`, `sweep`, `validate`, `place` and `report` print them on
+//! standard error and in their reports (`# warning:` header lines, a
+//! `warnings` array in JSON; a section of the HTML report).
 //!
 //! A test bed is known to lack a netperf peer when every cost of its peer
 //! is zero (`peer_turnaround` and `peer_cpu_per_segment` 0, the optional
@@ -15,6 +16,7 @@
 
 use crate::model::schema::TestbedParams;
 use crate::model::{Demand, Experiment, Registry, RunSpec, Scenario};
+use crate::place::Placement;
 use crate::sim::ExperimentResult;
 use crate::units::readable;
 
@@ -29,6 +31,12 @@ pub fn precision(run: &RunSpec, r: &ExperimentResult) -> Option<String> {
 /// throughput interval was `ci95_pct` percent of its mean, if that is wider
 /// than the `precision_pct` asked for (the run then ended at its ceiling).
 pub fn short_of_precision(run: &RunSpec, id: &str, ci95_pct: f64) -> Option<String> {
+    short_of_precision_as(run, &format!("experiment `{id}`"), ci95_pct)
+}
+
+/// [`short_of_precision`] for a run named `what` in words (`experiment
+/// `e1``, `placement `fc@slot-3``).
+pub fn short_of_precision_as(run: &RunSpec, what: &str, ci95_pct: f64) -> Option<String> {
     let p = run.precision_pct?;
     if ci95_pct <= p {
         return None;
@@ -39,8 +47,8 @@ pub fn short_of_precision(run: &RunSpec, id: &str, ci95_pct: f64) -> Option<Stri
         "its throughputs' 95% intervals are unknown (fewer than two batches)".to_string()
     };
     Some(format!(
-        "experiment `{}` ran to its ceiling (duration_ms = {}) short of its precision: {width}, above precision_pct = {}; lengthen [run] duration_ms or use --replications",
-        id,
+        "{} ran to its ceiling (duration_ms = {}) short of its precision: {width}, above precision_pct = {}; lengthen [run] duration_ms or use --replications",
+        what,
         readable(run.duration_ms),
         readable(p)
     ))
@@ -101,5 +109,50 @@ pub fn of_scenario(reg: &Registry, sc: &Scenario, results: &[ExperimentResult]) 
         .flat_map(|e| testbed(reg, e))
         .collect();
     out.extend(results.iter().filter_map(|r| precision(&sc.run, r)));
+    out
+}
+
+/// Every warning of a validation: [`of_scenario`] for each scenario with
+/// its results, in file order.
+pub fn of_scenarios(reg: &Registry, runs: &[(&Scenario, Vec<ExperimentResult>)]) -> Vec<String> {
+    runs.iter()
+        .flat_map(|(sc, results)| of_scenario(reg, sc, results))
+        .collect()
+}
+
+/// Every warning of a placement: what the request's test bed lacks for its
+/// workloads, then each simulated placement (best first) that ran to its
+/// ceiling short of the request's precision.
+pub fn of_placement(reg: &Registry, p: &Placement) -> Vec<String> {
+    let req = &p.request;
+    let e = Experiment {
+        id: req.name.clone(),
+        server: req.server.clone(),
+        testbed: req.testbed.clone(),
+        cells: req.cells,
+        cards: req
+            .cards
+            .iter()
+            .map(|c| (c.label.clone(), c.adapter.clone(), String::new()))
+            .collect(),
+        links: req.cards.iter().map(|c| c.link.clone()).collect(),
+        workloads: req.workloads.clone(),
+        figures: Vec::new(),
+        at: req.objective_at.clone(),
+    };
+    let mut out: Vec<String> = testbed(reg, &e)
+        .into_iter()
+        .map(|w| {
+            w.replacen(
+                &format!("experiment `{}`", e.id),
+                &format!("request `{}`", e.id),
+                1,
+            )
+        })
+        .collect();
+    out.extend(p.ranked.iter().filter_map(|c| {
+        let r = c.result.as_ref()?;
+        short_of_precision_as(&req.run, &format!("placement `{}`", c.label), r.ci95_pct)
+    }));
     out
 }

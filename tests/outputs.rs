@@ -1,6 +1,6 @@
 //! Outputs never clobber (issue 47): every command that writes a file
 //! (`calibrate --output`, `report --out`, `plot --out`, `validate --plot`,
-//! `sweep --plot`) refuses, before any work, a target that is not a regular
+//! `sweep --plot`, `sweep --html`, `place --html`) refuses, before any work, a target that is not a regular
 //! file, an existing file without `--force`, an input of the same run, and a
 //! path whose directory is missing; a refused run leaves its directory as it
 //! was. Each case names what it gives and what the message must say.
@@ -49,7 +49,13 @@ fn every_output_refuses_what_it_must_not_replace_before_any_work() {
     let repo = env!("CARGO_MANIFEST_DIR");
     // (command before the output flag, output flag, target, extra flags,
     // what the message says)
-    let file_commands: &[&[&str]] = &[&["calibrate"], &["report"]];
+    let request = format!("{repo}/tests/place/rx6600-ab379b.toml");
+    let file_commands: Vec<Vec<&str>> = vec![
+        vec!["calibrate", "--output"],
+        vec!["report", "--out"],
+        [SWEEP, &["--html"]].concat(),
+        vec!["place", &request, "--html"],
+    ];
     let dir_commands: Vec<Vec<&str>> = vec![
         vec!["plot", "--out"],
         vec!["validate", "--plot"],
@@ -57,12 +63,7 @@ fn every_output_refuses_what_it_must_not_replace_before_any_work() {
     ];
     let mut cases: Vec<(Vec<String>, &str)> = Vec::new();
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    for c in file_commands {
-        let flag = if c[0] == "calibrate" {
-            "--output"
-        } else {
-            "--out"
-        };
+    for c in &file_commands {
         for (target, extra, says) in [
             ("fifo", None, "not a regular file (a FIFO)"),
             ("null-link", Some("--force"), "a symbolic link to a device"),
@@ -78,7 +79,7 @@ fn every_output_refuses_what_it_must_not_replace_before_any_work() {
             ("plain/f", None, "`plain` is not a directory"),
         ] {
             let mut a = s(c);
-            a.extend([flag.to_string(), target.to_string()]);
+            a.push(target.to_string());
             a.extend(extra.map(String::from));
             cases.push((a, says));
         }
@@ -104,6 +105,14 @@ fn every_output_refuses_what_it_must_not_replace_before_any_work() {
             "plain",
             "--force",
         ]),
+        "an input of this run",
+    ));
+    cases.push((
+        s(&[SWEEP, &["--html", SWEEP[1], "--force"]].concat()),
+        "an input of this run",
+    ));
+    cases.push((
+        s(&["place", &request, "--html", &request, "--force"]),
         "an input of this run",
     ));
     for c in &dir_commands {

@@ -190,3 +190,93 @@ fn a_diskbench_workload_on_a_test_bed_without_an_array_is_warned_about() {
         "{w:?}"
     );
 }
+
+#[test]
+fn validate_warns_of_the_runs_short_of_their_precision() {
+    let says =
+        "experiment `ipfwd.10half` ran to its ceiling (duration_ms = 3000) short of its precision";
+    let o = iosim(&["validate", "--paper", "matrox", "--format", "json"]);
+    let w = warnings(&json(&o));
+    assert!(w.iter().any(|w| w.starts_with(says)), "{w:?}");
+    // Only runs short of their precision: the full-duplex ones are not named.
+    assert!(w.iter().all(|w| w.contains("half`")), "{w:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("warning: ").count(), w.len(), "{err}");
+    assert!(err.contains(&format!("warning: {says}")), "{err}");
+    let csv = stdout(&iosim(&[
+        "validate", "--paper", "matrox", "--format", "csv",
+    ]));
+    assert!(csv.contains(&format!("\n# warning: {says}")), "{csv}");
+}
+
+#[test]
+fn place_warns_of_a_test_bed_without_a_netperf_peer_and_is_quiet_without_doubt() {
+    // The MSA1500 lab has a disk array but no netperf peer: the GigE card's
+    // placement is judged with its far end free.
+    let o = iosim(&[
+        "place",
+        "tests/place/rx6600-ab379b-gige.toml",
+        "--format",
+        "json",
+    ]);
+    let w = warnings(&json(&o));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with(
+            "request `rx6600-ab379b-gige`: test bed `hp-2006-msa1500-lab` models no netperf peer"
+        ) && w[0].contains("card `g`"),
+        "{w:?}"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("warning: {}", w[0])));
+    let table = stdout(&iosim(&["place", "tests/place/rx6600-ab379b-gige.toml"]));
+    assert!(
+        table.contains("\n# warning: request `rx6600-ab379b-gige`"),
+        "{table}"
+    );
+    // Disk workloads alone on the same lab: nothing to say.
+    let o = iosim(&[
+        "place",
+        "tests/place/rx6600-ab379b.toml",
+        "--format",
+        "json",
+    ]);
+    assert!(warnings(&json(&o)).is_empty());
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn the_html_report_has_a_warnings_section() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let out = dir.path().join("r.html");
+    let o = iosim(&[
+        "report",
+        "--out",
+        out.to_str().expect("UTF-8"),
+        "--format",
+        "json",
+    ]);
+    let w = warnings(&json(&o));
+    assert!(
+        !w.is_empty(),
+        "the Matrox half-duplex runs end short of their precision"
+    );
+    let html = std::fs::read_to_string(&out).expect("the report");
+    assert!(html.contains(">Warnings</h2>"), "no warnings section");
+    for x in &w {
+        let x = iosim::html::escape(x);
+        assert!(
+            html.contains(&format!("<p>Warning: {x}</p>")),
+            "{x} not in the report"
+        );
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr)
+            .matches("warning: ")
+            .count(),
+        w.len()
+    );
+}

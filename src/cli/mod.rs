@@ -211,3 +211,26 @@ pub fn diag(line: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{}", report::escape_control(line));
 }
+
+/// The `--html FILE` output of a command reading `input`, checked before
+/// any work (never over an input, `force` to replace); `force` given with
+/// neither it nor another output (`other`) is a usage error.
+pub fn html_output(
+    html: Option<&std::path::Path>,
+    force: bool,
+    other: bool,
+    common: &Common,
+    input: &std::path::Path,
+) -> iosim::Result<Option<iosim::report::Output>> {
+    if force && html.is_none() && !other {
+        return Err(iosim::Error::Usage(
+            "--force replaces an output: give it with the output it is for".into(),
+        ));
+    }
+    let inputs: Vec<&std::path::Path> = [Some(input), common.params.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    html.map(|f| iosim::report::Output::file(f, force, &inputs))
+        .transpose()
+}

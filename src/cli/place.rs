@@ -57,6 +57,14 @@ pub struct Args {
     /// simulation phase is planned; `sweep` and `merge` shard today).
     #[arg(long, value_name = "I/N", value_parser = super::shard)]
     pub shard: Option<(u64, u64)>,
+    /// Also write a self-contained HTML report to FILE: the placements
+    /// table, why the best wins, the winner's utilisations and every
+    /// section of the output (a new file, unless --force).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// With --html: replace the file if it exists (a regular file only).
+    #[arg(long, requires = "html")]
+    pub force: bool,
 }
 
 /// `iosim place`.
@@ -66,6 +74,16 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             "place --shard: not supported yet (place runs whole on one machine; `sweep --shard` and `iosim merge` split and join sweeps)".into(),
         ));
     }
+    // The output is checked before any work, never over an input.
+    let inputs: Vec<&std::path::Path> = [a.request.as_deref(), a.common.params.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let html = a
+        .html
+        .as_deref()
+        .map(|f| iosim::report::Output::file(f, a.force, &inputs))
+        .transpose()?;
     let from = match (a.request, a.server) {
         (Some(file), _) => PlaceFrom::File(file),
         (None, Some(server)) => PlaceFrom::Args {
@@ -83,7 +101,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             ))
         }
     };
-    place_cmd(&from, &a.common, a.top, a.simulate, runner)
+    place_cmd(&from, &a.common, a.top, a.simulate, html, runner)
 }
 
 /// Where `iosim place` takes its request from.
@@ -108,6 +126,7 @@ fn place_cmd(
     common: &Common,
     top: usize,
     simulate: Option<usize>,
+    html: Option<iosim::report::Output>,
     runner: &Runner,
 ) -> iosim::Result<String> {
     let (reg, parameters) = common.registry()?;
@@ -164,5 +183,49 @@ fn place_cmd(
     rep.meta
         .push(("why".into(), iosim::place::sections::why_text(&p)));
     rep.sections = iosim::place::sections::place_sections(&p, top);
+    let warnings = iosim::warnings::of_placement(&reg, &p);
+    for w in &warnings {
+        super::diag(&format!("warning: {w}"));
+    }
+    rep.warnings = Some(warnings);
+    if let Some(out) = html {
+        out.write(place_html(&rep, &p).as_bytes())?;
+    }
     Ok(rep.render(common.out_format()))
+}
+
+/// The HTML report of `place --html`: why the best wins, the winner's
+/// utilisations (the `nodes` rows of rank 1) ahead of every section.
+fn place_html(rep: &Report, p: &iosim::place::Placement) -> String {
+    let mut page = rep.clone();
+    if let Some(nodes) = rep.sections.iter().find(|s| s.name == "nodes") {
+        let mut winner = iosim::report::Section {
+            name: "winner_utilisations".into(),
+            fields: nodes.fields.clone(),
+            rows: nodes
+                .rows
+                .iter()
+                .filter(|r| matches!(r.first(), Some(iosim::report::Cell::Int(1))))
+                .cloned()
+                .collect(),
+        };
+        winner.rows.sort_by(|a, b| {
+            let util = |r: &Vec<iosim::report::Cell>| match r.last() {
+                Some(iosim::report::Cell::Num(v, _)) if v.is_finite() => *v,
+                _ => f64::NEG_INFINITY,
+            };
+            util(b).total_cmp(&util(a))
+        });
+        let at = rep
+            .sections
+            .iter()
+            .position(|s| s.name == "placements")
+            .map_or(0, |i| i + 1);
+        page.sections.insert(at, winner);
+    }
+    let why = vec![(
+        "Why this placement".to_string(),
+        iosim::place::sections::why_text(p),
+    )];
+    iosim::html::command_html(&page, &why, &[])
 }

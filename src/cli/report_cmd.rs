@@ -53,6 +53,10 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             .next()
             .map(|(p, t)| (format!("<bundled>/{p}"), t.to_string())),
     };
+    let warnings = iosim::warnings::of_scenarios(&reg, &v.pairs());
+    for w in &warnings {
+        super::diag(&format!("warning: {w}"));
+    }
     let html = report_page(
         &mut reg,
         &parameters,
@@ -73,7 +77,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         command: "report".into(),
         seed: common.seed,
         meta: vec![("parameters".into(), parameters)],
-        warnings: None,
+        warnings: Some(warnings),
         sections: vec![s],
     };
     Ok(rep.render(common.out_format()))
@@ -163,7 +167,8 @@ fn report_page(
         parameters
     )));
     b.push(Block::Table(params_section(reg)));
-    let mut b = Vec::new();
+    // The warnings of `execute`, computed again from the same results.
+    let mut b = iosim::html::warning_blocks(&iosim::warnings::of_scenarios(reg, &v.pairs()));
     let n_groups = charts
         .iter()
         .filter(|c| !c.stem.ends_with("-residuals") && c.stem != "cross-validation")

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use iosim::app::Runner;
 use iosim::loader::load_scenario;
 use iosim::part::{FileParts, PartHead, PartWriter};
-use iosim::report::{self, Cell};
+use iosim::report::{self, Cell, Section};
 use iosim::sweep::PointResult;
 use iosim::Error;
 
@@ -52,9 +52,14 @@ pub struct Args {
     /// points (a bus's, rope's or controller's utilisation: the busiest's).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// Also write a self-contained HTML report to FILE: the header facts,
+    /// warnings, the charts of --plot inline and every section.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// With --plot: write into a directory that already holds charts,
-    /// replacing those of the same names (regular files only).
-    #[arg(long, requires = "plot")]
+    /// replacing those of the same names; with --html: replace the file
+    /// (regular files only).
+    #[arg(long)]
     pub force: bool,
     /// Stop with exit code 5 if the run takes longer than this many
     /// wall-clock seconds (checked as the simulations run).
@@ -70,9 +75,9 @@ pub struct Args {
 /// `iosim sweep`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     let common = &a.common;
-    if a.shard.is_some() && a.plot.is_some() {
+    if a.shard.is_some() && (a.plot.is_some() || a.html.is_some()) {
         return Err(Error::Usage(
-            "--plot with --shard: not supported yet (charts need every point; draw them with an unsharded run)".into(),
+            "--plot or --html with --shard: not supported yet (charts need every point; draw them with an unsharded run)".into(),
         ));
     }
     let plot = a
@@ -80,6 +85,13 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         .as_deref()
         .map(|d| super::plot::chart_dir(d, a.force, common, Some(&a.scenario)))
         .transpose()?;
+    let html = super::html_output(
+        a.html.as_deref(),
+        a.force,
+        a.plot.is_some(),
+        common,
+        &a.scenario,
+    )?;
     let (mut reg, parameters) = common.registry()?;
     let sc = load_scenario(&a.scenario, &reg)?;
     if a.vary.len() > 2 {
@@ -130,7 +142,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     for w in &plan.warnings {
         super::diag(&format!("warning: {w}"));
     }
-    let mut charts = plot.as_ref().map(|_| SweepCharts::new(&plan.axes));
+    let mut charts = (plot.is_some() || html.is_some()).then(|| SweepCharts::new(&plan.axes));
     let range = plan.shard(part, parts);
     let sharded = a.shard.is_some();
     let name = sc.name.clone();
@@ -161,17 +173,59 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         .map_err(spool_err)?
         .into_inner()
         .map_err(|e| spool_err(e.into_error()))?;
-    if let (Some(out), Some(c)) = (plot, charts) {
+    let mut parts = FileParts::new(vec![("<temporary spool file>".into(), spool)]);
+    if let Some(c) = charts {
         let charts = c
             .charts(&sc.name, common.seed)
             .iter()
             .map(|(stem, chart)| iosim::charts::render(stem, chart))
             .collect::<iosim::Result<Vec<_>>>()?;
-        out.write_files(&report::chart_files(&charts))?;
+        if let Some(out) = plot {
+            out.write_files(&report::chart_files(&charts))?;
+        }
+        if let Some(out) = html {
+            let rep = in_memory(&head, &mut parts)?;
+            out.write(iosim::html::command_html(&rep, &[], &charts).as_bytes())?;
+        }
     }
-    let mut parts = FileParts::new(vec![("<temporary spool file>".into(), spool)]);
     super::stream_out(&head, &mut parts, common.out_format())?;
     Ok(String::new())
+}
+
+/// The whole report `head` and `records` make, in memory (for the HTML
+/// page, which shows every row).
+fn in_memory(
+    head: &PartHead,
+    records: &mut dyn iosim::part::Records,
+) -> iosim::Result<report::Report> {
+    let mut sections: Vec<Section> = head
+        .sections
+        .iter()
+        .map(|(name, fields)| Section {
+            name: name.clone(),
+            fields: fields.clone(),
+            rows: Vec::new(),
+        })
+        .collect();
+    let mut warnings = head.warnings.clone().unwrap_or_default();
+    records.each(iosim::part::Want::All, &mut |r| {
+        match r {
+            iosim::part::Record::Row(k, cells) => {
+                if let Some(s) = sections.get_mut(k) {
+                    s.rows.push(cells);
+                }
+            }
+            iosim::part::Record::Warning(w) => warnings.push(w),
+        }
+        Ok(())
+    })?;
+    Ok(report::Report {
+        command: head.command.clone(),
+        seed: head.seed,
+        meta: head.meta.clone(),
+        warnings: Some(warnings),
+        sections,
+    })
 }
 
 /// Writes one point to the part `w` (standard output when `sharded`, else

@@ -84,6 +84,11 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     }
     rep.meta
         .push(("scenarios".into(), v.scenarios.len().to_string()));
+    let warnings = iosim::warnings::of_scenarios(&reg, &v.pairs());
+    for w in &warnings {
+        super::diag(&format!("warning: {w}"));
+    }
+    rep.warnings = Some(warnings);
     rep.sections.push(figures_section(&v.rows));
     rep.sections.push(papers_section(&v.rows));
     rep.sections.push(iosim::napkin::section(

@@ -11,7 +11,7 @@ use super::params::{check_value, in_range, whole_number};
 use super::raw::Shape::{self, Any, Table, Tables};
 use crate::error::{line_of, Error, Errors, Result};
 use crate::model::{CalibrationSpec, FittedValue, FreeParam, Registry};
-use crate::units::{range_text, readable, to_base};
+use crate::units::{range_text, readable, to_base, unknown_unit};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -336,7 +336,11 @@ fn free_param(
     let unit = f.unit.get_ref();
     let (Some((dim, scale)), Some((tdim, _))) = (to_base(1.0, unit), to_base(1.0, &target.unit))
     else {
-        return Err(src.invalid(&k("unit"), f.unit.span(), format!("unknown unit `{unit}`")));
+        return Err(src.invalid(
+            &k("unit"),
+            f.unit.span(),
+            unknown_unit(unit, to_base(1.0, &target.unit).map(|(d, _)| d)),
+        ));
     };
     if dim != tdim {
         return Err(src.invalid(
@@ -835,7 +839,7 @@ fn fitted_value(
         return Err(src.invalid(
             &k("unit"),
             p.unit.span(),
-            format!("unknown unit `{}`", p.unit.get_ref()),
+            unknown_unit(p.unit.get_ref(), to_base(1.0, &target.unit).map(|(d, _)| d)),
         ));
     };
     if dim != tdim {

@@ -87,7 +87,7 @@ fn bundled_registry() -> Result<Registry> {
     let mut reg = Registry::default();
     for (path, text) in bundled_files("models/") {
         let src = Source::new(PathBuf::from(format!("<bundled>/{path}")), text);
-        add_model(&mut reg, &src, false)?;
+        add_model(&mut reg, &src, false, &mut Vec::new())?;
     }
     Ok(reg)
 }
@@ -99,9 +99,13 @@ fn add_user_models(reg: &mut Registry, files: &[(PathBuf, &str)]) -> Result<()> 
     // Within one directory, two files may not define the same model:
     // which one won would depend on the file names alone.
     let mut seen: std::collections::HashMap<(&'static str, String), Location> = Default::default();
+    // The files that failed, each with its error and the names it refers
+    // to in other files, checked once every file is read.
+    let mut failed: Vec<(Error, Vec<Reference>, &str)> = Vec::new();
     for (f, text) in files {
         let src = Source::new(f.clone(), text);
-        match add_model(reg, &src, true) {
+        let mut refs = Vec::new();
+        match add_model(reg, &src, true, &mut refs) {
             Ok(Some((kind, name, at))) => {
                 if let Some(first) = seen.get(&(kind, name.clone())) {
                     errs.push(Error::Invalid {
@@ -117,10 +121,83 @@ fn add_user_models(reg: &mut Registry, files: &[(PathBuf, &str)]) -> Result<()> 
                 seen.insert((kind, name), at);
             }
             Ok(None) => {}
-            Err(e) => errs.push(e),
+            Err(e) => failed.push((e, refs, text)),
         }
     }
+    // A model named by a file that failed is not unknown: its own errors
+    // say what is wrong with it.
+    let declared: HashSet<(String, String)> = failed
+        .iter()
+        .filter_map(|(_, _, text)| {
+            let t: toml::Table = toml::from_str(text).ok()?;
+            let field = |k: &str| t.get(k)?.as_str().map(str::to_string);
+            Some((field("kind")?, field("name")?))
+        })
+        .collect();
+    for (e, refs, _) in failed {
+        let mut list = match e {
+            Error::Many { errors, omitted: 0 } => errors,
+            Error::Many { .. } => {
+                // Already more than can be shown.
+                errs.push(e);
+                continue;
+            }
+            e => vec![e],
+        };
+        for r in refs {
+            let (kind, known_names): (&str, Vec<&String>) = match r.what {
+                "bus mode" => ("bus", reg.buses.keys().collect()),
+                _ => ("link", reg.links.keys().collect()),
+            };
+            if known_names.contains(&&r.name) || declared.contains(&(kind.into(), r.name.clone())) {
+                continue;
+            }
+            list.push(Error::Unknown {
+                at: r.at,
+                what: r.what,
+                name: r.name,
+                known: known(known_names.into_iter()).into(),
+            });
+        }
+        list.sort_by_key(|e| match e {
+            Error::Syntax { at, .. } | Error::Invalid { at, .. } | Error::Unknown { at, .. } => {
+                (at.line, at.column)
+            }
+            _ => (0, 0),
+        });
+        list.into_iter().for_each(|e| errs.push(e));
+    }
     errs.finish(())
+}
+
+/// A name a model that failed to load refers to in another file: a bus
+/// mode or a link. It is checked once every file of the directory is read
+/// (a model that loads has it checked by `check_registry`), so that a
+/// file's mistakes of both kinds are reported in one run.
+struct Reference {
+    /// `bus mode` or `link`.
+    what: &'static str,
+    /// The name referred to.
+    name: String,
+    /// Where.
+    at: Location,
+}
+
+/// The references of a raw list of bus modes at `key` (`key[i]`).
+fn mode_refs(
+    src: &Source,
+    key: &str,
+    list: &toml::Spanned<Vec<toml::Spanned<String>>>,
+) -> Vec<Reference> {
+    list.get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Reference {
+            what: "bus mode",
+            name: m.get_ref().clone(),
+            at: src.at(&format!("{key}[{i}]"), m.span()),
+        })
+        .collect()
 }
 
 /// Deepest directory nesting walked under a `--models` directory.
@@ -216,6 +293,7 @@ fn add_model(
     reg: &mut Registry,
     src: &Source,
     user: bool,
+    refs: &mut Vec<Reference>,
 ) -> Result<Option<(&'static str, String, Location)>> {
     let head: raw::RawKind = src.parse(&raw::KIND)?;
     let Some(kind) = head.kind else {
@@ -306,6 +384,9 @@ fn add_model(
             let params = errs.take(convert_params(src, "param", &s.param, schema::SERVER));
             let bridge = errs.take(convert_params(src, "bridge", &s.bridge, schema::BRIDGE));
             let mut io_controllers: Vec<IoControllerSpec> = Vec::new();
+            // Controllers named but not kept (their own error reported):
+            // a slot under one is not also "unknown".
+            let mut broken: HashSet<String> = HashSet::new();
             let server_cells_max = params.as_ref().and_then(|p| p.value("cells_max"));
             for (i, raw) in s.io_controller.iter().enumerate() {
                 let key = format!("io_controller[{i}]");
@@ -339,13 +420,18 @@ fn add_model(
                             }
                         }),
                 };
-                if let (Some(name), Some(params), Some(cell)) = (cname, params, cell) {
-                    io_controllers.push(IoControllerSpec {
-                        name,
-                        cell,
-                        params,
-                        at: src.at(&format!("{key}.name"), raw.name.span()),
-                    });
+                match (cname, params, cell) {
+                    (Some(name), Some(params), Some(cell)) => {
+                        io_controllers.push(IoControllerSpec {
+                            name,
+                            cell,
+                            params,
+                            at: src.at(&format!("{key}.name"), raw.name.span()),
+                        })
+                    }
+                    _ => {
+                        broken.insert(raw.name.get_ref().clone());
+                    }
                 }
             }
             let raw_slots: &[raw::RawSlot] = s.slot.as_ref().map_or(&[], |v| v.get_ref());
@@ -363,9 +449,14 @@ fn add_model(
             let mut placed: Vec<(String, &raw::RawSlot)> = Vec::new();
             for (i, raw) in raw_slots.iter().enumerate() {
                 let key = format!("slot[{i}]");
-                if let Some(slot) =
-                    errs.take(slot_spec(src, &key, raw, &names, &io_controllers, None))
-                {
+                if let Some(slot) = errs.take(slot_spec(
+                    src,
+                    &key,
+                    raw,
+                    &names,
+                    (&io_controllers, &broken),
+                    None,
+                )) {
                     names.insert(slot.name.clone());
                     slots.push(slot);
                     placed.push((key, raw));
@@ -435,7 +526,14 @@ fn add_model(
                     let before = errs.len();
                     for (i, raw) in ch.slot.get_ref().iter().enumerate() {
                         let key = format!("{tkey}.slot[{i}]");
-                        let r = slot_spec(src, &key, raw, &names, &io_controllers, Some(copy));
+                        let r = slot_spec(
+                            src,
+                            &key,
+                            raw,
+                            &names,
+                            (&io_controllers, &broken),
+                            Some(copy),
+                        );
                         if let Some(slot) = errs.take(r) {
                             names.insert(slot.name.clone());
                             slots.push(slot);
@@ -479,6 +577,15 @@ fn add_model(
             let (Some(name), Some(params), Some(bridge), true) =
                 (name, params, bridge, errs.is_empty())
             else {
+                for (i, raw) in raw_slots.iter().enumerate() {
+                    refs.extend(mode_refs(src, &format!("slot[{i}].modes"), &raw.modes));
+                }
+                for (t, ch) in s.chassis.iter().enumerate() {
+                    for (i, raw) in ch.slot.get_ref().iter().enumerate() {
+                        let key = format!("chassis[{t}].slot[{i}].modes");
+                        refs.extend(mode_refs(src, &key, &raw.modes));
+                    }
+                }
                 return Err(errs.into_error());
             };
             let at = src.at("name", s.name.span());
@@ -542,6 +649,24 @@ fn add_model(
                 })
             });
             let (Some(name), Some(modes), true) = (name, modes, errs.is_empty()) else {
+                refs.extend(mode_refs(src, "modes", &a.modes));
+                if let Some(b) = &a.bridge {
+                    let m = &b.get_ref().secondary_mode;
+                    refs.push(Reference {
+                        what: "bus mode",
+                        name: m.get_ref().clone(),
+                        at: src.at("bridge.secondary_mode", m.span()),
+                    });
+                }
+                for (i, f) in a.function.get_ref().iter().enumerate() {
+                    if let Some(l) = &f.link {
+                        refs.push(Reference {
+                            what: "link",
+                            name: l.get_ref().clone(),
+                            at: src.at(&format!("function[{i}].link"), l.span()),
+                        });
+                    }
+                }
                 return Err(errs.into_error());
             };
             let at = src.at("name", a.name.span());
@@ -725,13 +850,15 @@ fn chassis_name(name: &str, k: u32, controller: bool) -> String {
 
 /// Slot `key` (`slot[3]`, `chassis[0].slot[3]`) of a server, checked;
 /// `earlier` are the names of the slots before it; `copy` when it is a copy of a chassis
-/// template's slot (renamed, under the copy's controller).
+/// template's slot (renamed, under the copy's controller). `controllers` are
+/// the server's controllers and the names of those not kept for an error of
+/// their own: a slot naming one of those fails with no error of its own.
 fn slot_spec(
     src: &Source,
     key: &str,
     raw: &raw::RawSlot,
     earlier: &HashSet<String>,
-    controllers: &[IoControllerSpec],
+    (controllers, broken): (&[IoControllerSpec], &HashSet<String>),
     copy: Option<ChassisCopy>,
 ) -> Result<SlotSpec> {
     let key = key.to_string();
@@ -782,6 +909,7 @@ fn slot_spec(
             None
         }
         (None, Some(copy)) => Some(copy.controller),
+        (Some(c), None) if broken.contains(c.get_ref()) => None,
         (Some(c), None) => {
             let ckey = format!("{key}.controller");
             errs.take(check_name(src, &ckey, c).and_then(|cname| {
@@ -795,7 +923,8 @@ fn slot_spec(
                             &ckey,
                             c.span(),
                             format!(
-                                "unknown I/O controller `{cname}`; the server defines: {}",
+                                "unknown I/O controller `{cname}`{}; the server defines: {}",
+                                crate::suggest::did_you_mean(&cname, known.iter().copied()),
                                 if known.is_empty() {
                                     "none".to_string()
                                 } else {

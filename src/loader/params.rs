@@ -71,7 +71,7 @@ fn convert_param(
         return Err(src.invalid(
             path,
             v.unit.span(),
-            format!("unknown unit `{unit}`; expected {}", rule.dim),
+            crate::units::unknown_unit(unit, Some(rule.dim)),
         ));
     };
     if dim != rule.dim {

@@ -547,9 +547,18 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
     let mut workloads: Vec<Workload> = Vec::new();
     if entries_ok {
         let mut per_entry: Vec<Workload> = Vec::new();
+        // Cards given a workload that failed (its own error said why):
+        // not also "carries no workload".
+        let mut tried = vec![false; entries.len()];
         for (j, w) in raw.workload.iter().enumerate() {
             let key = format!("workload[{j}]");
-            if let Some(x) = errs.take(workload(&src, reg, &entries, &key, w, &per_entry)) {
+            let x = workload(&src, reg, &entries, &key, w, &per_entry);
+            if x.is_err() {
+                if let Some(e) = entries.iter().position(|(l, _, _)| l == w.card.get_ref()) {
+                    tried[e] = true;
+                }
+            }
+            if let Some(x) = errs.take(x) {
                 if standby_entry[x.card] {
                     errs.push(src.invalid(
                         &format!("{key}.card"),
@@ -565,7 +574,7 @@ pub fn parse_place_request(file: PathBuf, text: &str, reg: &Registry) -> Result<
             }
         }
         for (e, (label, _, _)) in entries.iter().enumerate() {
-            if !standby_entry[e] && !per_entry.iter().any(|w| w.card == e) {
+            if !standby_entry[e] && !tried[e] && !per_entry.iter().any(|w| w.card == e) {
                 let at = &cards[copies[e][0]].at;
                 errs.push(Error::Invalid {
                     at: at.clone(),
@@ -779,14 +788,28 @@ pub fn place_request_from_args(
             )))
         }
     };
-    let mut text = format!(
-        "[place]\nserver = \"{}\"\ntestbed = \"{}\"\ncells = {cells}\nobjective = \"{}\"\n",
-        word("--server", server)?,
-        word("--testbed", testbed)?,
-        word("--objective", objective)?
+    // The request's text, and for each of its lines the flag it says.
+    let mut text = String::new();
+    let mut flags: Vec<String> = Vec::new();
+    let mut add = |lines: String, flag: String| {
+        flags.extend(lines.lines().map(|_| flag.clone()));
+        text += &lines;
+    };
+    add(
+        format!("[place]\nserver = \"{}\"\n", word("--server", server)?),
+        format!("--server {server}"),
+    );
+    add(
+        format!("testbed = \"{}\"\n", word("--testbed", testbed)?),
+        format!("--testbed {testbed}"),
+    );
+    add(format!("cells = {cells}\n"), format!("--cells {cells}"));
+    add(
+        format!("objective = \"{}\"\n", word("--objective", objective)?),
+        format!("--objective {objective}"),
     );
     if let Some(m) = min_mb_s {
-        text += &format!("min_mb_s = {m:?}\n");
+        add(format!("min_mb_s = {m:?}\n"), format!("--min-mb-s {m}"));
     }
     for c in cards {
         let bad = || {
@@ -799,10 +822,13 @@ pub fn place_request_from_args(
             Some((a, n)) => (a, n.trim().parse::<u32>().map_err(|_| bad())?),
             None => (rest, 1),
         };
-        text += &format!(
-            "\n[[card]]\nname = \"{}\"\nadapter = \"{}\"\ncount = {count}\n",
-            word("--card", name.trim())?,
-            word("--card", adapter.trim())?
+        add(
+            format!(
+                "\n[[card]]\nname = \"{}\"\nadapter = \"{}\"\ncount = {count}\n",
+                word("--card", name.trim())?,
+                word("--card", adapter.trim())?
+            ),
+            format!("--card {c}"),
         );
     }
     for w in workloads {
@@ -814,15 +840,53 @@ pub fn place_request_from_args(
         let (at, what) = w.split_once('=').ok_or_else(bad)?;
         let (card, function) = at.rsplit_once('.').ok_or_else(bad)?;
         let (kind, direction) = what.split_once(':').ok_or_else(bad)?;
-        text += &format!(
-            "\n[[workload]]\ncard = \"{}\"\nfunction = \"{}\"\nkind = \"{}\"\ndirection = \"{}\"\n",
-            word("--workload", card.trim())?,
-            word("--workload", function.trim())?,
-            word("--workload", kind.trim())?,
-            word("--workload", direction.trim())?
+        add(
+            format!(
+                "\n[[workload]]\ncard = \"{}\"\nfunction = \"{}\"\nkind = \"{}\"\ndirection = \"{}\"\n",
+                word("--workload", card.trim())?,
+                word("--workload", function.trim())?,
+                word("--workload", kind.trim())?,
+                word("--workload", direction.trim())?
+            ),
+            format!("--workload {w}"),
         );
     }
-    parse_place_request(PathBuf::from("<command line>"), &text, reg)
+    parse_place_request(PathBuf::from("<command line>"), &text, reg).map_err(|e| by_flag(e, &flags))
+}
+
+/// Error `e` of a request written from flags, each single error located by
+/// the flag that wrote its line (`flags[line - 1]`) instead of a line of a
+/// file the user never saw: `--card fc=ab379x: unknown adapter ...`.
+fn by_flag(e: Error, flags: &[String]) -> Error {
+    let relocate = |at: &mut Location| {
+        let flag = at
+            .line
+            .checked_sub(1)
+            .and_then(|i| flags.get(i))
+            .map_or("the command line", String::as_str);
+        *at = Location {
+            file: PathBuf::from(flag),
+            key: String::new(),
+            line: 0,
+            column: 0,
+        };
+    };
+    let one = |mut e: Error| {
+        match &mut e {
+            Error::Syntax { at, .. } | Error::Invalid { at, .. } | Error::Unknown { at, .. } => {
+                relocate(at)
+            }
+            _ => {}
+        }
+        e
+    };
+    match e {
+        Error::Many { errors, omitted } => Error::Many {
+            errors: errors.into_iter().map(one).collect(),
+            omitted,
+        },
+        e => one(e),
+    }
 }
 
 #[cfg(test)]
