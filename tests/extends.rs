@@ -239,3 +239,33 @@ fn a_cycle_or_an_unknown_parent_is_an_error_at_the_extends_key() {
         "{err}"
     );
 }
+
+#[test]
+fn a_fit_sets_an_inherited_value_only_through_its_parent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let models = dir.path().join("models");
+    write(&models, "servers/my.toml", DERIVED);
+    let fit = dir.path().join("fit.toml");
+    std::fs::write(
+        &fit,
+        "kind = \"fitted\"\n\n[[param]]\npath = \"server.my-rp8400.cpu_per_packet\"\nvalue = 7.0\nunit = \"us\"\n",
+    )
+    .expect("write");
+    let m = models.to_str().expect("utf-8");
+    let f = fit.to_str().expect("utf-8");
+    let out = common::iosim(&["params", "--models", m, "--params", f]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("fit.toml:4:") && err.contains("inherited from `server.rp8400-seu`"),
+        "{err}"
+    );
+    // Through the parent, the derived server follows.
+    std::fs::write(
+        &fit,
+        "kind = \"fitted\"\n\n[[param]]\npath = \"server.rp8400-seu.cpu_per_packet\"\nvalue = 7.0\nunit = \"us\"\n",
+    )
+    .expect("write");
+    let p = params(&["--models", m, "--params", f]);
+    assert_eq!(p["server.my-rp8400.cpu_per_packet"].0, 7.0);
+}
