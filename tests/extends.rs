@@ -103,7 +103,11 @@ fn a_derived_server_takes_the_bundled_fit_and_marks_it_inherited() {
     assert_eq!(*mine, 35.0);
     assert!(src.starts_with("assumed: a what-if"), "{src}");
     // The fitted values of the parent, as the fit sets them, marked inherited.
-    for key in ["cpu_per_packet", "io_read_latency", "bridge.delayed_read_prefetch"] {
+    for key in [
+        "cpu_per_packet",
+        "io_read_latency",
+        "bridge.delayed_read_prefetch",
+    ] {
         let (parent, psrc, pfile) = &p[&format!("server.rp8400-seu.{key}")];
         assert!(psrc.starts_with("fitted"), "{key}: {psrc}");
         let (child, csrc, cfile) = &p[&format!("server.my-rp8400.{key}")];
@@ -199,7 +203,11 @@ fn a_derived_adapter_overrides_one_parameter_of_one_function() {
     );
     assert!(p.contains_key("adapter.my-a9782a.fc.max_read"));
     let show = common::succeeded(&common::iosim(&[
-        "show", "adapter", "my-a9782a", "--models", m,
+        "show",
+        "adapter",
+        "my-a9782a",
+        "--models",
+        m,
     ]));
     assert!(show.contains("link") && show.contains("fc-2g"), "{show}");
 }
@@ -222,7 +230,10 @@ fn a_cycle_or_an_unknown_parent_is_an_error_at_the_extends_key() {
     let out = common::iosim(&["params", "--models", m]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("a.toml:3:") && err.contains("key `extends`"), "{err}");
+    assert!(
+        err.contains("a.toml:3:") && err.contains("key `extends`"),
+        "{err}"
+    );
     assert!(err.contains("b.toml:4:") && err.contains("cycle"), "{err}");
 
     std::fs::remove_file(models.join("servers/b.toml")).expect("rm");

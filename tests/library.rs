@@ -71,7 +71,10 @@ fn check_experiment(file: &str, v: &Value, exp: &Value) {
             let x = num(b, dir);
             assert!(x <= rope * SLACK, "{at}: {name} {dir} {x} > {rope}");
         }
-        assert!(num(b, "rope_util_pct") <= 100.0 + 1e-9, "{at}: ropes of {name}");
+        assert!(
+            num(b, "rope_util_pct") <= 100.0 + 1e-9,
+            "{at}: ropes of {name}"
+        );
         assert!(
             num(b, "io_controller_util_pct") <= 100.0 + 1e-9,
             "{at}: I/O controller above {name}"

@@ -295,11 +295,7 @@ fn free_param(
         ));
     }
     if let Some(from) = &target.inherited {
-        return Err(src.invalid(
-            &k("param"),
-            f.param.span(),
-            inherited_message(&pth, from),
-        ));
+        return Err(src.invalid(&k("param"), f.param.span(), inherited_message(&pth, from)));
     }
     if !target.is_fitted() {
         return Err(not_fitted(
@@ -801,7 +797,11 @@ fn apply_fitted_inner(
             }
         }
         if let Some(from) = &target.inherited {
-            errs.push(src.invalid(&k("path"), p.path.span(), inherited_message(p.path.get_ref(), from)));
+            errs.push(src.invalid(
+                &k("path"),
+                p.path.span(),
+                inherited_message(p.path.get_ref(), from),
+            ));
             continue;
         }
         if !target.is_fitted() {
