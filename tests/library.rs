@@ -145,3 +145,15 @@ fn an_rx4640_a6826a_doing_1k_reads_is_bound_by_a_processor_and_says_which() {
         .expect("a busy percentage");
     assert!(busy >= 90.0, "{bottleneck}");
 }
+
+#[test]
+fn a_k580_with_an_hsc_atm622_runs_on_its_hsc_bus() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-k580.toml");
+    let v = common::run_json(None, &path);
+    let bus = rows(&v, "buses", "lone.atm622-tx");
+    assert_eq!(bus.len(), 1);
+    assert_eq!(bus[0]["mode"], "hsc");
+    assert!(num(bus[0], "peak_MB_s") <= 160.0 + 1e-6, "{}", bus[0]);
+    let f = rows(&v, "functions", "lone.atm622-tx");
+    assert!(num(f[0], "out_MB_s") > 0.0);
+}

@@ -241,11 +241,12 @@ fn add_model(
             let protocol = match b.protocol.get_ref().as_str() {
                 "pci" => Some(Protocol::Pci),
                 "pcix" => Some(Protocol::PciX),
+                "hsc" => Some(Protocol::Hsc),
                 other => {
                     errs.push(src.invalid(
                         "protocol",
                         b.protocol.span(),
-                        format!("unknown protocol `{other}`; expected `pci` or `pcix`"),
+                        format!("unknown protocol `{other}`; expected `pci`, `pcix` or `hsc`"),
                     ));
                     None
                 }

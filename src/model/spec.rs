@@ -16,6 +16,12 @@ pub enum Protocol {
     Pci,
     /// PCI-X: split reads, posted writes, attribute phase.
     PciX,
+    /// HP's HSC / GSC+ system I/O bus (32-bit, about 40 MHz) under a
+    /// system bus converter (the U2/UTurn I/O adapter): a bus of its own
+    /// name and parameters whose reads are split transactions (the
+    /// converter fetches and returns the data, the card does not retry),
+    /// like PCI-X's; posted writes.
+    Hsc,
 }
 
 /// A bus mode (e.g. `pcix133`): one parameterised mechanism for every bus.
