@@ -157,3 +157,50 @@ fn a_k580_with_an_hsc_atm622_runs_on_its_hsc_bus() {
     let f = rows(&v, "functions", "lone.atm622-tx");
     assert!(num(f[0], "out_MB_s") > 0.0);
 }
+
+/// TCP segmentation offload cuts the host's CPU per segment sent: the
+/// A9900A with TSO against a copy of it (through `extends`) without, on
+/// the same rx2600 sending one stream at the link's rate.
+#[test]
+fn segmentation_offload_cuts_the_senders_cpu() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let models = dir.path().join("models/adapters");
+    std::fs::create_dir_all(&models).expect("mkdir");
+    std::fs::write(
+        models.join("no-tso.toml"),
+        "kind = \"adapter\"\nname = \"a9900a-no-tso\"\nextends = \"a9900a\"\n\n[[function]]\nname = \"p0\"\nengine = \"nic\"\n\n[function.param]\ntso_segments = { value = 1, unit = \"count\", source = \"test: no offload\" }\n",
+    )
+    .expect("write");
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-rx2600.toml"),
+    )
+    .expect("the rx2600 smoke scenario");
+    let run = |adapter: &str| {
+        let scen = dir.path().join(format!("{adapter}.toml"));
+        std::fs::write(
+            &scen,
+            text.replace("adapter = \"a9900a\"", &format!("adapter = \"{adapter}\"")),
+        )
+        .expect("write");
+        let v = common::run_json(Some(&dir.path().join("models")), &scen);
+        let exp = v["experiments"]
+            .as_array()
+            .expect("experiments")
+            .iter()
+            .find(|x| x["experiment"] == "lone.gige-tx")
+            .expect("lone.gige-tx")
+            .clone();
+        let out = num(rows(&v, "functions", "lone.gige-tx")[0], "out_MB_s");
+        (num(&exp, "cpu_util_pct"), out)
+    };
+    let (cpu_tso, out_tso) = run("a9900a");
+    let (cpu_plain, out_plain) = run("a9900a-no-tso");
+    assert!(
+        (out_tso - out_plain).abs() <= 0.02 * out_plain,
+        "{out_tso} vs {out_plain}"
+    );
+    assert!(
+        cpu_tso < 0.9 * cpu_plain,
+        "TSO {cpu_tso}% against {cpu_plain}% without"
+    );
+}
