@@ -287,7 +287,7 @@ pub fn params_section(reg: &mut Registry) -> Section {
                 Cell::Text(format!("{prefix}.{k}")),
                 Cell::Num(p.written, 4),
                 Cell::Text(p.unit.clone()),
-                Cell::Text(p.source.clone()),
+                Cell::Text(p.basis()),
                 Cell::Text(p.meaning.into()),
                 Cell::Text(format!("{}:{}", p.at.file.display(), p.at.line)),
             ]);

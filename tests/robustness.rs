@@ -763,14 +763,14 @@ fn messages_say_what_is_wrong_in_the_words_that_fit() {
     // An unknown server says where a server of one's own comes from.
     std::fs::write(
         dir.path().join("s.toml"),
-        "[scenario]\nname = \"s\"\n\n[[experiment]]\nid = \"e\"\nserver = \"rx2620\"\n\
+        "[scenario]\nname = \"s\"\n\n[[experiment]]\nid = \"e\"\nserver = \"rx3600\"\n\
          testbed = \"hp-2004-lab\"\ncells = 1\n\n[[experiment.card]]\nname = \"c\"\n\
          adapter = \"a9782a\"\nslot = \"s\"\n",
     )
     .unwrap();
     let out = iosim(dir.path(), &["run", "s.toml"]);
     let err = stderr(&out);
-    assert!(err.contains("unknown server `rx2620`"), "{err}");
+    assert!(err.contains("unknown server `rx3600`"), "{err}");
     assert!(err.contains("--models"), "{err}");
     // A slot on one rope says "1 rope".
     let out = iosim(dir.path(), &["show", "server", "rp8400-seu"]);

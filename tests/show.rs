@@ -333,8 +333,9 @@ fn shared_segments_and_a_controller_form_the_tree() {
 }
 
 /// The bundled servers, as `show server` lists them (sorted).
-const KNOWN: &str =
-    "known: i570, n4000, n4000-1cpu, pc-440bx, rp7410, rp8400-seu, rx6600, sx2000, v2500";
+const KNOWN: &str = "known: i570, k580, n4000, n4000-1cpu, n4000-2cpu, n4000-4cpu, n4000-6cpu, \
+     pc-440bx, rp4440, rp7410, rp7420, rp8400-seu, rp8420, rx2600, rx2620, rx2660, rx4640, rx6600, \
+     rx7640, rx8620, rx8640, sx2000, v2500";
 
 #[test]
 fn a_missing_or_unknown_server_lists_the_known_ones() {

@@ -93,13 +93,50 @@ pub fn execute(a: Args) -> iosim::Result<String> {
         ShowFormat::Csv => Format::Csv,
         ShowFormat::Json => Format::Json,
     };
+    let mut meta = vec![("parameters".into(), parameters)];
+    let mut sections = vec![server_tree_section(&tree, format == Format::Wide)];
+    if let Some(e) = &server.extends {
+        meta.push(("extends".into(), e.name.clone()));
+        sections.push(inherited_section(server));
+    }
     let rep = Report {
         command: format!("show server {}", tree.server),
-        meta: vec![("parameters".into(), parameters)],
-        sections: vec![server_tree_section(&tree, format == Format::Wide)],
+        meta,
+        sections,
         ..Default::default()
     };
     Ok(rep.render(format))
+}
+
+/// The values a server that `extends` another takes from it: each with
+/// the parameter set it is written in and its basis there (spec, document,
+/// assumed or fitted).
+fn inherited_section(server: &iosim::model::ServerSpec) -> Section {
+    let mut s = Section::new(
+        "inherited",
+        &["part", "parameter", "value", "unit", "from", "basis"],
+    );
+    let mut sets: Vec<(String, &iosim::model::ParamSet)> = vec![
+        ("server".into(), &server.params),
+        ("bridge".into(), &server.bridge),
+    ];
+    for c in &server.io_controllers {
+        sets.push((format!("controller {}", c.name), &c.params));
+    }
+    for (part, set) in sets {
+        for (k, v) in &set.map {
+            let Some(from) = &v.inherited else { continue };
+            s.rows.push(vec![
+                Cell::Text(part.clone()),
+                Cell::Text(k.clone()),
+                Cell::Num(v.written, if v.written.fract() == 0.0 { 0 } else { 3 }),
+                Cell::Text(v.unit.clone()),
+                Cell::Text(format!("{from} ({}:{})", v.at.file.display(), v.at.line)),
+                Cell::Text(v.source.clone()),
+            ]);
+        }
+    }
+    s
 }
 
 /// `iosim show adapter NAME` (`adapter`) or `iosim show testbed NAME`.
@@ -133,6 +170,9 @@ fn show_model(m: ModelArgs, adapter: bool) -> iosim::Result<String> {
     let mut sections = Vec::new();
     let (description, file) = if adapter {
         let a = reg.adapters.get(&name).ok_or_else(unknown)?;
+        if let Some(e) = &a.extends {
+            meta.push(("extends".into(), e.name.clone()));
+        }
         meta.push(("modes".into(), a.modes.join(", ")));
         let mut f = Section::new("functions", &["function", "engine", "link"]);
         for func in &a.functions {
@@ -181,7 +221,7 @@ fn show_model(m: ModelArgs, adapter: bool) -> iosim::Result<String> {
                 Cell::Text(k.clone()),
                 Cell::Num(v.written, if v.written.fract() == 0.0 { 0 } else { 3 }),
                 Cell::Text(v.unit.clone()),
-                Cell::Text(v.source.clone()),
+                Cell::Text(v.basis()),
             ]);
         }
     }

@@ -294,6 +294,9 @@ fn free_param(
             format!("`{pth}` is declared free twice"),
         ));
     }
+    if let Some(from) = &target.inherited {
+        return Err(src.invalid(&k("param"), f.param.span(), inherited_message(&pth, from)));
+    }
     if !target.is_fitted() {
         return Err(not_fitted(
             src,
@@ -618,6 +621,14 @@ fn not_fitted(
     )
 }
 
+/// Why `path`, a value its model takes from `from` through `extends`,
+/// cannot be freed or set by a fit on its own.
+fn inherited_message(path: &str, from: &str) -> String {
+    format!(
+        "`{path}` is inherited from `{from}` through `extends`: free or fit `{from}`'s value, which the model takes, or give the model a value of its own"
+    )
+}
+
 /// The value of setting `rule`, its default when absent, checked against
 /// its range (and, for a count, to be a whole number).
 fn setting(src: &Source, value: Option<&Spanned<f64>>, rule: &SettingRule) -> Result<f64> {
@@ -788,6 +799,14 @@ fn apply_fitted_inner(
                 }
                 continue;
             }
+        }
+        if let Some(from) = &target.inherited {
+            errs.push(src.invalid(
+                &k("path"),
+                p.path.span(),
+                inherited_message(p.path.get_ref(), from),
+            ));
+            continue;
         }
         if !target.is_fitted() {
             // A value fitted once must not outlive the decision to fix it.

@@ -6,6 +6,7 @@
 //! Every error names the file, the key and the line.
 
 mod calibration;
+mod extends;
 mod input;
 mod params;
 mod part;
@@ -21,15 +22,16 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Errors, Location, Result};
 use crate::model::{
-    AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, Framing, FunctionSpec, IoControllerSpec,
-    LinkSpec, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
+    AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, Extends, Framing, FunctionSpec,
+    IoControllerSpec, LinkSpec, OwnParts, Protocol, Registry, ServerSpec, SlotSpec, TestbedSpec,
 };
 use crate::units::readable;
 pub use calibration::{
     apply_bundled_fitted, apply_fitted, apply_fitted_text, fitted_file_text,
     load_bundled_calibration, load_calibration, parse_calibration, BundledFit, FittedEntry,
 };
-use params::{check_name, convert_params, spanned_list, whole_number};
+use extends::{extends_of, resolve_extends};
+use params::{check_name, convert_params, convert_some_params, spanned_list, whole_number};
 pub use part::open_parts;
 pub use place::{load_place_request, parse_place_request, place_request_from_args};
 pub use scenario::{load_bundled_scenarios, load_scenario, parse_scenario};
@@ -67,6 +69,7 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
         }
     }
     errs.finish(())?;
+    resolve_extends(&mut reg)?;
     check_registry(&reg)?;
     Ok(reg)
 }
@@ -78,6 +81,7 @@ pub fn load_registry(dirs: &[PathBuf]) -> Result<Registry> {
 pub fn parse_model(file: PathBuf, text: &str, base: &Registry) -> Result<Registry> {
     let mut reg = base.clone();
     add_user_models(&mut reg, &[(file, text)])?;
+    resolve_extends(&mut reg)?;
     check_registry(&reg)?;
     Ok(reg)
 }
@@ -89,6 +93,7 @@ fn bundled_registry() -> Result<Registry> {
         let src = Source::new(PathBuf::from(format!("<bundled>/{path}")), text);
         add_model(&mut reg, &src, false, &mut Vec::new())?;
     }
+    resolve_extends(&mut reg)?;
     Ok(reg)
 }
 
@@ -316,11 +321,12 @@ fn add_model(
             let protocol = match b.protocol.get_ref().as_str() {
                 "pci" => Some(Protocol::Pci),
                 "pcix" => Some(Protocol::PciX),
+                "hsc" => Some(Protocol::Hsc),
                 other => {
                     errs.push(src.invalid(
                         "protocol",
                         b.protocol.span(),
-                        format!("unknown protocol `{other}`; expected `pci` or `pcix`"),
+                        format!("unknown protocol `{other}`; expected `pci`, `pcix` or `hsc`"),
                     ));
                     None
                 }
@@ -381,8 +387,24 @@ fn add_model(
         "server" => {
             let s: raw::RawServer = src.parse(&raw::SERVER)?;
             let name = errs.take(check_name(src, "name", &s.name));
-            let params = errs.take(convert_params(src, "param", &s.param, schema::SERVER));
-            let bridge = errs.take(convert_params(src, "bridge", &s.bridge, schema::BRIDGE));
+            let extends = errs.take(extends_of(src, &s.extends)).flatten();
+            let whole = extends.is_none();
+            let params = errs.take(convert_some_params(
+                src,
+                "param",
+                s.param.as_ref(),
+                s.name.span(),
+                schema::SERVER,
+                whole,
+            ));
+            let bridge = errs.take(convert_some_params(
+                src,
+                "bridge",
+                s.bridge.as_ref(),
+                s.name.span(),
+                schema::BRIDGE,
+                whole,
+            ));
             let mut io_controllers: Vec<IoControllerSpec> = Vec::new();
             // Controllers named but not kept (their own error reported):
             // a slot under one is not also "unknown".
@@ -435,7 +457,9 @@ fn add_model(
                 }
             }
             let raw_slots: &[raw::RawSlot] = s.slot.as_ref().map_or(&[], |v| v.get_ref());
-            if raw_slots.is_empty() && s.chassis.is_empty() {
+            let own_io =
+                !raw_slots.is_empty() || !s.chassis.is_empty() || !s.io_controller.is_empty();
+            if raw_slots.is_empty() && s.chassis.is_empty() && (whole || own_io) {
                 errs.push(src.invalid(
                     "slot",
                     s.slot.as_ref().map_or(s.name.span(), |v| v.span()),
@@ -603,6 +627,15 @@ fn add_model(
                     io_controllers,
                     cpu: named("cpu", &s.cpu),
                     costs_from: named("costs_from", &s.costs_from),
+                    extends: extends.map(|(name, at)| Extends {
+                        name,
+                        at,
+                        resolved: false,
+                        own: OwnParts {
+                            io_tree: own_io,
+                            ..OwnParts::default()
+                        },
+                    }),
                     slots,
                     at: at.clone(),
                 },
@@ -612,17 +645,32 @@ fn add_model(
         "adapter" => {
             let a: raw::RawAdapter = src.parse(&raw::ADAPTER)?;
             let name = errs.take(check_name(src, "name", &a.name));
-            let modes = errs.take(spanned_list(src, "modes", &a.modes));
-            if a.function.get_ref().is_empty() {
+            let extends = errs.take(extends_of(src, &a.extends)).flatten();
+            let whole = extends.is_none();
+            let modes = match &a.modes {
+                Some(m) => errs.take(spanned_list(src, "modes", m)),
+                None if whole => {
+                    errs.push(src.invalid(
+                        "modes",
+                        a.name.span(),
+                        "missing `modes` (the bus modes the card runs, fastest first)",
+                    ));
+                    None
+                }
+                None => Some(Vec::new()),
+            };
+            let raw_functions: &[raw::RawFunction] =
+                a.function.as_ref().map_or(&[], |f| f.get_ref());
+            if raw_functions.is_empty() && whole {
                 errs.push(src.invalid(
                     "function",
-                    a.function.span(),
+                    a.function.as_ref().map_or(a.name.span(), |f| f.span()),
                     "an adapter needs at least one [[function]]",
                 ));
             }
             let mut functions: Vec<FunctionSpec> = Vec::new();
-            for (i, f) in a.function.get_ref().iter().enumerate() {
-                if let Some(f) = errs.take(function_spec(src, i, f, &functions)) {
+            for (i, f) in raw_functions.iter().enumerate() {
+                if let Some(f) = errs.take(function_spec(src, i, f, &functions, whole)) {
                     functions.push(f);
                 }
             }
@@ -676,7 +724,20 @@ fn add_model(
                     name: name.clone(),
                     description: a.description.clone(),
                     modes,
-                    modes_at: modes_at(src, "modes", &a.modes),
+                    modes_at: a
+                        .modes
+                        .as_ref()
+                        .map_or_else(Vec::new, |m| modes_at(src, "modes", m)),
+                    extends: extends.map(|(name, at)| Extends {
+                        name,
+                        at,
+                        resolved: false,
+                        own: OwnParts {
+                            modes: a.modes.is_some(),
+                            bridge: bridge.is_some(),
+                            ..OwnParts::default()
+                        },
+                    }),
                     bridge,
                     functions,
                     at: at.clone(),
@@ -960,6 +1021,7 @@ fn function_spec(
     i: usize,
     f: &raw::RawFunction,
     earlier: &[FunctionSpec],
+    whole: bool,
 ) -> Result<FunctionSpec> {
     let key = format!("function[{i}]");
     let mut errs = Errors::default();
@@ -994,6 +1056,9 @@ fn function_spec(
                 ),
             )),
             (Some(l), _) => link = Some(l.clone()),
+            // A function of an adapter that extends another may take the
+            // link of the parent's function of its name.
+            (None, _) if !whole => {}
             (None, _) => errs.push(src.invalid(
                 &format!("{key}.engine"),
                 f.engine.span(),
@@ -1005,11 +1070,13 @@ fn function_spec(
         }
     }
     let params = engine.and_then(|engine| {
-        errs.take(convert_params(
+        errs.take(convert_some_params(
             src,
             &format!("{key}.param"),
-            &f.param,
+            f.param.as_ref(),
+            f.name.span(),
             engine.rules(),
+            whole,
         ))
     });
     let (Some(name), Some(engine), Some(params), true) = (fname, engine, params, errs.is_empty())

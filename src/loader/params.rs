@@ -19,10 +19,29 @@ pub(crate) fn convert_params(
     raw: &Spanned<RawParams>,
     rules: &[ParamRule],
 ) -> Result<ParamSet> {
+    convert_some_params(src, table, Some(raw), raw.span(), rules, true)
+}
+
+/// [`convert_params`] of a table that may be absent (`at` is where its
+/// absence is reported), requiring every rule only when `require` (a model
+/// that `extends` another states only what it overrides).
+pub(crate) fn convert_some_params(
+    src: &Source,
+    table: &str,
+    raw: Option<&Spanned<RawParams>>,
+    at: std::ops::Range<usize>,
+    rules: &[ParamRule],
+    require: bool,
+) -> Result<ParamSet> {
+    let empty = RawParams::default();
+    let (map, span) = match raw {
+        Some(r) => (r.get_ref(), r.span()),
+        None => (&empty, at),
+    };
     let mut set = ParamSet::default();
     let mut errs = Errors::default();
     // The map is sorted by key; messages follow the file.
-    let mut entries: Vec<_> = raw.get_ref().iter().collect();
+    let mut entries: Vec<_> = map.iter().collect();
     entries.sort_by_key(|(k, _)| k.span().start);
     for (key, p) in entries {
         let path = format!("{table}.{}", key.get_ref());
@@ -30,11 +49,11 @@ pub(crate) fn convert_params(
             set.map.insert(key.get_ref().clone(), v);
         }
     }
-    for rule in rules {
-        if rule.absent.is_none() && !raw.get_ref().contains_key(rule.key) {
+    for rule in rules.iter().filter(|_| require) {
+        if rule.absent.is_none() && !map.contains_key(rule.key) {
             errs.push(src.invalid(
                 &format!("{table}.{}", rule.key),
-                raw.span(),
+                span.clone(),
                 format!(
                     "missing parameter `{}` ({}, {})",
                     rule.key, rule.meaning, rule.dim
@@ -102,6 +121,7 @@ fn convert_param(
         source: v.source.clone(),
         meaning: rule.meaning,
         at: src.at(path, p.span()),
+        inherited: None,
     })
 }
 

@@ -68,6 +68,7 @@ pub const SERVER: Shape = Table(&[
     ("kind", Any),
     ("name", Any),
     ("description", Any),
+    ("extends", Any),
     ("cpu", Any),
     ("costs_from", Any),
     ("param", PARAMS),
@@ -107,6 +108,7 @@ pub const ADAPTER: Shape = Table(&[
     ("kind", Any),
     ("name", Any),
     ("description", Any),
+    ("extends", Any),
     ("modes", Any),
     (
         "bridge",
@@ -264,12 +266,20 @@ pub struct RawServer {
     pub name: Spanned<String>,
     #[serde(default)]
     pub description: String,
+    /// The server whose every parameter, I/O tree and CPU this one takes,
+    /// overriding only what it states.
+    #[serde(default)]
+    pub extends: Option<Spanned<String>>,
     #[serde(default)]
     pub cpu: Option<Spanned<String>>,
     #[serde(default)]
     pub costs_from: Option<Spanned<String>>,
-    pub param: Spanned<RawParams>,
-    pub bridge: Spanned<RawParams>,
+    /// Required unless the server `extends` another.
+    #[serde(default)]
+    pub param: Option<Spanned<RawParams>>,
+    /// Required unless the server `extends` another.
+    #[serde(default)]
+    pub bridge: Option<Spanned<RawParams>>,
     #[serde(default)]
     pub io_controller: Vec<RawIoController>,
     #[serde(default)]
@@ -312,7 +322,8 @@ pub struct RawFunction {
     pub name: Spanned<String>,
     pub engine: Spanned<String>,
     pub link: Option<Spanned<String>>,
-    pub param: Spanned<RawParams>,
+    #[serde(default)]
+    pub param: Option<Spanned<RawParams>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -323,10 +334,18 @@ pub struct RawAdapter {
     pub name: Spanned<String>,
     #[serde(default)]
     pub description: String,
-    pub modes: Spanned<Vec<Spanned<String>>>,
+    /// The adapter whose modes, bridge and functions this one takes,
+    /// overriding only what it states.
+    #[serde(default)]
+    pub extends: Option<Spanned<String>>,
+    /// Required unless the adapter `extends` another.
+    #[serde(default)]
+    pub modes: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     pub bridge: Option<Spanned<RawCardBridge>>,
-    pub function: Spanned<Vec<RawFunction>>,
+    /// Required unless the adapter `extends` another.
+    #[serde(default)]
+    pub function: Option<Spanned<Vec<RawFunction>>>,
 }
 
 #[derive(Debug, Deserialize)]

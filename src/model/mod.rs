@@ -19,8 +19,8 @@ pub use params::{ParamSet, ParamValue};
 pub use place::{Apart, Domain, Objective, PlaceCard, PlaceRequest};
 pub use scenario::{Experiment, FigureScope, FigureSpec, RunSpec, Scenario, Workload};
 pub use spec::{
-    negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineDef, EngineKind, Framing,
-    FunctionSpec, IoControllerSpec, LinkSpec, Protocol, Registry, ServerSpec, SlotSpec,
-    TestbedSpec,
+    negotiate_mode, AdapterSpec, BusSpec, CardBridgeSpec, CpuSpec, EngineDef, EngineKind, Extends,
+    Framing, FunctionSpec, IoControllerSpec, LinkSpec, OwnParts, Protocol, Registry, ServerSpec,
+    SlotSpec, TestbedSpec,
 };
 pub use workload::{usual_direction, Demand, Direction, Shape, WorkloadArgs, WorkloadDef};

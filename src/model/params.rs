@@ -19,12 +19,26 @@ pub struct ParamValue {
     pub meaning: &'static str,
     /// Where it was written.
     pub at: Location,
+    /// The dotted prefix of the parameter set it is written in
+    /// (`server.rp8400-seu`), when this set takes it from there through
+    /// `extends`; `None`: written in this set's own file.
+    pub inherited: Option<String>,
 }
 
 impl ParamValue {
     /// True when the source says the value was fitted to published figures.
     pub fn is_fitted(&self) -> bool {
         self.source.trim_start().starts_with("fitted")
+    }
+
+    /// Its source as a reader should see it: for a value a model takes
+    /// through `extends`, `inherited from PREFIX: SOURCE` (the parameter
+    /// set it is written in, and that value's own basis).
+    pub fn basis(&self) -> String {
+        match &self.inherited {
+            Some(from) => format!("inherited from {from}: {}", self.source),
+            None => self.source.clone(),
+        }
     }
 }
 

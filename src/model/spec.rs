@@ -16,6 +16,12 @@ pub enum Protocol {
     Pci,
     /// PCI-X: split reads, posted writes, attribute phase.
     PciX,
+    /// HP's HSC / GSC+ system I/O bus (32-bit, about 40 MHz) under a
+    /// system bus converter (the U2/UTurn I/O adapter): a bus of its own
+    /// name and parameters whose reads are split transactions (the
+    /// converter fetches and returns the data, the card does not retry),
+    /// like PCI-X's; posted writes.
+    Hsc,
 }
 
 /// A bus mode (e.g. `pcix133`): one parameterised mechanism for every bus.
@@ -137,6 +143,9 @@ pub struct ServerSpec {
     /// The server whose CPU costs this one's absent costs are scaled from,
     /// by the ratio of the two CPUs' speed ratings, and where it is named.
     pub costs_from: Option<(String, Location)>,
+    /// The server this one `extends`: it takes every parameter of that
+    /// server not stated here, and its I/O tree unless it states its own.
+    pub extends: Option<Extends>,
     /// The slots.
     pub slots: Vec<SlotSpec>,
     /// Where it was defined.
@@ -284,8 +293,39 @@ pub struct AdapterSpec {
     pub functions: Vec<FunctionSpec>,
     /// Its on-card PCI-to-PCI bridge, if the functions sit behind one.
     pub bridge: Option<CardBridgeSpec>,
+    /// The adapter this one `extends`: it takes that adapter's modes,
+    /// bridge and functions, overriding only what it states.
+    pub extends: Option<Extends>,
     /// Where it was defined.
     pub at: Location,
+}
+
+/// A model's `extends = "NAME"`: the model of the same kind it takes every
+/// parameter from, overriding only what its own file states.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extends {
+    /// The model it extends.
+    pub name: String,
+    /// Where `extends` is written.
+    pub at: Location,
+    /// Whether the parent's values have been merged in (the loader merges
+    /// once, after every file of a load is read).
+    pub resolved: bool,
+    /// What the file stated itself, before the merge: its I/O tree (a
+    /// server), its modes (an adapter), its bridge.
+    pub own: OwnParts,
+}
+
+/// The parts of a model that `extends` another which its own file states
+/// (each part not stated is taken whole from the parent).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OwnParts {
+    /// A server's slots, chassis and I/O controllers.
+    pub io_tree: bool,
+    /// An adapter's bus modes.
+    pub modes: bool,
+    /// An adapter's on-card bridge.
+    pub bridge: bool,
 }
 
 /// An adapter's own PCI-to-PCI bridge: the card's functions share its
@@ -477,16 +517,41 @@ impl Registry {
     }
 
     /// Sets the parameter named `path` (`server.rp8400-seu.io_read_latency`)
-    /// to `base` (in its base unit). False when no such parameter exists.
+    /// to `base` (in its base unit), and with it every copy a model that
+    /// `extends` its model took of it. False when no such parameter exists.
     pub fn set_param(&mut self, path: &str, base: f64) -> bool {
+        self.update_param(path, |p| {
+            p.base = base;
+            if let Some((_, per_unit)) = crate::units::to_base(1.0, &p.unit) {
+                p.written = base / per_unit;
+            }
+        })
+    }
+
+    /// Applies `change` to the parameter named `path` and to every copy of
+    /// it that a model extending its model inherited; false when absent.
+    fn update_param(&mut self, path: &str, change: impl Fn(&mut super::ParamValue)) -> bool {
+        let mut owner: Option<(String, String)> = None;
         for (prefix, set) in self.param_sets_mut() {
             if let Some(key) = path.strip_prefix(&prefix).and_then(|k| k.strip_prefix('.')) {
-                if set.set(key, base) {
-                    return true;
+                if let Some(p) = set.map.get_mut(key) {
+                    change(p);
+                    owner = Some((prefix, key.to_string()));
+                    break;
                 }
             }
         }
-        false
+        let Some((prefix, key)) = owner else {
+            return false;
+        };
+        for (_, set) in self.param_sets_mut() {
+            if let Some(p) = set.map.get_mut(&key) {
+                if p.inherited.as_deref() == Some(prefix.as_str()) {
+                    change(p);
+                }
+            }
+        }
+        true
     }
 
     /// Replaces the value of `path` and records where the new value comes
@@ -501,16 +566,10 @@ impl Registry {
         if !self.set_param(path, base) {
             return false;
         }
-        for (prefix, set) in self.param_sets_mut() {
-            if let Some(key) = path.strip_prefix(&prefix).and_then(|k| k.strip_prefix('.')) {
-                if let Some(p) = set.map.get_mut(key) {
-                    p.source = source.to_string();
-                    p.at = at.clone();
-                    return true;
-                }
-            }
-        }
-        true
+        self.update_param(path, |p| {
+            p.source = source.to_string();
+            p.at = at.clone();
+        })
     }
 
     /// Adds the optional parameter named `path`, absent from its model, so
@@ -554,6 +613,7 @@ impl Registry {
                         line: 0,
                         column: 0,
                     },
+                    inherited: None,
                 },
             );
             return true;

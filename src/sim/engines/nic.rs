@@ -97,6 +97,10 @@ pub struct NicCfg {
     /// Whether the far end sends only while the receive FIFO has room
     /// (802.3x PAUSE, full duplex only).
     pub flow_control: bool,
+    /// Segments one large send carries (TCP segmentation offload): the
+    /// host pays its per-segment protocol cost once per large send; 1 for
+    /// no offload.
+    pub tso_segments: u64,
 }
 
 /// An adapter's own processor: its time per frame each way and per cell.
@@ -197,6 +201,9 @@ dma_engine_kind! {
         flow_control: Count whole, 0.0, 1.0,
             "1 if the MAC honours 802.3x PAUSE on a full-duplex link, so the far end sends only while the receive FIFO has room; 0 if the far end sends regardless (a receive-FIFO overrun is not modelled: the frame is kept)",
             absent = "802.3x flow control on a full-duplex link (a half-duplex link never has it: PAUSE is full duplex only)";
+        tso_segments: Count whole, 1.0, 64.0,
+            "TCP segmentation offload: segments one large send carries; the host's per-segment protocol cost (the server's `cpu_per_segment_sent`) is paid once per large send and the card cuts it into frames (the per-KiB copy cost stays per byte; descriptor reads stay per frame)",
+            absent = "no segmentation offload: the host builds every segment";
     }
 }
 
@@ -282,6 +289,7 @@ impl EngineType for Nic {
             pio_reads: whole(fp.pio_reads_per_interrupt) as u32,
             processor: card_processor(&fp, &f.at)?,
             flow_control: fp.flow_control.is_none_or(|v| v > 0.0) && eth.csma.is_none(),
+            tso_segments: fp.tso_segments.map_or(1, whole).max(1),
         };
         if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
             return Err(Error::Invalid {
@@ -511,7 +519,12 @@ impl Nic {
         }
         let calls = self.tcp.send_calls_in_next_segment();
         self.tcp.start_build();
-        let cost = segment_sent_cost(cx.stack(), self.tcp.mss()) + cx.stack().per_send_call * calls;
+        // With segmentation offload the per-segment protocol work is done
+        // once per large send: each segment bears its share.
+        let per_segment = cx.stack().per_segment_sent;
+        let offloaded = per_segment - Picos(per_segment.0 / self.cfg.tso_segments);
+        let cost = segment_sent_cost(cx.stack(), self.tcp.mss()) - offloaded
+            + cx.stack().per_send_call * calls;
         cx.cpu(CpuRole::Send, cost, ev(NicEv::SegmentBuilt), 0);
     }
 

@@ -54,7 +54,7 @@ impl<T: Copy> Platform<T> {
                 let item = BusItem::PciRead { op, left: bytes };
                 self.bus_enqueue(pl.bus, 2 * pl.local + 1, item, s);
             }
-            Protocol::PciX => {
+            Protocol::PciX | Protocol::Hsc => {
                 let max = pl.max_read.max(1);
                 let mut left = bytes;
                 while left > 0 {

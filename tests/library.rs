@@ -1,0 +1,206 @@
+//! Plausibility of the library's servers and cards: every smoke scenario of
+//! a library server (`scenarios/smoke/lib-*.toml`, no published figures)
+//! gives results that no capacity forbids. Written before the scenarios
+//! were first run:
+//!
+//! - no throughput above any link, bus, rope or I/O controller capacity;
+//! - a lone card in an unshared slot (an experiment whose id starts with
+//!   `lone.`) reaches its link's rate or names another limit that stops it;
+//! - every CPU's utilisation is within 0-100%;
+//! - an rx4640 with an A6826A doing 1 KB reads is limited by the card's
+//!   processor or a host CPU, and the output names which.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+mod common;
+
+/// Slack for a measured mean against a capacity (batch-means noise).
+const SLACK: f64 = 1.02;
+
+fn library_scenarios() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("scenarios/smoke")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("lib-") && n.ends_with(".toml"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("`{key}` is not a number in {v}"))
+}
+
+/// The rows of section `key` that belong to experiment `e`.
+fn rows<'a>(v: &'a Value, key: &str, e: &str) -> Vec<&'a Value> {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no `{key}`"))
+        .iter()
+        .filter(|r| r["experiment"] == e)
+        .collect()
+}
+
+/// Checks one experiment of one scenario's `run --format json` output.
+fn check_experiment(file: &str, v: &Value, exp: &Value) {
+    let e = exp["experiment"].as_str().expect("experiment id");
+    let at = format!("{file}: {e}");
+    let bottleneck = exp["bottleneck"].as_str().unwrap_or("").to_string();
+    let util = num(exp, "cpu_util_pct");
+    assert!((0.0..=100.0).contains(&util), "{at}: CPU {util}%");
+    for c in rows(v, "cpus", e) {
+        let u = num(c, "util_pct");
+        assert!((0.0..=100.0).contains(&u), "{at}: a CPU at {u}%");
+    }
+    for b in rows(v, "buses", e) {
+        let name = b["bus"].as_str().unwrap_or("?");
+        let (data, peak) = (num(b, "data_MB_s"), num(b, "peak_MB_s"));
+        assert!(data <= peak * SLACK, "{at}: bus {name} {data} > {peak}");
+        assert!(num(b, "bus_util_pct") <= 100.0 + 1e-9, "{at}: bus {name}");
+        let rope = num(b, "rope_capacity_MB_s");
+        for dir in ["rope_down_MB_s", "rope_up_MB_s"] {
+            let x = num(b, dir);
+            assert!(x <= rope * SLACK, "{at}: {name} {dir} {x} > {rope}");
+        }
+        assert!(
+            num(b, "rope_util_pct") <= 100.0 + 1e-9,
+            "{at}: ropes of {name}"
+        );
+        assert!(
+            num(b, "io_controller_util_pct") <= 100.0 + 1e-9,
+            "{at}: I/O controller above {name}"
+        );
+    }
+    let functions = rows(v, "functions", e);
+    assert!(!functions.is_empty(), "{at}: no function");
+    for f in &functions {
+        let name = f["function"].as_str().unwrap_or("?");
+        let ceiling = f["link_ceiling_MB_s"].as_f64().unwrap_or(0.0);
+        let (inn, out) = (num(f, "in_MB_s"), num(f, "out_MB_s"));
+        if ceiling > 0.0 {
+            assert!(inn <= ceiling * SLACK, "{at}: {name} in {inn} > {ceiling}");
+            assert!(out <= ceiling * SLACK, "{at}: {name} out {out} > {ceiling}");
+        }
+        for k in ["card_cpu_util_pct", "cpu_util_pct", "app_cpu_util_pct"] {
+            if let Some(u) = f[k].as_f64() {
+                assert!((0.0..=100.0 + 1e-9).contains(&u), "{at}: {name} {k} {u}");
+            }
+        }
+        if e.starts_with("lone.") && ceiling > 0.0 {
+            let moved = inn.max(out);
+            let first = bottleneck.split(';').next().unwrap_or("").trim();
+            assert!(
+                moved >= 0.95 * ceiling
+                    || (!first.is_empty() && !first.starts_with(&format!("link {name}"))),
+                "{at}: {name} moves {moved} of its link's {ceiling} MB/s and names no other limit ({bottleneck})"
+            );
+        }
+    }
+}
+
+#[test]
+fn library_smoke_scenarios_are_plausible() {
+    let files = library_scenarios();
+    assert!(files.len() >= 10, "library smoke scenarios: {files:?}");
+    for path in &files {
+        let v = common::run_json(None, path);
+        let file = path.file_name().and_then(|n| n.to_str()).unwrap_or("?");
+        let exps = v["experiments"].as_array().expect("experiments");
+        assert!(!exps.is_empty(), "{file}: no experiment");
+        for exp in exps {
+            check_experiment(file, &v, exp);
+        }
+    }
+}
+
+#[test]
+fn an_rx4640_a6826a_doing_1k_reads_is_bound_by_a_processor_and_says_which() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-rx4640.toml");
+    let v = common::run_json(None, &path);
+    let exp = v["experiments"]
+        .as_array()
+        .expect("experiments")
+        .iter()
+        .find(|x| x["experiment"] == "a6826a.1k-read")
+        .expect("the experiment a6826a.1k-read");
+    let bottleneck = exp["bottleneck"].as_str().expect("a bottleneck");
+    let first = bottleneck.split(';').next().unwrap_or("").trim();
+    assert!(
+        first.starts_with("processor of a6826a.") || first.starts_with("CPU "),
+        "the first limit is neither the card's processor nor a host CPU: {bottleneck}"
+    );
+    let busy: f64 = first
+        .rsplit_once('(')
+        .and_then(|(_, b)| b.strip_suffix("% busy)"))
+        .and_then(|p| p.parse().ok())
+        .expect("a busy percentage");
+    assert!(busy >= 90.0, "{bottleneck}");
+}
+
+#[test]
+fn a_k580_with_an_hsc_atm622_runs_on_its_hsc_bus() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-k580.toml");
+    let v = common::run_json(None, &path);
+    let bus = rows(&v, "buses", "lone.atm622-tx");
+    assert_eq!(bus.len(), 1);
+    assert_eq!(bus[0]["mode"], "hsc");
+    assert!(num(bus[0], "peak_MB_s") <= 160.0 + 1e-6, "{}", bus[0]);
+    let f = rows(&v, "functions", "lone.atm622-tx");
+    assert!(num(f[0], "out_MB_s") > 0.0);
+}
+
+/// TCP segmentation offload cuts the host's CPU per segment sent: the
+/// A9900A with TSO against a copy of it (through `extends`) without, on
+/// the same rx2600 sending one stream at the link's rate.
+#[test]
+fn segmentation_offload_cuts_the_senders_cpu() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let models = dir.path().join("models/adapters");
+    std::fs::create_dir_all(&models).expect("mkdir");
+    std::fs::write(
+        models.join("no-tso.toml"),
+        "kind = \"adapter\"\nname = \"a9900a-no-tso\"\nextends = \"a9900a\"\n\n[[function]]\nname = \"p0\"\nengine = \"nic\"\n\n[function.param]\ntso_segments = { value = 1, unit = \"count\", source = \"test: no offload\" }\n",
+    )
+    .expect("write");
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-rx2600.toml"),
+    )
+    .expect("the rx2600 smoke scenario");
+    let run = |adapter: &str| {
+        let scen = dir.path().join(format!("{adapter}.toml"));
+        std::fs::write(
+            &scen,
+            text.replace("adapter = \"a9900a\"", &format!("adapter = \"{adapter}\"")),
+        )
+        .expect("write");
+        let v = common::run_json(Some(&dir.path().join("models")), &scen);
+        let exp = v["experiments"]
+            .as_array()
+            .expect("experiments")
+            .iter()
+            .find(|x| x["experiment"] == "lone.gige-tx")
+            .expect("lone.gige-tx")
+            .clone();
+        let out = num(rows(&v, "functions", "lone.gige-tx")[0], "out_MB_s");
+        (num(&exp, "cpu_util_pct"), out)
+    };
+    let (cpu_tso, out_tso) = run("a9900a");
+    let (cpu_plain, out_plain) = run("a9900a-no-tso");
+    assert!(
+        (out_tso - out_plain).abs() <= 0.02 * out_plain,
+        "{out_tso} vs {out_plain}"
+    );
+    assert!(
+        cpu_tso < 0.9 * cpu_plain,
+        "TSO {cpu_tso}% against {cpu_plain}% without"
+    );
+}
