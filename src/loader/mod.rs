@@ -697,7 +697,9 @@ fn add_model(
                 })
             });
             let (Some(name), Some(modes), true) = (name, modes, errs.is_empty()) else {
-                refs.extend(mode_refs(src, "modes", &a.modes));
+                if let Some(m) = &a.modes {
+                    refs.extend(mode_refs(src, "modes", m));
+                }
                 if let Some(b) = &a.bridge {
                     let m = &b.get_ref().secondary_mode;
                     refs.push(Reference {
@@ -706,7 +708,8 @@ fn add_model(
                         at: src.at("bridge.secondary_mode", m.span()),
                     });
                 }
-                for (i, f) in a.function.get_ref().iter().enumerate() {
+                let functions = a.function.as_ref().map_or(&[][..], |f| f.get_ref().as_slice());
+                for (i, f) in functions.iter().enumerate() {
                     if let Some(l) = &f.link {
                         refs.push(Reference {
                             what: "link",
