@@ -184,7 +184,7 @@ fn an_unknown_name_far_from_every_known_one_suggests_none() {
     let o = common::iosim(&[
         "place",
         "--server",
-        "rx2620",
+        "dl380",
         "--testbed",
         "hp-2006-msa1500-lab",
         "--card",
@@ -194,7 +194,7 @@ fn an_unknown_name_far_from_every_known_one_suggests_none() {
     ]);
     let err = failed(&o);
     assert!(
-        err.starts_with("error: --server rx2620: unknown server `rx2620`; known: "),
+        err.starts_with("error: --server dl380: unknown server `dl380`; known: "),
         "{err}"
     );
     assert!(!err.contains("did you mean"), "{err}");
