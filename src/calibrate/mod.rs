@@ -140,39 +140,12 @@ impl Problem<'_> {
     /// Base-unit values from scaled ones (a discrete parameter takes the
     /// choice nearest its scaled value, the choices spread evenly on [0, 1]).
     pub fn unscale(&self, u: &[f64]) -> Vec<f64> {
-        self.free
-            .iter()
-            .zip(u)
-            .map(|(p, u)| {
-                if p.is_discrete() {
-                    let last = p.choices.len() - 1;
-                    p.choices[((u.clamp(0.0, 1.0) * last as f64).round() as usize).min(last)]
-                } else {
-                    p.at_scaled(*u)
-                }
-            })
-            .collect()
+        unscale_in(self.free, u)
     }
 
     /// Scaled values from base-unit ones.
     pub fn scale(&self, x: &[f64]) -> Vec<f64> {
-        self.free
-            .iter()
-            .zip(x)
-            .map(|(p, x)| {
-                if p.is_discrete() {
-                    let nearest = p
-                        .choices
-                        .iter()
-                        .enumerate()
-                        .min_by(|a, b| (a.1 - x).abs().total_cmp(&(b.1 - x).abs()))
-                        .map_or(0, |(i, _)| i);
-                    nearest as f64 / (p.choices.len() - 1) as f64
-                } else {
-                    p.scaled(*x)
-                }
-            })
-            .collect()
+        scale_in(self.free, x)
     }
 
     /// The scaled distance between neighbouring choices of each discrete
@@ -628,41 +601,103 @@ impl Problem<'_> {
 
     /// [`Problem::relevant`] found from the fingerprints at the bounds.
     fn find_relevant(&self) -> Vec<Vec<usize>> {
-        let exps: Vec<&crate::model::Experiment> = self
-            .scenarios
-            .iter()
-            .flat_map(|sc| sc.experiments.iter())
-            .collect();
-        let describe = |reg: &Registry| -> Vec<Option<String>> {
-            exps.iter()
-                .map(|e| {
-                    crate::sim::config::assemble(reg, e)
-                        .ok()
-                        .map(|c| c.fingerprint())
-                })
-                .collect()
-        };
-        let mid: Vec<f64> = self.unscale(&vec![0.5; self.free.len()]);
-        let base = describe(&self.registry_at(&mid));
-        let mut relevant = vec![Vec::new(); exps.len()];
-        for p in 0..self.free.len() {
-            let mut changed = vec![false; exps.len()];
-            for end in [0.0, 1.0] {
-                let mut u = self.scale(&mid);
-                u[p] = end;
-                let other = describe(&self.registry_at(&self.unscale(&u)));
-                for (i, (a, b)) in base.iter().zip(&other).enumerate() {
-                    changed[i] |= a.is_none() || b.is_none() || a != b;
-                }
-            }
-            for (i, c) in changed.iter().enumerate() {
-                if *c {
-                    relevant[i].push(p);
-                }
+        relevant_params(self.reg, self.scenarios, self.free)
+    }
+}
+
+/// Per experiment of `scenarios` (in scenario then file order), the free
+/// parameters (indices into `free`) that change its assembled configuration:
+/// those whose lowest and highest values (or first and last choices), the
+/// others at mid-range, give another configuration fingerprint
+/// (`SystemCfg::fingerprint`: what its work reads); the others stay at
+/// their mid-range values, exactly. An experiment that
+/// cannot be assembled at a bound counts every parameter. Assembly only: no
+/// simulation.
+pub fn relevant_params(
+    reg: &Registry,
+    scenarios: &[Scenario],
+    free: &[FreeParam],
+) -> Vec<Vec<usize>> {
+    let exps: Vec<&crate::model::Experiment> = scenarios
+        .iter()
+        .flat_map(|sc| sc.experiments.iter())
+        .collect();
+    let at = |x: &[f64]| {
+        let mut r = reg.clone();
+        for (p, v) in free.iter().zip(x) {
+            for path in p.paths() {
+                r.set_param(path, *v);
             }
         }
-        relevant
+        r
+    };
+    let describe = |reg: &Registry| -> Vec<Option<String>> {
+        exps.iter()
+            .map(|e| {
+                crate::sim::config::assemble(reg, e)
+                    .ok()
+                    .map(|c| c.fingerprint())
+            })
+            .collect()
+    };
+    let mid = unscale_in(free, &vec![0.5; free.len()]);
+    let base = describe(&at(&mid));
+    let mut relevant = vec![Vec::new(); exps.len()];
+    for p in 0..free.len() {
+        let mut changed = vec![false; exps.len()];
+        for end in [0.0, 1.0] {
+            // Only parameter p moves, in base units: a round trip through
+            // the scaled values would move the others by a rounding error,
+            // and an experiment that reads them would seem to read p.
+            let mut x = mid.clone();
+            x[p] = unscale_in(&free[p..=p], &[end])[0];
+            let other = describe(&at(&x));
+            for (i, (a, b)) in base.iter().zip(&other).enumerate() {
+                changed[i] |= a.is_none() || b.is_none() || a != b;
+            }
+        }
+        for (i, c) in changed.iter().enumerate() {
+            if *c {
+                relevant[i].push(p);
+            }
+        }
     }
+    relevant
+}
+
+/// Base-unit values of `free` from scaled ones (see [`Problem::unscale`]).
+fn unscale_in(free: &[FreeParam], u: &[f64]) -> Vec<f64> {
+    free.iter()
+        .zip(u)
+        .map(|(p, u)| {
+            if p.is_discrete() {
+                let last = p.choices.len() - 1;
+                p.choices[((u.clamp(0.0, 1.0) * last as f64).round() as usize).min(last)]
+            } else {
+                p.at_scaled(*u)
+            }
+        })
+        .collect()
+}
+
+/// Scaled values of `free` from base-unit ones (see [`Problem::scale`]).
+fn scale_in(free: &[FreeParam], x: &[f64]) -> Vec<f64> {
+    free.iter()
+        .zip(x)
+        .map(|(p, x)| {
+            if p.is_discrete() {
+                let nearest = p
+                    .choices
+                    .iter()
+                    .enumerate()
+                    .min_by(|a, b| (a.1 - x).abs().total_cmp(&(b.1 - x).abs()))
+                    .map_or(0, |(i, _)| i);
+                nearest as f64 / (p.choices.len() - 1) as f64
+            } else {
+                p.scaled(*x)
+            }
+        })
+        .collect()
 }
 
 /// A search's bound on the points of one batch (see
