@@ -517,6 +517,37 @@ mod tests {
         assert_within("all papers");
     }
 
+    /// A cross-validation fold holds every figure of one measured number,
+    /// and of one simulated run: Matrox Table 3 goes with Table 2, Table
+    /// 10's total and CPU with its ports.
+    #[test]
+    fn one_measurement_and_one_run_are_one_fold() {
+        let (_, spec, scenarios) = bundled();
+        let fold = super::super::folds(&scenarios);
+        let figs = measurements(&spec, &scenarios).unwrap();
+        for (id, _, class) in &figs {
+            let first = &figs[*class].0;
+            assert_eq!(fold[id], fold[first], "{id} and {first}");
+        }
+        assert_eq!(
+            fold["matrox.ttcp.10half.port1"],
+            fold["matrox.netperf.10half.port1.cpu"]
+        );
+        assert_eq!(
+            fold["matrox.twocards.100full.total"],
+            fold["matrox.twocards.100full.port8"]
+        );
+        assert_eq!(
+            fold["matrox.twocards.100full.cpu"],
+            fold["matrox.twocards.100half.port1"]
+        );
+        assert_ne!(
+            fold["matrox.ipfwd.10half.port1"],
+            fold["matrox.netperf.10half.port1"]
+        );
+        assert_ne!(fold["hp2g.fc-rd.pcix.c1"], fold["hp2g.fc-wr.pcix.c1"]);
+    }
+
     /// A group that names a figure the fit does not see is refused.
     #[test]
     fn a_group_naming_no_figure_is_refused() {

@@ -836,6 +836,70 @@ fn group_key(paper: &str, source: &str) -> String {
     format!("{paper} {}", crate::validate::figure_of(source))
 }
 
+/// The cross-validation fold of every figure of `scenarios` (by id): the
+/// figures of one paper figure or table ([`group_of`]), joined with every
+/// other figure of one simulated run: the figures of one experiment (a
+/// table's total with its ports, a CPU stated in the text beside its
+/// table) and those of experiments that simulate the same setup (Matrox
+/// Table 3, TTCP, is Table 2's run). A fold is named by its paper and its
+/// figures or tables (`paper Table 2 + Table 3`).
+pub fn folds(scenarios: &[Scenario]) -> HashMap<String, String> {
+    // Per figure: (id, paper, its figure or table, its run).
+    let mut figs: Vec<(String, String, String, usize)> = Vec::new();
+    let mut runs: Vec<String> = Vec::new();
+    for sc in scenarios {
+        for e in &sc.experiments {
+            let setup = crate::validate::experiment_seed(0, e).to_string();
+            let run = runs.iter().position(|r| *r == setup).unwrap_or_else(|| {
+                runs.push(setup);
+                runs.len() - 1
+            });
+            for f in &e.figures {
+                figs.push((
+                    f.id.clone(),
+                    sc.source.clone(),
+                    crate::validate::figure_of(&f.source),
+                    run,
+                ));
+            }
+        }
+    }
+    // Union-find over the figures: same paper figure, same run.
+    let mut parent: Vec<usize> = (0..figs.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for i in 0..figs.len() {
+        for j in 0..i {
+            let same_figure = figs[i].1 == figs[j].1 && figs[i].2 == figs[j].2;
+            if same_figure || figs[i].3 == figs[j].3 {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let mut names: HashMap<usize, (String, Vec<String>)> = HashMap::new();
+    for i in 0..figs.len() {
+        let r = root(&mut parent, i);
+        let entry = names
+            .entry(r)
+            .or_insert_with(|| (figs[r].1.clone(), Vec::new()));
+        if !entry.1.contains(&figs[i].2) {
+            entry.1.push(figs[i].2.clone());
+        }
+    }
+    (0..figs.len())
+        .map(|i| {
+            let (paper, parts) = &names[&root(&mut parent, i)];
+            (figs[i].0.clone(), format!("{paper} {}", parts.join(" + ")))
+        })
+        .collect()
+}
+
 /// One fitted parameter.
 #[derive(Debug, Clone)]
 pub struct ParamFit {
@@ -1430,6 +1494,12 @@ pub struct CrossValidation {
 
 /// Leave-one-group-out cross-validation. `progress` hears (group, index, count).
 ///
+/// A group is a fold of [`folds`]: a paper figure or table with every
+/// figure of the same simulated run, so no figure is held out while a
+/// figure of its own run trains. Only the free parameters are refit per
+/// fold; the structural choices (the calibration's `[[choice]]` tables)
+/// stay as they are.
+///
 /// A fold refits, from the declared initial values, the free parameters
 /// its left-out figures depend on and every parameter tied to them through
 /// other figures (the connected part of the graph of parameters and the
@@ -1465,6 +1535,8 @@ where
     };
     let all = fit(pb, start, from, |_| true, settings, objective, |_, _| {})?;
     let x_all: Vec<f64> = all.params.iter().map(|p| p.value).collect();
+    let fold_of = folds(pb.scenarios);
+    let group_of = |r: &FigureRow| fold_of.get(&r.id).cloned().unwrap_or_else(|| group_of(r));
     let mut groups: Vec<String> = Vec::new();
     for r in &all.rows_fitted {
         let g = group_of(r);
@@ -1485,7 +1557,12 @@ where
         .map(|(si, e)| {
             e.figures
                 .iter()
-                .map(|f| group_key(&pb.scenarios[*si].source, &f.source))
+                .map(|f| {
+                    fold_of
+                        .get(&f.id)
+                        .cloned()
+                        .unwrap_or_else(|| group_key(&pb.scenarios[*si].source, &f.source))
+                })
                 .collect()
         })
         .collect();

@@ -73,11 +73,16 @@ impl Setup {
 
     /// The fit's view of the models, figures and free parameters.
     pub fn problem(&self, common: &Common, runner: &Runner) -> Problem<'_> {
+        self.problem_at(common.seed, runner)
+    }
+
+    /// The fit's view at `seed`.
+    pub fn problem_at(&self, seed: u64, runner: &Runner) -> Problem<'_> {
         Problem {
             reg: &self.reg,
             scenarios: &self.scenarios,
             free: &self.spec.free,
-            seed: common.seed,
+            seed,
             runner: runner.clone(),
             memo: Default::default(),
         }
