@@ -474,6 +474,10 @@ fn too_many_free_parameters_for_the_figures_are_reported() {
             p.written
         ));
     }
+    // With the bundled accounting: its papers, measurements and choices.
+    let bundled_text = include_str!("../models/calibration.toml");
+    let accounting = bundled_text.find("[[paper]]").expect("the bundled papers");
+    text.push_str(&bundled_text[accounting..]);
     std::fs::write(dir.path().join("many.toml"), &text).expect("write");
     // Only a parameter its model file calls fitted can be freed: the servers
     // again, every value called fitted.
