@@ -193,7 +193,7 @@ pub fn account(reg: &Registry, spec: &CalibrationSpec, scenarios: &[Scenario]) -
         }
     }
     // The papers whose experiments each free parameter changes.
-    let relevant = super::relevant_params(reg, scenarios, &spec.free);
+    let relevant = super::runs::relevant_params(reg, scenarios, &spec.free);
     let exps: Vec<(&Scenario, &crate::model::Experiment)> = scenarios
         .iter()
         .flat_map(|sc| sc.experiments.iter().map(move |e| (sc, e)))
@@ -523,7 +523,7 @@ mod tests {
     #[test]
     fn one_measurement_and_one_run_are_one_fold() {
         let (_, spec, scenarios) = bundled();
-        let fold = super::super::folds(&scenarios);
+        let fold = crate::calibrate::runs::folds(&scenarios);
         let figs = measurements(&spec, &scenarios).unwrap();
         for (id, _, class) in &figs {
             let first = &figs[*class].0;
