@@ -314,7 +314,7 @@ fn the_cross_validation_says_where_its_full_fit_started() {
         (Some("--hand-set"), "from the initial values across"),
     ] {
         let args: Vec<&str> = base.iter().copied().chain(extra).collect();
-        let out = iosim_within(tmp.path(), &args, 120);
+        let out = iosim_within(tmp.path(), &args, 360);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
         let text = String::from_utf8_lossy(&out.stdout);
         let full = text
@@ -323,7 +323,7 @@ fn the_cross_validation_says_where_its_full_fit_started() {
             .unwrap_or_else(|| panic!("{args:?}: no full_fit line in\n{text}"));
         assert!(full.contains(want), "{args:?}: {full}");
         assert!(
-            text.contains("left out its group (paper figure or table), from the initial values"),
+            text.contains("left out its fold (its paper figure or table with every figure of the same simulated run), from the initial values"),
             "{args:?}"
         );
     }
@@ -578,7 +578,7 @@ fn max_wall_seconds_stops_every_long_command_with_exit_5() {
 #[test]
 fn the_cross_validation_gives_each_folds_objectives_beside_its_held_out_error() {
     let (tmp, args) = quick_cross_validation("json");
-    let out = iosim_within(tmp.path(), &args, 120);
+    let out = iosim_within(tmp.path(), &args, 360);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = j["fold_objectives"].as_array().expect("fold_objectives");

@@ -9,6 +9,7 @@
 pub mod budget;
 mod linalg;
 pub mod lm;
+mod runs;
 
 use std::collections::HashMap;
 
@@ -19,6 +20,8 @@ use crate::validate::{experiment_rows, FigureRow};
 use lm::{minimise, LmSettings};
 
 pub use budget::check_budget;
+pub use runs::{folds, relevant_params};
+use runs::{scale_in, unscale_in};
 
 /// The figures a fit sees, and how it runs the model.
 pub struct Problem<'a> {
@@ -140,39 +143,12 @@ impl Problem<'_> {
     /// Base-unit values from scaled ones (a discrete parameter takes the
     /// choice nearest its scaled value, the choices spread evenly on [0, 1]).
     pub fn unscale(&self, u: &[f64]) -> Vec<f64> {
-        self.free
-            .iter()
-            .zip(u)
-            .map(|(p, u)| {
-                if p.is_discrete() {
-                    let last = p.choices.len() - 1;
-                    p.choices[((u.clamp(0.0, 1.0) * last as f64).round() as usize).min(last)]
-                } else {
-                    p.at_scaled(*u)
-                }
-            })
-            .collect()
+        unscale_in(self.free, u)
     }
 
     /// Scaled values from base-unit ones.
     pub fn scale(&self, x: &[f64]) -> Vec<f64> {
-        self.free
-            .iter()
-            .zip(x)
-            .map(|(p, x)| {
-                if p.is_discrete() {
-                    let nearest = p
-                        .choices
-                        .iter()
-                        .enumerate()
-                        .min_by(|a, b| (a.1 - x).abs().total_cmp(&(b.1 - x).abs()))
-                        .map_or(0, |(i, _)| i);
-                    nearest as f64 / (p.choices.len() - 1) as f64
-                } else {
-                    p.scaled(*x)
-                }
-            })
-            .collect()
+        scale_in(self.free, x)
     }
 
     /// The scaled distance between neighbouring choices of each discrete
@@ -628,40 +604,7 @@ impl Problem<'_> {
 
     /// [`Problem::relevant`] found from the fingerprints at the bounds.
     fn find_relevant(&self) -> Vec<Vec<usize>> {
-        let exps: Vec<&crate::model::Experiment> = self
-            .scenarios
-            .iter()
-            .flat_map(|sc| sc.experiments.iter())
-            .collect();
-        let describe = |reg: &Registry| -> Vec<Option<String>> {
-            exps.iter()
-                .map(|e| {
-                    crate::sim::config::assemble(reg, e)
-                        .ok()
-                        .map(|c| c.fingerprint())
-                })
-                .collect()
-        };
-        let mid: Vec<f64> = self.unscale(&vec![0.5; self.free.len()]);
-        let base = describe(&self.registry_at(&mid));
-        let mut relevant = vec![Vec::new(); exps.len()];
-        for p in 0..self.free.len() {
-            let mut changed = vec![false; exps.len()];
-            for end in [0.0, 1.0] {
-                let mut u = self.scale(&mid);
-                u[p] = end;
-                let other = describe(&self.registry_at(&self.unscale(&u)));
-                for (i, (a, b)) in base.iter().zip(&other).enumerate() {
-                    changed[i] |= a.is_none() || b.is_none() || a != b;
-                }
-            }
-            for (i, c) in changed.iter().enumerate() {
-                if *c {
-                    relevant[i].push(p);
-                }
-            }
-        }
-        relevant
+        relevant_params(self.reg, self.scenarios, self.free)
     }
 }
 
@@ -1395,6 +1338,12 @@ pub struct CrossValidation {
 
 /// Leave-one-group-out cross-validation. `progress` hears (group, index, count).
 ///
+/// A group is a fold of [`folds`]: a paper figure or table with every
+/// figure of the same simulated run, so no figure is held out while a
+/// figure of its own run trains. Only the free parameters are refit per
+/// fold; the structural choices (the calibration's `[[choice]]` tables)
+/// stay as they are.
+///
 /// A fold refits, from the declared initial values, the free parameters
 /// its left-out figures depend on and every parameter tied to them through
 /// other figures (the connected part of the graph of parameters and the
@@ -1430,6 +1379,8 @@ where
     };
     let all = fit(pb, start, from, |_| true, settings, objective, |_, _| {})?;
     let x_all: Vec<f64> = all.params.iter().map(|p| p.value).collect();
+    let fold_of = folds(pb.scenarios);
+    let group_of = |r: &FigureRow| fold_of.get(&r.id).cloned().unwrap_or_else(|| group_of(r));
     let mut groups: Vec<String> = Vec::new();
     for r in &all.rows_fitted {
         let g = group_of(r);
@@ -1450,7 +1401,12 @@ where
         .map(|(si, e)| {
             e.figures
                 .iter()
-                .map(|f| group_key(&pb.scenarios[*si].source, &f.source))
+                .map(|f| {
+                    fold_of
+                        .get(&f.id)
+                        .cloned()
+                        .unwrap_or_else(|| group_key(&pb.scenarios[*si].source, &f.source))
+                })
                 .collect()
         })
         .collect();

@@ -14,7 +14,8 @@ use iosim::sections::figures_section;
 use iosim::validate::{summarise, FigureRow, PaperSummary};
 
 use super::fit::{
-    bound_cell, bound_word, objective_of, objective_text, progress_on, settings_of, Setup,
+    bound_cell, bound_word, budget_section, objective_of, objective_text, progress_on, settings_of,
+    Setup,
 };
 use super::{diag, positive_seconds, Common};
 
@@ -42,10 +43,17 @@ pub struct Args {
     /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
+    /// Print the fitted-value budget only (per paper: independent figures,
+    /// free values, choices made with the figures in view), without a fit.
+    #[arg(long, conflicts_with_all = ["refit", "force"])]
+    pub budget: bool,
 }
 
 /// `iosim calibrate`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
+    if a.budget {
+        return budget_cmd(&a.common, &a.calibration);
+    }
     calibrate_cmd(
         &a.common,
         &a.calibration,
@@ -54,6 +62,24 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         a.refit,
         runner,
     )
+}
+
+/// `iosim calibrate --budget`: the budget, no fit.
+fn budget_cmd(common: &Common, file: &Option<PathBuf>) -> iosim::Result<String> {
+    let setup = Setup::load(common, file)?;
+    let mut rep = Report {
+        command: "calibrate --budget".into(),
+        seed: common.seed,
+        ..Default::default()
+    };
+    rep.meta
+        .push(("calibration".into(), setup.spec.file.display().to_string()));
+    rep.meta.push((
+        "rule".into(),
+        "per paper and in all, at most one fitted value (a free value or a choice made with the figures in view) per five independent figures (distinct measured numbers)".into(),
+    ));
+    rep.sections.push(budget_section(&setup.budget));
+    Ok(rep.render(common.out_format()))
 }
 
 /// `iosim calibrate`.
@@ -121,8 +147,11 @@ fn calibrate_cmd(
     rep.meta
         .push(("calibration".into(), spec.file.display().to_string()));
     rep.meta.push(("objective".into(), objective_text(spec)));
-    for n in &spec.not_refit {
-        rep.meta.push(("fitted_not_refit".into(), n.clone()));
+    for c in &spec.choices {
+        rep.meta.push((
+            "choice".into(),
+            format!("{} ({}): {}", c.id, c.paper, c.choice),
+        ));
     }
     rep.meta.push((
         "hand_set".into(),

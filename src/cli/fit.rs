@@ -6,14 +6,15 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use iosim::app::Runner;
-use iosim::calibrate::{check_budget, lm::LmSettings, Objective, Problem};
+use iosim::calibrate::budget::{account, Budget, FIGURES_PER_FITTED_VALUE};
+use iosim::calibrate::{lm::LmSettings, Objective, Problem};
 use iosim::loader::{
     load_bundled_calibration, load_bundled_scenarios, load_calibration, load_registry,
 };
 use iosim::model::{CalibrationSpec, Registry, Scenario};
-use iosim::report::Cell;
+use iosim::report::{Cell, Section};
 
-use super::Common;
+use super::{diag, Common};
 
 /// The calibration file: `--calibration FILE`, or the bundled one.
 fn calibration(reg: &mut Registry, file: &Option<PathBuf>) -> iosim::Result<CalibrationSpec> {
@@ -36,6 +37,8 @@ pub struct Setup {
     pub in_use: Vec<f64>,
     /// Where those values come from, in words.
     pub in_use_label: String,
+    /// The fitted-value budget of the calibration over the figures.
+    pub budget: Budget,
 }
 
 impl Setup {
@@ -45,7 +48,13 @@ impl Setup {
         let spec = calibration(&mut reg, file)?;
         let mut scenarios = load_bundled_scenarios(&reg)?;
         scenarios.retain(|s| s.has_figures() && s.fit);
-        check_budget(&reg, &spec, &scenarios)?;
+        let budget = account(&reg, &spec, &scenarios)?;
+        for p in budget.over() {
+            diag(&format!(
+                "warning: over budget (at most one fitted value per {FIGURES_PER_FITTED_VALUE} independent figures): {}",
+                p.describe()
+            ));
+        }
         let (mut used, in_use_label) = common.registry()?;
         let in_use = spec
             .free
@@ -58,16 +67,22 @@ impl Setup {
             scenarios,
             in_use,
             in_use_label,
+            budget,
         })
     }
 
     /// The fit's view of the models, figures and free parameters.
     pub fn problem(&self, common: &Common, runner: &Runner) -> Problem<'_> {
+        self.problem_at(common.seed, runner)
+    }
+
+    /// The fit's view at `seed`.
+    pub fn problem_at(&self, seed: u64, runner: &Runner) -> Problem<'_> {
         Problem {
             reg: &self.reg,
             scenarios: &self.scenarios,
             free: &self.spec.free,
-            seed: common.seed,
+            seed,
             runner: runner.clone(),
             memo: Default::default(),
         }
@@ -129,4 +144,36 @@ pub fn bound_word(b: Option<&str>) -> &str {
         Some(_) => "its largest choice",
         None => "an inner choice",
     }
+}
+
+/// The budget's section: per paper and in all, the figures, the independent
+/// figures, the fitted values they allow, the free values and choices that
+/// count, and whether it holds.
+pub fn budget_section(b: &Budget) -> Section {
+    let mut s = Section::new(
+        "budget",
+        &[
+            "paper",
+            "figures",
+            "independent",
+            "allowed",
+            "free",
+            "choices",
+            "fitted",
+            "within",
+        ],
+    );
+    for p in b.papers.iter().chain(std::iter::once(&b.whole)) {
+        s.rows.push(vec![
+            Cell::Text(p.name.clone()),
+            Cell::Int(p.figures as u64),
+            Cell::Int(p.independent as u64),
+            Cell::Int(p.allowed() as u64),
+            Cell::Int(p.free.len() as u64),
+            Cell::Int(p.choices.len() as u64),
+            Cell::Int(p.fitted() as u64),
+            Cell::Text(if p.within() { "yes" } else { "no" }.into()),
+        ]);
+    }
+    s
 }

@@ -10,7 +10,10 @@ use super::input::{read, Source};
 use super::params::{check_value, in_range, whole_number};
 use super::raw::Shape::{self, Any, Table, Tables};
 use crate::error::{line_of, Error, Errors, Result};
-use crate::model::{CalibrationSpec, FittedValue, FreeParam, Registry};
+use crate::model::{
+    id_matches, CalibrationSpec, Choice, FittedValue, FreeParam, PaperDef, Registry,
+    SameMeasurement,
+};
 use crate::units::{range_text, readable, to_base, unknown_unit};
 
 #[derive(Debug, Deserialize)]
@@ -22,6 +25,37 @@ struct RawCalibration {
     description: String,
     calibration: Option<RawSettings>,
     free: Spanned<Vec<RawFree>>,
+    #[serde(default)]
+    paper: Vec<RawPaper>,
+    #[serde(default)]
+    same_measurement: Vec<RawSame>,
+    #[serde(default)]
+    choice: Vec<RawChoice>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPaper {
+    name: Spanned<String>,
+    sources: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSame {
+    figures: Spanned<Vec<String>>,
+    why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChoice {
+    id: Spanned<String>,
+    paper: Spanned<String>,
+    choice: String,
+    evidence: String,
+    #[serde(default)]
+    params: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -36,8 +70,6 @@ struct RawSettings {
     robust_above_pct: Option<Spanned<f64>>,
     pair_moves: Option<bool>,
     fine_scans: Option<bool>,
-    #[serde(default)]
-    not_refit: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -71,8 +103,22 @@ const CALIBRATION: Shape = Table(&[
             ("robust_above_pct", Any),
             ("pair_moves", Any),
             ("fine_scans", Any),
-            ("not_refit", Any),
         ]),
+    ),
+    ("paper", Tables(&Table(&[("name", Any), ("sources", Any)]))),
+    (
+        "same_measurement",
+        Tables(&Table(&[("figures", Any), ("why", Any)])),
+    ),
+    (
+        "choice",
+        Tables(&Table(&[
+            ("id", Any),
+            ("paper", Any),
+            ("choice", Any),
+            ("evidence", Any),
+            ("params", Any),
+        ])),
     ),
     (
         "free",
@@ -253,6 +299,29 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
             free.push(p);
         }
     }
+    let papers = papers(&src, &raw.paper, &mut errs);
+    let same_measurement = raw
+        .same_measurement
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| {
+            let key = format!("same_measurement[{i}].figures");
+            if g.figures.get_ref().is_empty() {
+                errs.push(src.invalid(
+                    &key,
+                    g.figures.span(),
+                    "a same_measurement group names at least one figure id or pattern",
+                ));
+                return None;
+            }
+            Some(SameMeasurement {
+                figures: g.figures.get_ref().clone(),
+                why: g.why.clone(),
+                at: src.at(&key, g.figures.span()),
+            })
+        })
+        .collect();
+    let choices = choices(&src, &raw.choice, &papers, reg, &mut errs);
     errs.finish(CalibrationSpec {
         file: path.to_path_buf(),
         free,
@@ -265,8 +334,107 @@ pub fn parse_calibration(path: &Path, text: &str, reg: &mut Registry) -> Result<
         robust_above_pct,
         pair_moves: c.pair_moves.unwrap_or(true),
         fine_scans: c.fine_scans.unwrap_or(true),
-        not_refit: c.not_refit.clone(),
+        papers,
+        same_measurement,
+        choices,
     })
+}
+
+/// The `[[paper]]` tables: names unique.
+fn papers(src: &Source, raw: &[RawPaper], errs: &mut Errors) -> Vec<PaperDef> {
+    let mut out: Vec<PaperDef> = Vec::new();
+    for (i, p) in raw.iter().enumerate() {
+        let key = format!("paper[{i}].name");
+        let name = p.name.get_ref().clone();
+        if out.iter().any(|q| q.name == name) {
+            errs.push(src.invalid(
+                &key,
+                p.name.span(),
+                format!("paper `{name}` is declared twice"),
+            ));
+            continue;
+        }
+        out.push(PaperDef {
+            name,
+            sources: p.sources.clone(),
+            at: src.at(&key, p.name.span()),
+        });
+    }
+    out
+}
+
+/// The `[[choice]]` tables: ids unique, each of a declared paper, each
+/// parameter pattern naming at least one model parameter.
+fn choices(
+    src: &Source,
+    raw: &[RawChoice],
+    papers: &[PaperDef],
+    reg: &Registry,
+    errs: &mut Errors,
+) -> Vec<Choice> {
+    let mut paths: Vec<String> = Vec::new();
+    let mut reg = reg.clone();
+    for (prefix, set) in reg.param_sets_mut() {
+        paths.extend(set.map.keys().map(|k| format!("{prefix}.{k}")));
+    }
+    let mut out: Vec<Choice> = Vec::new();
+    for (i, c) in raw.iter().enumerate() {
+        let k = |s: &str| format!("choice[{i}].{s}");
+        let id = c.id.get_ref().clone();
+        let well_formed = !id.is_empty()
+            && id
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-');
+        if !well_formed {
+            errs.push(src.invalid(
+                &k("id"),
+                c.id.span(),
+                "a choice id is lower-case letters, digits and `-`",
+            ));
+            continue;
+        }
+        if out.iter().any(|x| x.id == id) {
+            errs.push(src.invalid(
+                &k("id"),
+                c.id.span(),
+                format!("choice `{id}` is declared twice"),
+            ));
+            continue;
+        }
+        if !papers.iter().any(|p| &p.name == c.paper.get_ref()) {
+            errs.push(src.invalid(
+                &k("paper"),
+                c.paper.span(),
+                format!("no [[paper]] named `{}`", c.paper.get_ref()),
+            ));
+            continue;
+        }
+        let mut ok = true;
+        for p in &c.params {
+            if !paths.iter().any(|q| id_matches(p.get_ref(), q)) {
+                errs.push(src.invalid(
+                    &k("params"),
+                    p.span(),
+                    format!(
+                        "no model parameter matches `{}` (see `iosim params`)",
+                        p.get_ref()
+                    ),
+                ));
+                ok = false;
+            }
+        }
+        if ok {
+            out.push(Choice {
+                id,
+                paper: c.paper.get_ref().clone(),
+                choice: c.choice.clone(),
+                evidence: c.evidence.clone(),
+                params: c.params.iter().map(|p| p.get_ref().clone()).collect(),
+                at: src.at(&k("id"), c.id.span()),
+            });
+        }
+    }
+    out
 }
 
 /// Free parameter `i` of a calibration file, checked against the registry

@@ -67,10 +67,74 @@ pub struct CalibrationSpec {
     /// parameter once more over a finer grid (`fine_scans`, true when
     /// absent; see `calibrate::lm::compass`).
     pub fine_scans: bool,
-    /// Fitted values that are not free parameters (structural choices made
-    /// with the figures in view, which cross-validation cannot refit); they
-    /// count against the budget of one fitted value per five figures.
-    pub not_refit: Vec<String>,
+    /// The papers the budget counts apart (`[[paper]]`): each a name and
+    /// the scenario sources that are its figures.
+    pub papers: Vec<PaperDef>,
+    /// Published figures that are one measured number (`[[same_measurement]]`).
+    pub same_measurement: Vec<SameMeasurement>,
+    /// Every value or structural choice made with the figures in view that
+    /// is not a free parameter (`[[choice]]`); each counts against its
+    /// paper's budget and the whole's.
+    pub choices: Vec<Choice>,
+}
+
+/// A paper of the budget: a name and the scenario `source`s of its figures
+/// (one document may be transcribed in several files).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaperDef {
+    /// Short name, as reports print it.
+    pub name: String,
+    /// Scenario sources whose figures are this paper's.
+    pub sources: Vec<String>,
+    /// Where it was declared.
+    pub at: Location,
+}
+
+/// Figures that are one measured number: a number the text repeats, one run
+/// published in two units, ports of one test that differ by noise, a total
+/// of published ports. They count as one independent figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SameMeasurement {
+    /// Figure ids; `*` stands for any text without a `.`.
+    pub figures: Vec<String>,
+    /// Why they are one number, in the paper's words.
+    pub why: String,
+    /// Where it was declared.
+    pub at: Location,
+}
+
+/// A value or structural choice made with the figures in view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    /// Short id, cited as `choice:ID` wherever a text mentions the choice.
+    pub id: String,
+    /// The paper (a [`PaperDef`] name) whose figures were in view.
+    pub paper: String,
+    /// What was chosen.
+    pub choice: String,
+    /// The figures or fits it was chosen on.
+    pub evidence: String,
+    /// The model parameters it sets (`*` stands for any text without a
+    /// `.`); empty for a choice made in code or in a scenario.
+    pub params: Vec<String>,
+    /// Where it was declared.
+    pub at: Location,
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of
+/// characters without a `.`.
+pub fn id_matches(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, rest)) => {
+            let Some(tail) = text.strip_prefix(head) else {
+                return false;
+            };
+            // The star takes 0..n characters before the first `.`.
+            let stop = tail.find('.').unwrap_or(tail.len());
+            (0..=stop).any(|k| id_matches(rest, &tail[k..]))
+        }
+    }
 }
 
 impl FreeParam {

@@ -10,7 +10,9 @@ pub mod schema;
 mod spec;
 mod workload;
 
-pub use calibration::{CalibrationSpec, FittedValue, FreeParam};
+pub use calibration::{
+    id_matches, CalibrationSpec, Choice, FittedValue, FreeParam, PaperDef, SameMeasurement,
+};
 pub use card::{
     fit_card, fit_cards, fit_link, fit_segments, CardFit, CardKey, CardProblem, CardRequest,
     SegmentFit,

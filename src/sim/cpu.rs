@@ -28,8 +28,8 @@
 //! I/O, `pio_reads_per_interrupt` per received frame), one at a time: the CPU
 //! stays busy, stalled, until each value is back (see `bus` and `path`).
 //!
-//! This placement is a structural choice made with the rp8400 figures in view,
-//! so it counts as fitted (`not_refit` in `models/calibration.toml`). The
+//! This placement is a structural choice made with the rp8400 figures in view (choice:cpu-placement),
+//! so it counts as fitted: choice:cpu-placement in `models/calibration.toml`. The
 //! alternatives considered:
 //! - everything on one CPU per function (the earlier model): GigE
 //!   bidirectional then depends on how the cost splits between segments sent
