@@ -708,7 +708,10 @@ fn add_model(
                         at: src.at("bridge.secondary_mode", m.span()),
                     });
                 }
-                let functions = a.function.as_ref().map_or(&[][..], |f| f.get_ref().as_slice());
+                let functions = a
+                    .function
+                    .as_ref()
+                    .map_or(&[][..], |f| f.get_ref().as_slice());
                 for (i, f) in functions.iter().enumerate() {
                     if let Some(l) = &f.link {
                         refs.push(Reference {
