@@ -130,9 +130,12 @@ fn models_and_code_cite_nothing_outside_the_repository() {
         let text = std::fs::read_to_string(p).unwrap_or_default();
         let in_models = rel(p).starts_with("models");
         for (i, line) in text.lines().enumerate() {
+            // A `[[paper]]`'s sources are the scenarios' paper ids (data
+            // that names a paper, as `validate` prints it), not citations.
+            let paper_ids = line.trim_start().starts_with("sources = [");
             if line.contains("hardware-facts")
                 || line.contains("published-claims")
-                || (in_models && line.contains(".txt"))
+                || (in_models && line.contains(".txt") && !paper_ids)
             {
                 bad.push(format!("{}:{}: {}", rel(p), i + 1, line.trim()));
             }
