@@ -125,21 +125,8 @@ pub fn of_scenarios(reg: &Registry, runs: &[(&Scenario, Vec<ExperimentResult>)])
 /// ceiling short of the request's precision.
 pub fn of_placement(reg: &Registry, p: &Placement) -> Vec<String> {
     let req = &p.request;
-    let e = Experiment {
-        id: req.name.clone(),
-        server: req.server.clone(),
-        testbed: req.testbed.clone(),
-        cells: req.cells,
-        cards: req
-            .cards
-            .iter()
-            .map(|c| (c.label.clone(), c.adapter.clone(), String::new()))
-            .collect(),
-        links: req.cards.iter().map(|c| c.link.clone()).collect(),
-        workloads: req.workloads.clone(),
-        figures: Vec::new(),
-        at: req.objective_at.clone(),
-    };
+    let unplaced = vec![String::new(); req.cards.len()];
+    let e = crate::place::request_experiment(req, req.name.clone(), unplaced);
     let mut out: Vec<String> = testbed(reg, &e)
         .into_iter()
         .map(|w| {

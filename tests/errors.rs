@@ -106,14 +106,22 @@ fn a_bad_io_controller_is_one_error_not_one_more_per_slot_under_it() {
     );
 }
 
-#[test]
-fn a_place_request_given_by_flags_is_answered_by_flag_with_no_cascade() {
-    let o = common::iosim(&[
+/// `iosim place` on the rx6600 and the 2006 lab's test bed, with `flags`.
+fn place_on_rx6600(flags: &[&str]) -> Output {
+    let mut args = vec![
         "place",
         "--server",
         "rx6600",
         "--testbed",
         "hp-2006-msa1500-lab",
+    ];
+    args.extend_from_slice(flags);
+    common::iosim(&args)
+}
+
+#[test]
+fn a_place_request_given_by_flags_is_answered_by_flag_with_no_cascade() {
+    let o = place_on_rx6600(&[
         "--card",
         "fc=ab379b",
         "--card",
@@ -139,12 +147,7 @@ fn a_place_request_given_by_flags_is_answered_by_flag_with_no_cascade() {
     assert!(!err.contains("<command line>"), "{err}");
     assert!(!err.contains("carries no workload"), "{err}");
     // An unknown model named by a flag: the flag, the nearest name, --models.
-    let o = common::iosim(&[
-        "place",
-        "--server",
-        "rx6600",
-        "--testbed",
-        "hp-2006-msa1500-lab",
+    let o = place_on_rx6600(&[
         "--card",
         "fc=ab379x*2",
         "--workload",
@@ -159,12 +162,7 @@ fn a_place_request_given_by_flags_is_answered_by_flag_with_no_cascade() {
     );
     assert!(err.contains("--models DIR"), "{err}");
     // A card with no workload at all is still said, by its flag.
-    let o = common::iosim(&[
-        "place",
-        "--server",
-        "rx6600",
-        "--testbed",
-        "hp-2006-msa1500-lab",
+    let o = place_on_rx6600(&[
         "--card",
         "fc=ab379b",
         "--card",

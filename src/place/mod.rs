@@ -209,6 +209,13 @@ pub struct Placement {
 
 /// The experiment that puts `req`'s cards in `slots`.
 fn experiment(req: &PlaceRequest, names: &[String], id: String, slots: &[usize]) -> Experiment {
+    let slots = slots.iter().map(|&s| names[s].clone()).collect();
+    request_experiment(req, id, slots)
+}
+
+/// The experiment of `req`'s cards and workloads, card `i` in the slot
+/// named `slots[i]` (empty: not placed yet).
+pub(crate) fn request_experiment(req: &PlaceRequest, id: String, slots: Vec<String>) -> Experiment {
     Experiment {
         id,
         server: req.server.clone(),
@@ -218,7 +225,7 @@ fn experiment(req: &PlaceRequest, names: &[String], id: String, slots: &[usize])
             .cards
             .iter()
             .zip(slots)
-            .map(|(c, &s)| (c.label.clone(), c.adapter.clone(), names[s].clone()))
+            .map(|(c, s)| (c.label.clone(), c.adapter.clone(), s))
             .collect(),
         links: req.cards.iter().map(|c| c.link.clone()).collect(),
         workloads: req.workloads.clone(),
