@@ -24,8 +24,8 @@ fn scenarios_left_out_of_the_fit_have_figures_and_the_fit_sees_only_the_others()
         papers,
         [
             "hp-atm-a5483a-a5513a-a5515a-1999.txt",
-            "hp-rp7410-gige-2002.txt",
             "hp-ab379b-charts-and-hpux-mass-storage.txt (B: HP-UX 11i v3 mass storage paper)",
+            "hp-rp7410-gige-2002.txt",
         ]
     );
     for s in &left_out {
