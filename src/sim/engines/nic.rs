@@ -6,6 +6,13 @@
 //! 2. read of the frame (MAC header to payload), in `max_read` requests;
 //! 3. posted write of the descriptor back once the frame has left.
 //!
+//! The transmit engine fetches a frame once the transmit FIFO has room for
+//! all of it. On a full-duplex link the frame on the wire gives its room
+//! back as it is sent (at the line rate), so the next frame's fetch overlaps
+//! the wire; on a half-duplex link a frame keeps its room until it has left,
+//! since a collision sends it again from the FIFO. The wire starts a frame
+//! only once it is whole in the FIFO (no transmit threshold).
+//!
 //! Per received frame (data segment or ACK):
 //! 1. posted write of the frame, in `write_burst` bursts;
 //! 2. posted write of a status descriptor;
@@ -72,7 +79,7 @@ use crate::sim::wire::{Frame, FrameKind, Way};
 use crate::sim::workloads::tcp::{
     check_socket, copy_cost, packet_cost, segment_sent_cost, TcpConn,
 };
-use crate::units::{BytesPerSec, Picos};
+use crate::units::{BytesPerSec, MoveRate, Picos};
 
 /// NIC engine parameters.
 #[derive(Debug, Clone)]
@@ -379,6 +386,8 @@ pub enum NicEv {
     RxReassembled,
     /// DMA: a transmit descriptor has been written back.
     TxWriteback,
+    /// Timer: the frame on the wire has left room for the next fetch.
+    TxRoom,
     /// DMA: a batch of receive descriptors has been read.
     RxDesc,
     /// DMA: a received frame has been written to host memory.
@@ -412,6 +421,35 @@ fn ev<T: From<NicEv>>(e: NicEv) -> T {
     T::from(e)
 }
 
+/// A frame leaving the transmit FIFO as the wire sends it.
+#[derive(Debug, Clone, Copy)]
+struct Drain {
+    /// When it started on the wire.
+    start: Picos,
+    /// Its bytes in the FIFO.
+    bytes: u64,
+    /// Its time on the wire.
+    time: Picos,
+}
+
+impl Drain {
+    /// Bytes sent by `now`.
+    fn sent(&self, now: Picos) -> u64 {
+        let elapsed = now.0.saturating_sub(self.start.0);
+        if elapsed >= self.time.0 || self.time.0 == 0 {
+            return self.bytes;
+        }
+        ((self.bytes as u128 * elapsed as u128) / self.time.0 as u128) as u64
+    }
+
+    /// When `bytes` of it have been sent (at most its end).
+    fn sent_at(&self, bytes: u64) -> Picos {
+        let bytes = bytes.min(self.bytes);
+        let t = (self.time.0 as u128 * bytes as u128).div_ceil(self.bytes.max(1) as u128);
+        Picos(self.start.0 + t as u64)
+    }
+}
+
 /// NIC state.
 #[derive(Debug)]
 pub struct Nic {
@@ -426,6 +464,10 @@ pub struct Nic {
     reassembling: VecDeque<Frame>,
     tx_fifo: VecDeque<Frame>,
     tx_fifo_used: u64,
+    /// The frame leaving the transmit FIFO on a full-duplex wire.
+    draining: Option<Drain>,
+    /// A wake-up is set for when the draining frame leaves room.
+    room_timer: bool,
     rx_fifo: VecDeque<Frame>,
     rx_fifo_used: u64,
     rx_dma_busy: bool,
@@ -453,6 +495,8 @@ impl Nic {
             reassembling: VecDeque::new(),
             tx_fifo: VecDeque::new(),
             tx_fifo_used: 0,
+            draining: None,
+            room_timer: false,
             rx_fifo: VecDeque::new(),
             rx_fifo_used: 0,
             rx_dma_busy: false,
@@ -507,7 +551,20 @@ impl Nic {
 
     /// Starts the next frame on wire `way` if it is idle.
     pub fn kick<T: Token<NicEv>>(&mut self, way: Way, cx: &mut Ctx<'_, T>) {
-        kick_wire(cx, way, || self.next_frame(way));
+        let mut started = None;
+        kick_wire(cx, way, || {
+            let frame = self.next_frame(way);
+            started = frame;
+            frame
+        });
+        if let (Way::Out, Some(frame), None) = (way, started, &self.eth.csma) {
+            self.draining = Some(Drain {
+                start: cx.now(),
+                bytes: frame.bytes,
+                time: MoveRate::new(self.eth.rate).time(frame.wire_bytes),
+            });
+            self.tx_pump(cx);
+        }
     }
 
     /// The sender builds another segment if the ring and the window allow.
@@ -536,7 +593,17 @@ impl Nic {
         let Some(&frame) = self.tx_ring.front() else {
             return;
         };
-        if self.tx_fifo_used + frame.bytes > self.cfg.tx_fifo {
+        let now = cx.now();
+        let sent = self.draining.map_or(0, |d| d.sent(now));
+        if self.tx_fifo_used - sent + frame.bytes > self.cfg.tx_fifo {
+            // Wake when the frame on the wire has sent enough, if it can.
+            let need = self.tx_fifo_used + frame.bytes - self.cfg.tx_fifo;
+            if let Some(d) = self.draining {
+                if need <= d.bytes && !self.room_timer {
+                    self.room_timer = true;
+                    cx.at(d.sent_at(need), ev(NicEv::TxRoom));
+                }
+            }
             return;
         }
         self.tx_ring.pop_front();
@@ -597,6 +664,10 @@ impl Nic {
                 self.rx_pump(cx);
             }
             NicEv::TxWriteback => {}
+            NicEv::TxRoom => {
+                self.room_timer = false;
+                self.tx_pump(cx);
+            }
             NicEv::RxDesc => {
                 self.rx_desc += self.cfg.rx_desc_batch;
                 self.rx_desc_fetching = false;
@@ -732,6 +803,7 @@ impl Nic {
         match way {
             Way::Out => {
                 self.tx_fifo_used -= frame.bytes;
+                self.draining = None;
                 cx.dma_write(self.cfg.descriptor, ev(NicEv::TxWriteback));
                 self.tx_pump(cx);
                 self.try_send(cx);
@@ -773,6 +845,27 @@ impl Nic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_on_the_wire_gives_its_fifo_room_back_at_the_line_rate() {
+        let d = Drain {
+            start: Picos(1_000),
+            bytes: 1518,
+            time: Picos(123_040_000),
+        };
+        assert_eq!(d.sent(Picos(0)), 0);
+        assert_eq!(d.sent(Picos(1_000)), 0);
+        assert_eq!(d.sent(Picos(1_000 + 61_520_000)), 759);
+        assert_eq!(d.sent(Picos(u64::MAX)), 1518);
+        // When a number of bytes has gone: never before, and the whole
+        // frame at the wire's end.
+        for bytes in [1, 100, 759, 988, 1517, 1518] {
+            let t = d.sent_at(bytes);
+            assert!(d.sent(t) >= bytes, "{bytes} bytes by {t:?}");
+            assert!(d.sent(Picos(t.0 - 1)) < bytes, "{bytes} bytes before {t:?}");
+        }
+        assert_eq!(d.sent_at(5000), Picos(1_000 + 123_040_000));
+    }
 
     #[test]
     fn a_card_processor_costs_its_time_per_frame_and_per_cell() {
