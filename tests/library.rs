@@ -8,7 +8,11 @@
 //!   `lone.`) reaches its link's rate or names another limit that stops it;
 //! - every CPU's utilisation is within 0-100%;
 //! - an rx4640 with an A6826A doing 1 KB reads is limited by the card's
-//!   processor or a host CPU, and the output names which.
+//!   processor or a host CPU, and the output names which;
+//! - a parallel SCSI link is one half-duplex bus: what a channel reads and
+//!   writes together stays within its bus's ceiling, and a lone channel
+//!   reaches that ceiling (less its connections) or names another limit;
+//!   small I/Os name the bus or the channel's processor.
 
 use std::path::PathBuf;
 
@@ -203,4 +207,57 @@ fn segmentation_offload_cuts_the_senders_cpu() {
         cpu_tso < 0.9 * cpu_plain,
         "TSO {cpu_tso}% against {cpu_plain}% without"
     );
+}
+
+/// The `experiment` row of `id` in a run's JSON output.
+fn experiment<'a>(v: &'a Value, id: &str) -> &'a Value {
+    v["experiments"]
+        .as_array()
+        .expect("experiments")
+        .iter()
+        .find(|x| x["experiment"] == id)
+        .unwrap_or_else(|| panic!("the experiment {id}"))
+}
+
+/// A parallel SCSI link is one half-duplex bus shared by the channel and its
+/// devices: reads and writes on one channel share its ceiling (a Fibre
+/// Channel port would carry each direction at its own), each channel of a
+/// dual-channel card has a bus of its own, and a lone channel doing large
+/// reads comes within its connections' cost of its bus's ceiling.
+#[test]
+fn a_parallel_scsi_channel_shares_one_half_duplex_bus() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-scsi.toml");
+    let v = common::run_json(None, &path);
+    // Large reads on one U320 channel: the bus's ceiling, less about one
+    // connection (4 us) per 256 KiB I/O besides the command's and status's.
+    let f = &rows(&v, "functions", "lone.a7173a-read")[0];
+    let ceiling = num(f, "link_ceiling_MB_s");
+    assert!(ceiling > 300.0 && ceiling <= 320.0, "{f}");
+    let read = num(f, "in_MB_s");
+    assert!(read >= 0.9 * ceiling && read <= ceiling * SLACK, "{f}");
+    // Reads and writes at once on one channel: their sum within the bus.
+    let f = &rows(&v, "functions", "a7173a.read+write-one-bus")[0];
+    let (inn, out) = (num(f, "in_MB_s"), num(f, "out_MB_s"));
+    assert!(inn > 0.0 && out > 0.0, "{f}");
+    assert!(inn + out <= ceiling * SLACK, "half duplex: {inn} + {out} > {ceiling}");
+    // Two channels, two buses: together more than one bus carries.
+    let both: f64 = rows(&v, "functions", "a7173a.two-channels")
+        .iter()
+        .map(|f| num(f, "in_MB_s") + num(f, "out_MB_s"))
+        .sum();
+    assert!(both > 1.5 * ceiling, "two channels move {both} MB/s");
+    // 1 KB reads: bound by the bus (its connections) or the channel's
+    // processor, and the output says which.
+    let exp = experiment(&v, "a7173a.1k-read");
+    let bottleneck = exp["bottleneck"].as_str().expect("a bottleneck");
+    let first = bottleneck.split(';').next().unwrap_or("").trim();
+    assert!(
+        first.starts_with("link a7173a.ch0") || first.starts_with("processor of a7173a.ch0"),
+        "1 KB reads on a U320 channel: {bottleneck}"
+    );
+    // The A6829A's U160 channel in a PCI slot: within 160 MB/s.
+    let f = &rows(&v, "functions", "lone.a6829a-read")[0];
+    let ceiling = num(f, "link_ceiling_MB_s");
+    assert!(ceiling > 150.0 && ceiling <= 160.0, "{f}");
+    assert!(num(f, "in_MB_s") <= ceiling * SLACK, "{f}");
 }

@@ -355,12 +355,13 @@ fn add_model(
                 "ethernet" => Some((Framing::Ethernet, schema::ETHERNET)),
                 "fibre-channel" => Some((Framing::FibreChannel, schema::FIBRE_CHANNEL)),
                 "atm" => Some((Framing::Atm, schema::ATM)),
+                "parallel-scsi" => Some((Framing::ParallelScsi, schema::PARALLEL_SCSI)),
                 other => {
                     errs.push(src.invalid(
                         "framing",
                         l.framing.span(),
                         format!(
-                            "unknown framing `{other}`; expected `ethernet`, `fibre-channel` or `atm`"
+                            "unknown framing `{other}`; expected `ethernet`, `fibre-channel`, `atm` or `parallel-scsi`"
                         ),
                     ));
                     None

@@ -200,6 +200,21 @@ param_kind! {
 }
 
 param_kind! {
+    /// Parameters of a parallel SCSI link: one half-duplex bus shared by the
+    /// host adapter's channel and the devices on it.
+    PARALLEL_SCSI, ParallelScsiParams {
+        data_rate: Rate, 5e6, 1e9,
+            "data phase rate of the bus (width times transfer rate), shared by both directions and every device on the bus";
+        connection: Time, 0.0, 50000.0,
+            "time a bus tenure takes before its data (bus free, arbitration, selection or reselection): paid by each frame but a data frame continuing its I/O's connection";
+        iu_overhead: Size whole, 0.0, 256.0,
+            "bytes besides data per information unit (packetized SCSI: the L_Q header and CRC)";
+        max_payload: Size whole, 256.0, 65536.0,
+            "data bytes per data information unit (per frame of the HBA engine)";
+    }
+}
+
+param_kind! {
     /// Parameters of an ATM link: AAL5 frames in cells on a SONET payload.
     ATM, AtmParams {
         payload_rate: Rate, 1e6, 1e10,
@@ -434,6 +449,7 @@ mod tests {
             BUS,
             ETHERNET,
             FIBRE_CHANNEL,
+            PARALLEL_SCSI,
             ATM,
             SERVER,
             BRIDGE,

@@ -99,7 +99,7 @@ dma_engine_kind! {
 pub static KIND: EngineDef = EngineDef {
     name: "hba",
     rules: HBA,
-    framings: &[Framing::FibreChannel],
+    framings: &[Framing::FibreChannel, Framing::ParallelScsi],
     carries: &[Shape::DiskIo],
 };
 
@@ -111,7 +111,7 @@ impl EngineType for Hba {
     fn assemble(input: &FunctionInput) -> Result<HbaFunction> {
         let f = input.spec;
         let empty = ParamSet::default();
-        let fc = fc_cfg(input.link.map_or(&empty, |l| &l.params), &f.at)?;
+        let fc = fc_cfg(input.link, input.link.map_or(&empty, |l| &l.params), &f.at)?;
         let fp = HbaParams::from_set(&f.params, &f.at)?;
         let mut streams = (None, None);
         for w in input.work() {
