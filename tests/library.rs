@@ -239,7 +239,10 @@ fn a_parallel_scsi_channel_shares_one_half_duplex_bus() {
     let f = &rows(&v, "functions", "a7173a.read+write-one-bus")[0];
     let (inn, out) = (num(f, "in_MB_s"), num(f, "out_MB_s"));
     assert!(inn > 0.0 && out > 0.0, "{f}");
-    assert!(inn + out <= ceiling * SLACK, "half duplex: {inn} + {out} > {ceiling}");
+    assert!(
+        inn + out <= ceiling * SLACK,
+        "half duplex: {inn} + {out} > {ceiling}"
+    );
     // Two channels, two buses: together more than one bus carries.
     let both: f64 = rows(&v, "functions", "a7173a.two-channels")
         .iter()

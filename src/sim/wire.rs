@@ -19,7 +19,6 @@
 use super::meter::BusyMeter;
 use crate::units::{BytesPerSec, MoveRate, Picos};
 
-
 /// What a frame carries (the upper layer's unit: a TCP segment or ACK, an
 /// FCP information unit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,7 +206,9 @@ mod tests {
     fn a_shared_bus_opens_a_connection_unless_the_same_data_continues() {
         // 100 MB/s: 10 ns a byte; connections of 1 us.
         let mut bus = SharedBus::new(BytesPerSec(1e8), Picos::from_ns(1000.0));
-        let t = bus.offer(Way::In, data(1, 100), Picos(0)).expect("idle: starts");
+        let t = bus
+            .offer(Way::In, data(1, 100), Picos(0))
+            .expect("idle: starts");
         assert_eq!(t, Picos::from_ns(2000.0));
         // Both stations offer while it is busy: the host adapter wins.
         assert!(bus.offer(Way::In, data(1, 100), Picos(1)).is_none());
