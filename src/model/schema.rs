@@ -256,9 +256,11 @@ param_kind! {
         io_read_latency: Time, 100.0, 20000.0,
             "fixed round trip of a DMA read through bus adapter, ropes, SBA and cell controller (memory and data time excluded)";
         rope_bandwidth: Rate, 5e7, 4e9,
-            "data rate of one rope in each direction";
+            "data rate of one rope in each direction",
+            absent = "no ropes: every slot's bus converter sits on an I/O controller (a system bus) with `ropes = 0`; required when a slot has ropes";
         rope_packet_overhead: Size whole, 0.0, 64.0,
-            "header bytes per rope packet";
+            "header bytes per rope packet",
+            absent = "no ropes (see rope_bandwidth); required with it";
         cpu_per_packet: Time, 100.0, 200000.0,
             "CPU time per packet received and per ACK sent (interrupt, driver, TCP/IP), memory stalls excluded",
             absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
@@ -421,6 +423,7 @@ mod tests {
             .filter(|r| r.absent.is_some())
             .all(|r| SCALED_COSTS.contains(&r.key)
                 || r.key.contains("remote")
+                || r.key.starts_with("rope_")
                 || r.key == "interrupt_lines"
                 || r.key == "memory_bandwidth"));
         // Every optional parameter says what its absence means.

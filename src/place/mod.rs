@@ -648,10 +648,15 @@ pub fn place(
             });
             let peak = mode.and_then(|m| peaks.get(m)).copied().unwrap_or(1.0);
             let bus = on.iter().map(|&c| a[c].bus).sum::<f64>() / peak;
-            let rope_cap = sp.rope_bandwidth * f64::from(server.slots[slots[first]].ropes);
+            let ropes = server.slots[slots[first]].ropes;
+            let rope_cap = sp.rope_bandwidth.unwrap_or(0.0) * f64::from(ropes);
             let up: f64 = on.iter().map(|&c| a[c].up).sum();
             let down: f64 = on.iter().map(|&c| a[c].down).sum();
-            let rope = up.max(down) / rope_cap;
+            // A bus converter with no ropes: nothing to load but its controller.
+            let rope = match ropes {
+                0 => 0.0,
+                _ => up.max(down) / rope_cap,
+            };
             loads.push(NodeLoad {
                 node: format!("bus {}", seg.name),
                 load: bus,

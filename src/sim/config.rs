@@ -524,10 +524,18 @@ impl<'a> Resolved<'a> {
             }
             let slot = self.fits[cards[0]].slot;
             // One bus adapter (bridge) serves the segment, with the ropes
-            // of its first slot.
+            // of its first slot; a bus converter with no ropes hands what
+            // it moves straight to its I/O controller (a rope stage that
+            // takes no time).
             let path = PathCfg {
-                rope_rate: BytesPerSec(sp.rope_bandwidth * slot.ropes as f64),
-                rope_overhead: whole(sp.rope_packet_overhead),
+                rope_rate: match slot.ropes {
+                    0 => BytesPerSec(f64::INFINITY),
+                    n => BytesPerSec(sp.rope_bandwidth.unwrap_or(0.0) * f64::from(n)),
+                },
+                rope_overhead: match slot.ropes {
+                    0 => 0,
+                    _ => whole(sp.rope_packet_overhead.unwrap_or(0.0)),
+                },
                 io_read_latency: Picos::from_ns(sp.io_read_latency),
             };
             let label: Vec<String> = cards

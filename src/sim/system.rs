@@ -228,7 +228,11 @@ impl System {
                 }),
                 rope_up: BytesPerSec(p.ropes[i].up_bytes as f64 / secs),
                 rope_down: BytesPerSec(p.ropes[i].down_bytes as f64 / secs),
-                rope_capacity: pb.path.rope_rate,
+                // A bus converter's infinitely fast "ropes": none, no capacity.
+                rope_capacity: match pb.path.rope_rate.0.is_finite() {
+                    true => pb.path.rope_rate,
+                    false => BytesPerSec(0.0),
+                },
             })
             .collect();
         let label = |f: usize| self.functions[f].label.clone();
