@@ -273,11 +273,14 @@ param_kind! {
             "CPU load-to-use latency of a line held by another cell",
             absent = "a single memory (a server of one cell): no remote memory; required when cells_max is above 1";
         cpu_per_kb: Time, 0.0, 100000.0,
-            "CPU time per KiB of network payload received: the copy to the application (its read(), on the reading process's CPU) and the checksum",
+            "CPU time per KiB of network payload received: the copy to the application (its read(), on the reading process's CPU), and the checksum unless the server states it apart (`cpu_checksum_per_kb`)",
             absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
         cpu_per_kb_sent: Time, 0.0, 100000.0,
             "CPU time per KiB of network payload sent (copy from the application, checksum): below `cpu_per_kb` where the sending application's buffer is warm in the cache while received data arrives by DMA, so every line of it misses",
             absent = "as `cpu_per_kb` (with `costs_from`, that server's value scaled, if it has one)";
+        cpu_checksum_per_kb: Time, 0.0, 100000.0,
+            "CPU time per KiB to compute the TCP checksum in software, on top of `cpu_per_kb` and `cpu_per_kb_sent` (the copies alone), paid for each KiB received or sent through a NIC that does not offload the checksum that way (`rx_checksum_offload`, `tx_checksum_offload`)",
+            absent = "scaled from the `costs_from` server's value, if it has one; else none: the per-KiB costs are the whole cost, whatever the card";
         cpu_per_io: Time, 1000.0, 1000000.0,
             "CPU time per disk I/O (issue, interrupt, completion)",
             absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
@@ -376,18 +379,23 @@ param_kind! {
 
 /// The server CPU costs that, when absent, are scaled from the server named
 /// in `costs_from` by the ratio of the two CPUs' ratings.
-pub const SCALED_COSTS: [&str; 6] = [
+pub const SCALED_COSTS: [&str; 7] = [
     "cpu_per_packet",
     "cpu_per_segment_sent",
     "cpu_per_kb",
     "cpu_per_kb_sent",
+    "cpu_checksum_per_kb",
     "cpu_per_io",
     "cpu_per_send_call",
 ];
 
 /// The scaled costs a server without `costs_from` may leave out (each has
 /// a stated meaning when absent).
-pub const OPTIONAL_COSTS: [&str; 2] = ["cpu_per_kb_sent", "cpu_per_send_call"];
+pub const OPTIONAL_COSTS: [&str; 3] = [
+    "cpu_per_kb_sent",
+    "cpu_per_send_call",
+    "cpu_checksum_per_kb",
+];
 
 #[cfg(test)]
 mod tests {

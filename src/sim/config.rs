@@ -152,6 +152,9 @@ pub struct StackCosts {
     /// `cpu_per_send_call`, where this server or its `costs_from` server
     /// gives it.
     pub per_send_call: Option<f64>,
+    /// `cpu_checksum_per_kb`, where this server or its `costs_from` server
+    /// gives it.
+    pub checksum_per_kb: Option<f64>,
 }
 
 impl StackCosts {
@@ -197,6 +200,7 @@ impl StackCosts {
             per_kb_sent: pick(own.cpu_per_kb_sent, |p| p.cpu_per_kb_sent),
             per_io: need(pick(own.cpu_per_io, |p| p.cpu_per_io), "cpu_per_io")?,
             per_send_call: pick(own.cpu_per_send_call, |p| p.cpu_per_send_call),
+            checksum_per_kb: pick(own.cpu_checksum_per_kb, |p| p.cpu_checksum_per_kb),
         })
     }
 }
@@ -239,6 +243,7 @@ impl SystemCfg {
             c.cpu.per_segment_sent = Picos(0);
             c.cpu.per_kib_ps = 0.0;
             c.cpu.per_kib_sent_ps = 0.0;
+            c.cpu.checksum_kib_ps = 0.0;
             c.cpu.per_send_call = Picos(0);
             c.cpu.ack_every = 0;
             c.testbed.peer_turnaround = Picos(0);
@@ -366,6 +371,7 @@ impl<'a> Resolved<'a> {
             per_io: Picos::from_ns(costs.per_io),
             ack_every: whole(sp.tcp_ack_every).max(1) as u32,
             per_send_call: Picos::from_ns(costs.per_send_call.unwrap_or(0.0)),
+            checksum_kib_ps: costs.checksum_per_kb.unwrap_or(0.0) * 1e3,
         };
         let tp = TestbedParams::from_set(&tb.params, &tb.at)?;
         let testbed = TestbedCfg {
