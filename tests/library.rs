@@ -328,3 +328,62 @@ fn checksum_offload_takes_the_software_checksum_off_the_host() {
         "the host's checksum costs {extra} us a KB (expected 0.1246): {sd_host} against {sd_offload}"
     );
 }
+
+/// An experiment may set the N4000's (any server's) CPUs per cell within
+/// the server's own: the N4000 at 2 CPUs per cell runs as the n4000-2cpu
+/// file does, at 3 (no file) it runs on 3, and 9 (above its 8) is refused
+/// with the range.
+#[test]
+fn an_experiment_sets_the_servers_cpus_per_cell_within_its_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-n4000-2cpu.toml"),
+    )
+    .expect("the n4000-2cpu smoke scenario");
+    let with = |n: &str| {
+        let scen = dir.path().join(format!("n4000-{n}.toml"));
+        std::fs::write(
+            &scen,
+            text.replace(
+                "server = \"n4000-2cpu\"",
+                &format!("server = \"n4000\"\ncpus_per_cell = {n}"),
+            ),
+        )
+        .expect("write");
+        scen
+    };
+    let file = common::run_json(
+        None,
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-n4000-2cpu.toml"),
+    );
+    let two = common::run_json(None, &with("2"));
+    for id in ["lone.gige-tx", "dma.read+myrinet-write"] {
+        let (a, b) = (experiment(&file, id), experiment(&two, id));
+        assert_eq!(num(a, "cpus"), 2.0, "{a}");
+        assert_eq!(num(b, "cpus"), 2.0, "{b}");
+        let (ca, cb) = (num(a, "cpu_util_pct"), num(b, "cpu_util_pct"));
+        assert!(
+            (ca - cb).abs() <= 0.02 * ca.max(1.0),
+            "{id}: CPU {ca} vs {cb}"
+        );
+        for (fa, fb) in rows(&file, "functions", id)
+            .iter()
+            .zip(rows(&two, "functions", id))
+        {
+            let (ta, tb) = (num(fa, "total_MB_s"), num(fb, "total_MB_s"));
+            assert!((ta - tb).abs() <= 0.02 * ta.max(1.0), "{id}: {ta} vs {tb}");
+        }
+    }
+    let three = common::run_json(None, &with("3"));
+    let e = experiment(&three, "lone.gige-tx");
+    assert_eq!(num(e, "cpus"), 3.0, "{e}");
+    assert_eq!(rows(&three, "cpus", "lone.gige-tx").len(), 3);
+    let out = common::iosim(&["run", with("9").to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cpus_per_cell")
+            && err.contains("9 CPUs per cell; server `n4000` takes 1 to 8 CPUs per cell"),
+        "{err}"
+    );
+}

@@ -221,6 +221,8 @@ pub(crate) fn request_experiment(req: &PlaceRequest, id: String, slots: Vec<Stri
         server: req.server.clone(),
         testbed: req.testbed.clone(),
         cells: req.cells,
+        // A request's CPUs per cell are set on its server's model.
+        cpus_per_cell: None,
         cards: req
             .cards
             .iter()
@@ -251,6 +253,7 @@ fn alone_experiment(req: &PlaceRequest, card: usize, slot: &str) -> Experiment {
         server: req.server.clone(),
         testbed: req.testbed.clone(),
         cells: req.cells,
+        cpus_per_cell: None,
         cards: vec![(c.label.clone(), c.adapter.clone(), slot.to_string())],
         links: vec![c.link.clone()],
         workloads,

@@ -457,7 +457,10 @@ impl<'a> Resolved<'a> {
             first += on_card.len();
             functions.push(on_card);
         }
-        let cpus = (cells as u64 * whole(sp.cpus_per_cell)) as u32;
+        let per_cell = exp
+            .cpus_per_cell
+            .map_or_else(|| whole(sp.cpus_per_cell), u64::from);
+        let cpus = (cells as u64 * per_cell) as u32;
         if cpus == 0 {
             return Err(invalid("the partition has no CPU".to_string()));
         }
