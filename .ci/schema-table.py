@@ -25,6 +25,7 @@ TABLES = {
     "BUS": "bus `[param]`",
     "ETHERNET": "link `[param]`, framing = \"ethernet\"",
     "FIBRE_CHANNEL": "link `[param]`, framing = \"fibre-channel\"",
+    "PARALLEL_SCSI": "link `[param]`, framing = \"parallel-scsi\"",
     "SERVER": "server `[param]`",
     "BRIDGE": "server `[bridge]`; adapter `[bridge.secondary]`",
     "CARD_BRIDGE": "adapter `[bridge.primary]`",
@@ -34,7 +35,7 @@ TABLES = {
 }
 
 # The order of the table; a rule list not named here follows in the order found.
-ORDER = ["BUS", "ETHERNET", "FIBRE_CHANNEL", "ATM", "SERVER", "BRIDGE", "NIC", "CARD_BRIDGE",
+ORDER = ["BUS", "ETHERNET", "FIBRE_CHANNEL", "PARALLEL_SCSI", "ATM", "SERVER", "BRIDGE", "NIC", "CARD_BRIDGE",
          "RAW_DMA", "HBA", "VETH", "CPU", "TESTBED", "IO_CONTROLLER"]
 
 # Dimension -> (name, unit the range is shown in, factor from the base unit).

@@ -50,7 +50,8 @@ pub enum NodeKind {
     Slot {
         /// Bus modes it can run, fastest first.
         modes: Vec<String>,
-        /// Ropes from its bus adapter.
+        /// Ropes from its bus adapter (0: a bus converter on its I/O
+        /// controller, a system bus).
         ropes: u32,
         /// The ropes' data rate each way (ropes x rope bandwidth).
         rope_capacity: BytesPerSec,
@@ -251,7 +252,9 @@ pub fn server_tree(reg: &Registry, server: &ServerSpec) -> Result<ServerTree> {
                     kind: NodeKind::Slot {
                         modes: slot.modes.clone(),
                         ropes: slot.ropes,
-                        rope_capacity: BytesPerSec(sp.rope_bandwidth * f64::from(slot.ropes)),
+                        rope_capacity: BytesPerSec(
+                            sp.rope_bandwidth.unwrap_or(0.0) * f64::from(slot.ropes),
+                        ),
                     },
                 });
             }

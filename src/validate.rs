@@ -67,10 +67,14 @@ pub fn experiment_seed(seed: u64, e: &crate::model::Experiment) -> u64 {
             )
         })
         .collect();
-    let setup = format!(
+    let mut setup = format!(
         "{:?}",
         (&e.server, &e.testbed, e.cells, &e.cards, &e.links, workloads)
     );
+    // CPUs per cell set by the experiment (absent, the seed is as before).
+    if let Some(n) = e.cpus_per_cell {
+        setup.push_str(&format!(" cpus_per_cell {n}"));
+    }
     let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
     for b in setup.bytes() {
         h ^= b as u64;

@@ -297,6 +297,14 @@ fn node_detail(tree: &ServerTree, i: usize, children: &[usize]) -> String {
         }
         NodeKind::Slot {
             modes,
+            ropes: 0,
+            ..
+        } => format!(
+            "modes {}; no ropes: its bus converter sits on the I/O controller above",
+            modes.join(" ")
+        ),
+        NodeKind::Slot {
+            modes,
             ropes,
             rope_capacity,
         } => format!(

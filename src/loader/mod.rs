@@ -355,12 +355,13 @@ fn add_model(
                 "ethernet" => Some((Framing::Ethernet, schema::ETHERNET)),
                 "fibre-channel" => Some((Framing::FibreChannel, schema::FIBRE_CHANNEL)),
                 "atm" => Some((Framing::Atm, schema::ATM)),
+                "parallel-scsi" => Some((Framing::ParallelScsi, schema::PARALLEL_SCSI)),
                 other => {
                     errs.push(src.invalid(
                         "framing",
                         l.framing.span(),
                         format!(
-                            "unknown framing `{other}`; expected `ethernet`, `fibre-channel` or `atm`"
+                            "unknown framing `{other}`; expected `ethernet`, `fibre-channel`, `atm` or `parallel-scsi`"
                         ),
                     ));
                     None
@@ -946,14 +947,14 @@ fn slot_spec(
     let rkey = format!("{key}.ropes");
     let ropes = errs.take(
         whole_number(src, &rkey, &raw.ropes, "ropes").and_then(|ropes| {
-            if (1.0..=8.0).contains(&ropes) {
+            if (0.0..=8.0).contains(&ropes) {
                 Ok(ropes as u32)
             } else {
                 Err(src.invalid(
                     &rkey,
                     raw.ropes.span(),
                     format!(
-                        "{} ropes is not plausible; expected 1 to 8",
+                        "{} ropes is not plausible; expected 1 to 8 (or 0: a bus converter on an I/O controller)",
                         readable(ropes)
                     ),
                 ))
@@ -1004,6 +1005,13 @@ fn slot_spec(
         }
         (None, None) => None,
     };
+    if ropes == Some(0) && raw.controller.is_none() && copy.is_none() {
+        errs.push(src.invalid(
+            &rkey,
+            raw.ropes.span(),
+            "a slot with no ropes hangs from a bus converter on a system bus: name that I/O controller in `controller`",
+        ));
+    }
     let (Some(name), Some(modes), Some(ropes), true) = (sname, modes, ropes, errs.is_empty())
     else {
         return Err(errs.into_error());
@@ -1242,6 +1250,20 @@ fn check_registry(reg: &Registry) -> Result<()> {
         let Some(sp) = errs.take(schema::ServerParams::from_set(&s.params, &s.at)) else {
             continue;
         };
+        // Ropes need their rate and header; a server of converters alone
+        // needs neither.
+        let roped = s.slots.iter().any(|slot| slot.ropes > 0);
+        for (key, v) in [
+            ("rope_bandwidth", sp.rope_bandwidth),
+            ("rope_packet_overhead", sp.rope_packet_overhead),
+        ] {
+            if roped && v.is_none() {
+                errs.push(Error::Invalid {
+                    at: s.at.clone(),
+                    message: format!("`{key}` is missing: a slot of the server has ropes"),
+                });
+            }
+        }
         // A server of several cells must say how far the other cells are.
         if sp.cells_max > 1.0 {
             for (key, v) in [

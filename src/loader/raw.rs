@@ -187,6 +187,7 @@ pub const SCENARIO: Shape = Table(&[
             ("server", Any),
             ("testbed", Any),
             ("cells", Any),
+            ("cpus_per_cell", Any),
             ("note", Any),
             (
                 "card",
@@ -453,6 +454,7 @@ pub struct RawExperiment {
     pub server: Spanned<String>,
     pub testbed: Spanned<String>,
     pub cells: Spanned<f64>,
+    pub cpus_per_cell: Option<Spanned<f64>>,
     #[serde(default)]
     #[allow(dead_code)]
     pub note: String,

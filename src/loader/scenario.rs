@@ -272,6 +272,29 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
             }
         }
     }
+    // CPUs per cell: a whole number within the server's own.
+    let mut cpus_per_cell = None;
+    if let (Some(v), Some(server)) = (&e.cpus_per_cell, server) {
+        let most = crate::model::schema::ServerParams::from_set(&server.params, &server.at)
+            .map(|p| p.cpus_per_cell);
+        let n = errs.take(whole_number(src, &k("cpus_per_cell"), v, "CPUs"));
+        if let (Some(n), Some(most)) = (n, errs.take(most)) {
+            if n < 1.0 || n > most {
+                errs.push(src.invalid(
+                    &k("cpus_per_cell"),
+                    v.span(),
+                    format!(
+                        "{} CPUs per cell; server `{}` takes 1 to {} CPUs per cell",
+                        readable(n),
+                        server.name,
+                        readable(most)
+                    ),
+                ));
+            } else {
+                cpus_per_cell = Some(n as u32);
+            }
+        }
+    }
     if e.card.get_ref().is_empty() {
         errs.push(src.invalid(
             &k("card"),
@@ -363,6 +386,7 @@ fn experiment(src: &Source, reg: &Registry, i: usize, e: &RawExperiment) -> Resu
         server: server.name.clone(),
         testbed: e.testbed.get_ref().clone(),
         cells: cells as u32,
+        cpus_per_cell,
         cards,
         links,
         workloads,

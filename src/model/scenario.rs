@@ -95,6 +95,9 @@ pub struct Experiment {
     pub testbed: String,
     /// Cells in the partition.
     pub cells: u32,
+    /// CPUs per cell of the partition, where the experiment sets them
+    /// below the server's (`cpus_per_cell`); `None`: the server's.
+    pub cpus_per_cell: Option<u32>,
     /// (card label, adapter name, slot name).
     pub cards: Vec<(String, String, String)>,
     /// Per card (same order), the link its functions run over instead of

@@ -200,6 +200,21 @@ param_kind! {
 }
 
 param_kind! {
+    /// Parameters of a parallel SCSI link: one half-duplex bus shared by the
+    /// host adapter's channel and the devices on it.
+    PARALLEL_SCSI, ParallelScsiParams {
+        data_rate: Rate, 5e6, 1e9,
+            "data phase rate of the bus (width times transfer rate), shared by both directions and every device on the bus";
+        connection: Time, 0.0, 50000.0,
+            "time a bus tenure takes before its data (bus free, arbitration, selection or reselection): paid by each frame but a data frame continuing its I/O's connection";
+        iu_overhead: Size whole, 0.0, 256.0,
+            "bytes besides data per information unit (packetized SCSI: the L_Q header and CRC)";
+        max_payload: Size whole, 256.0, 65536.0,
+            "data bytes per data information unit (per frame of the HBA engine)";
+    }
+}
+
+param_kind! {
     /// Parameters of an ATM link: AAL5 frames in cells on a SONET payload.
     ATM, AtmParams {
         payload_rate: Rate, 1e6, 1e10,
@@ -241,9 +256,11 @@ param_kind! {
         io_read_latency: Time, 100.0, 20000.0,
             "fixed round trip of a DMA read through bus adapter, ropes, SBA and cell controller (memory and data time excluded)";
         rope_bandwidth: Rate, 5e7, 4e9,
-            "data rate of one rope in each direction";
+            "data rate of one rope in each direction",
+            absent = "no ropes: every slot's bus converter sits on an I/O controller (a system bus) with `ropes = 0`; required when a slot has ropes";
         rope_packet_overhead: Size whole, 0.0, 64.0,
-            "header bytes per rope packet";
+            "header bytes per rope packet",
+            absent = "no ropes (see rope_bandwidth); required with it";
         cpu_per_packet: Time, 100.0, 200000.0,
             "CPU time per packet received and per ACK sent (interrupt, driver, TCP/IP), memory stalls excluded",
             absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
@@ -256,11 +273,14 @@ param_kind! {
             "CPU load-to-use latency of a line held by another cell",
             absent = "a single memory (a server of one cell): no remote memory; required when cells_max is above 1";
         cpu_per_kb: Time, 0.0, 100000.0,
-            "CPU time per KiB of network payload received: the copy to the application (its read(), on the reading process's CPU) and the checksum",
+            "CPU time per KiB of network payload received: the copy to the application (its read(), on the reading process's CPU), and the checksum unless the server states it apart (`cpu_checksum_per_kb`)",
             absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
         cpu_per_kb_sent: Time, 0.0, 100000.0,
             "CPU time per KiB of network payload sent (copy from the application, checksum): below `cpu_per_kb` where the sending application's buffer is warm in the cache while received data arrives by DMA, so every line of it misses",
             absent = "as `cpu_per_kb` (with `costs_from`, that server's value scaled, if it has one)";
+        cpu_checksum_per_kb: Time, 0.0, 100000.0,
+            "CPU time per KiB to compute the TCP checksum in software, on top of `cpu_per_kb` and `cpu_per_kb_sent` (the copies alone), paid for each KiB received or sent through a NIC that does not offload the checksum that way (`rx_checksum_offload`, `tx_checksum_offload`)",
+            absent = "scaled from the `costs_from` server's value, if it has one; else none: the per-KiB costs are the whole cost, whatever the card";
         cpu_per_io: Time, 1000.0, 1000000.0,
             "CPU time per disk I/O (issue, interrupt, completion)",
             absent = "scaled from the `costs_from` server's value by the ratio of the two CPUs' ratings; required when the server names no `costs_from`";
@@ -359,18 +379,23 @@ param_kind! {
 
 /// The server CPU costs that, when absent, are scaled from the server named
 /// in `costs_from` by the ratio of the two CPUs' ratings.
-pub const SCALED_COSTS: [&str; 6] = [
+pub const SCALED_COSTS: [&str; 7] = [
     "cpu_per_packet",
     "cpu_per_segment_sent",
     "cpu_per_kb",
     "cpu_per_kb_sent",
+    "cpu_checksum_per_kb",
     "cpu_per_io",
     "cpu_per_send_call",
 ];
 
 /// The scaled costs a server without `costs_from` may leave out (each has
 /// a stated meaning when absent).
-pub const OPTIONAL_COSTS: [&str; 2] = ["cpu_per_kb_sent", "cpu_per_send_call"];
+pub const OPTIONAL_COSTS: [&str; 3] = [
+    "cpu_per_kb_sent",
+    "cpu_per_send_call",
+    "cpu_checksum_per_kb",
+];
 
 #[cfg(test)]
 mod tests {
@@ -406,6 +431,7 @@ mod tests {
             .filter(|r| r.absent.is_some())
             .all(|r| SCALED_COSTS.contains(&r.key)
                 || r.key.contains("remote")
+                || r.key.starts_with("rope_")
                 || r.key == "interrupt_lines"
                 || r.key == "memory_bandwidth"));
         // Every optional parameter says what its absence means.
@@ -434,6 +460,7 @@ mod tests {
             BUS,
             ETHERNET,
             FIBRE_CHANNEL,
+            PARALLEL_SCSI,
             ATM,
             SERVER,
             BRIDGE,

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::schema::{
-    ParamRule, ATM, BRIDGE, BUS, CARD_BRIDGE, CPU, ETHERNET, FIBRE_CHANNEL, IO_CONTROLLER, SERVER,
-    TESTBED,
+    ParamRule, ATM, BRIDGE, BUS, CARD_BRIDGE, CPU, ETHERNET, FIBRE_CHANNEL, IO_CONTROLLER,
+    PARALLEL_SCSI, SERVER, TESTBED,
 };
 use super::ParamSet;
 use crate::error::Location;
@@ -49,6 +49,10 @@ pub enum Framing {
     /// ATM: frames carried in AAL5 over 53-byte cells on a SONET payload
     /// (LAN Emulation or Classical IP encapsulation).
     Atm,
+    /// Parallel SCSI: one half-duplex bus shared by the host adapter's
+    /// channel and its devices, each bus tenure opened by arbitration and
+    /// selection.
+    ParallelScsi,
 }
 
 /// A network or storage link.
@@ -420,6 +424,7 @@ impl Registry {
                 Framing::Ethernet => ETHERNET,
                 Framing::FibreChannel => FIBRE_CHANNEL,
                 Framing::Atm => ATM,
+                Framing::ParallelScsi => PARALLEL_SCSI,
             }),
             "server" => match rest.strip_suffix(".bridge") {
                 Some(name) if reg.servers.contains_key(name) => Some(BRIDGE),

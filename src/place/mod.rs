@@ -221,6 +221,8 @@ pub(crate) fn request_experiment(req: &PlaceRequest, id: String, slots: Vec<Stri
         server: req.server.clone(),
         testbed: req.testbed.clone(),
         cells: req.cells,
+        // A request's CPUs per cell are set on its server's model.
+        cpus_per_cell: None,
         cards: req
             .cards
             .iter()
@@ -251,6 +253,7 @@ fn alone_experiment(req: &PlaceRequest, card: usize, slot: &str) -> Experiment {
         server: req.server.clone(),
         testbed: req.testbed.clone(),
         cells: req.cells,
+        cpus_per_cell: None,
         cards: vec![(c.label.clone(), c.adapter.clone(), slot.to_string())],
         links: vec![c.link.clone()],
         workloads,
@@ -648,10 +651,15 @@ pub fn place(
             });
             let peak = mode.and_then(|m| peaks.get(m)).copied().unwrap_or(1.0);
             let bus = on.iter().map(|&c| a[c].bus).sum::<f64>() / peak;
-            let rope_cap = sp.rope_bandwidth * f64::from(server.slots[slots[first]].ropes);
+            let ropes = server.slots[slots[first]].ropes;
+            let rope_cap = sp.rope_bandwidth.unwrap_or(0.0) * f64::from(ropes);
             let up: f64 = on.iter().map(|&c| a[c].up).sum();
             let down: f64 = on.iter().map(|&c| a[c].down).sum();
-            let rope = up.max(down) / rope_cap;
+            // A bus converter with no ropes: nothing to load but its controller.
+            let rope = match ropes {
+                0 => 0.0,
+                _ => up.max(down) / rope_cap,
+            };
             loads.push(NodeLoad {
                 node: format!("bus {}", seg.name),
                 load: bus,

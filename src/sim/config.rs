@@ -152,6 +152,9 @@ pub struct StackCosts {
     /// `cpu_per_send_call`, where this server or its `costs_from` server
     /// gives it.
     pub per_send_call: Option<f64>,
+    /// `cpu_checksum_per_kb`, where this server or its `costs_from` server
+    /// gives it.
+    pub checksum_per_kb: Option<f64>,
 }
 
 impl StackCosts {
@@ -197,6 +200,7 @@ impl StackCosts {
             per_kb_sent: pick(own.cpu_per_kb_sent, |p| p.cpu_per_kb_sent),
             per_io: need(pick(own.cpu_per_io, |p| p.cpu_per_io), "cpu_per_io")?,
             per_send_call: pick(own.cpu_per_send_call, |p| p.cpu_per_send_call),
+            checksum_per_kb: pick(own.cpu_checksum_per_kb, |p| p.cpu_checksum_per_kb),
         })
     }
 }
@@ -239,6 +243,7 @@ impl SystemCfg {
             c.cpu.per_segment_sent = Picos(0);
             c.cpu.per_kib_ps = 0.0;
             c.cpu.per_kib_sent_ps = 0.0;
+            c.cpu.checksum_kib_ps = 0.0;
             c.cpu.per_send_call = Picos(0);
             c.cpu.ack_every = 0;
             c.testbed.peer_turnaround = Picos(0);
@@ -366,6 +371,7 @@ impl<'a> Resolved<'a> {
             per_io: Picos::from_ns(costs.per_io),
             ack_every: whole(sp.tcp_ack_every).max(1) as u32,
             per_send_call: Picos::from_ns(costs.per_send_call.unwrap_or(0.0)),
+            checksum_kib_ps: costs.checksum_per_kb.unwrap_or(0.0) * 1e3,
         };
         let tp = TestbedParams::from_set(&tb.params, &tb.at)?;
         let testbed = TestbedCfg {
@@ -451,7 +457,10 @@ impl<'a> Resolved<'a> {
             first += on_card.len();
             functions.push(on_card);
         }
-        let cpus = (cells as u64 * whole(sp.cpus_per_cell)) as u32;
+        let per_cell = exp
+            .cpus_per_cell
+            .map_or_else(|| whole(sp.cpus_per_cell), u64::from);
+        let cpus = (cells as u64 * per_cell) as u32;
         if cpus == 0 {
             return Err(invalid("the partition has no CPU".to_string()));
         }
@@ -524,10 +533,18 @@ impl<'a> Resolved<'a> {
             }
             let slot = self.fits[cards[0]].slot;
             // One bus adapter (bridge) serves the segment, with the ropes
-            // of its first slot.
+            // of its first slot; a bus converter with no ropes hands what
+            // it moves straight to its I/O controller (a rope stage that
+            // takes no time).
             let path = PathCfg {
-                rope_rate: BytesPerSec(sp.rope_bandwidth * slot.ropes as f64),
-                rope_overhead: whole(sp.rope_packet_overhead),
+                rope_rate: match slot.ropes {
+                    0 => BytesPerSec(f64::INFINITY),
+                    n => BytesPerSec(sp.rope_bandwidth.unwrap_or(0.0) * f64::from(n)),
+                },
+                rope_overhead: match slot.ropes {
+                    0 => 0,
+                    _ => whole(sp.rope_packet_overhead.unwrap_or(0.0)),
+                },
                 io_read_latency: Picos::from_ns(sp.io_read_latency),
             };
             let label: Vec<String> = cards

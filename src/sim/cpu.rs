@@ -75,6 +75,10 @@ pub struct CpuCfg {
     /// Per send() call of a sending application (zero when the server's
     /// model leaves `cpu_per_send_call` out).
     pub per_send_call: Picos,
+    /// The software checksum per KiB in ps, on top of `per_kib_ps` and
+    /// `per_kib_sent_ps`, for a NIC that does not offload it (zero when the
+    /// server's model states none).
+    pub checksum_kib_ps: f64,
 }
 
 /// The part a CPU plays for an adapter function.

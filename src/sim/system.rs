@@ -70,6 +70,10 @@ impl System {
                     FunctionCfg::Nic(n) => n.eth.csma.clone().map(|c| (c, n.eth.preamble)),
                     _ => None,
                 },
+                shared_bus: match &pf.cfg {
+                    FunctionCfg::Hba(h) => h.fc.shared_bus,
+                    _ => None,
+                },
             })
             .collect();
         let platform = PlatformCfg {
@@ -134,6 +138,9 @@ impl System {
         for (m, _) in p.media.iter_mut().flatten() {
             m.reset(now);
         }
+        for b in p.shared.iter_mut().flatten() {
+            b.meter.reset(now);
+        }
         for r in &mut p.register_reads {
             *r = (0, Picos(0));
         }
@@ -186,13 +193,15 @@ impl System {
                         (0, _) => Picos(0),
                         (count, total) => Picos(total.0 / count),
                     },
-                    wire_out_util: match &p.media[i] {
-                        Some((m, _)) => util(&m.meter),
-                        None => util(&p.wires[i][0].meter),
+                    wire_out_util: match (&p.media[i], &p.shared[i]) {
+                        (Some((m, _)), _) => util(&m.meter),
+                        (_, Some(b)) => util(&b.meter),
+                        _ => util(&p.wires[i][0].meter),
                     },
-                    wire_in_util: match &p.media[i] {
-                        Some((m, _)) => util(&m.meter),
-                        None => util(&p.wires[i][1].meter),
+                    wire_in_util: match (&p.media[i], &p.shared[i]) {
+                        (Some((m, _)), _) => util(&m.meter),
+                        (_, Some(b)) => util(&b.meter),
+                        _ => util(&p.wires[i][1].meter),
                     },
                 }
             })
@@ -219,7 +228,11 @@ impl System {
                 }),
                 rope_up: BytesPerSec(p.ropes[i].up_bytes as f64 / secs),
                 rope_down: BytesPerSec(p.ropes[i].down_bytes as f64 / secs),
-                rope_capacity: pb.path.rope_rate,
+                // A bus converter's infinitely fast "ropes": none, no capacity.
+                rope_capacity: match pb.path.rope_rate.0.is_finite() {
+                    true => pb.path.rope_rate,
+                    false => BytesPerSec(0.0),
+                },
             })
             .collect();
         let label = |f: usize| self.functions[f].label.clone();
@@ -257,6 +270,10 @@ impl Engines<EngineEv> for Vec<Engine> {
 
     fn frame_arrived(&mut self, f: usize, way: Way, frame: Frame, cx: &mut Ctx<'_, EngineEv>) {
         self[f].frame_arrived(way, frame, cx);
+        self[f].kick(way, cx);
+    }
+
+    fn kick(&mut self, f: usize, way: Way, cx: &mut Ctx<'_, EngineEv>) {
         self[f].kick(way, cx);
     }
 }

@@ -1,13 +1,15 @@
 //! Link framings as the engines that drive them see them: Ethernet frames
 //! (with the half-duplex medium's timing, where the link has one), AAL5
-//! frames in ATM cells on a SONET payload, and Fibre Channel frames. Each is
+//! frames in ATM cells on a SONET payload, Fibre Channel frames, and the
+//! information units of a parallel SCSI bus (framed as Fibre Channel's, on
+//! one shared half-duplex bus). Each is
 //! built once from its link's checked parameters; on the hot path it is
 //! plain arithmetic (bytes on the wire per frame, the goodput ceiling). Line
 //! rate and frame format come from the link's description, never a fitted
 //! efficiency.
 
 use crate::error::{Error, Location, Result};
-use crate::model::schema::{AtmParams, EthernetParams, FibreChannelParams};
+use crate::model::schema::{AtmParams, EthernetParams, FibreChannelParams, ParallelScsiParams};
 use crate::model::{Framing, LinkSpec, ParamSet};
 use crate::sim::csma::CsmaCfg;
 use crate::units::round_u64 as whole;
@@ -75,17 +77,21 @@ impl EthCfg {
     }
 }
 
-/// Fibre Channel framing.
+/// Fibre Channel framing, or a parallel SCSI bus's information units.
 #[derive(Debug, Clone)]
 pub struct FcCfg {
-    /// Encoded byte rate (baud / bits per byte).
+    /// Encoded byte rate (baud / bits per byte), or a SCSI bus's data rate.
     pub byte_rate: BytesPerSec,
-    /// Header, SOF, CRC, EOF.
+    /// Header, SOF, CRC, EOF (SCSI: the L_Q header and CRC).
     pub frame_overhead: u64,
-    /// Idles between frames.
+    /// Idles between frames (SCSI: none; its connections take time).
     pub idle: u64,
     /// Data payload per frame.
     pub max_payload: u64,
+    /// A parallel SCSI bus: one half-duplex bus for both directions, whose
+    /// connections take this long (arbitration and selection); `None`:
+    /// Fibre Channel, full duplex.
+    pub shared_bus: Option<Picos>,
 }
 
 impl FcCfg {
@@ -140,14 +146,26 @@ pub fn eth_cfg(link: Option<&LinkSpec>, set: &ParamSet, at: &Location) -> Result
     })
 }
 
-/// A Fibre Channel link's framing from its parameters `set`.
-pub fn fc_cfg(set: &ParamSet, at: &Location) -> Result<FcCfg> {
+/// A storage link's framing from its link: Fibre Channel, or a parallel
+/// SCSI bus (`set`, the link's parameters).
+pub fn fc_cfg(link: Option<&LinkSpec>, set: &ParamSet, at: &Location) -> Result<FcCfg> {
+    if link.is_some_and(|l| l.framing == Framing::ParallelScsi) {
+        let lp = ParallelScsiParams::from_set(set, at)?;
+        return Ok(FcCfg {
+            byte_rate: BytesPerSec(lp.data_rate),
+            frame_overhead: whole(lp.iu_overhead),
+            idle: 0,
+            max_payload: whole(lp.max_payload).max(1),
+            shared_bus: Some(Picos::from_ns(lp.connection)),
+        });
+    }
     let lp = FibreChannelParams::from_set(set, at)?;
     Ok(FcCfg {
         byte_rate: BytesPerSec(lp.baud / lp.bits_per_byte),
         frame_overhead: whole(lp.frame_overhead),
         idle: whole(lp.idle_between_frames),
         max_payload: whole(lp.max_payload),
+        shared_bus: None,
     })
 }
 

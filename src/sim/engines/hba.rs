@@ -1,5 +1,6 @@
-//! A Fibre Channel HBA function running [`Diskbench`] I/Os against an ideal
-//! disk array at the far end of its link.
+//! A Fibre Channel or parallel SCSI HBA function running [`Diskbench`] I/Os
+//! against an ideal disk array at the far end of its link (on a SCSI bus,
+//! the array stands for the devices on the bus).
 //!
 //! Bus transactions per I/O of B bytes (FCP):
 //! 1. read of the I/O control block (`command_bytes`);
@@ -28,6 +29,12 @@
 //! I/O), each stalling that CPU for a round trip across the bus. Left out:
 //! disk mechanics (the array's cache serves every block), link errors, ABTS,
 //! interrupt coalescing.
+//!
+//! On a parallel SCSI link the same frames stand for the information units
+//! (command, the target's request for write data, data, status), all on
+//! one half-duplex bus shared by both directions (`wire::SharedBus`): each
+//! frame opens a connection (arbitration and selection) unless it is a data
+//! frame continuing its I/O's; the host adapter wins arbitration.
 
 use std::collections::VecDeque;
 
@@ -99,7 +106,7 @@ dma_engine_kind! {
 pub static KIND: EngineDef = EngineDef {
     name: "hba",
     rules: HBA,
-    framings: &[Framing::FibreChannel],
+    framings: &[Framing::FibreChannel, Framing::ParallelScsi],
     carries: &[Shape::DiskIo],
 };
 
@@ -111,7 +118,7 @@ impl EngineType for Hba {
     fn assemble(input: &FunctionInput) -> Result<HbaFunction> {
         let f = input.spec;
         let empty = ParamSet::default();
-        let fc = fc_cfg(input.link.map_or(&empty, |l| &l.params), &f.at)?;
+        let fc = fc_cfg(input.link, input.link.map_or(&empty, |l| &l.params), &f.at)?;
         let fp = HbaParams::from_set(&f.params, &f.at)?;
         let mut streams = (None, None);
         for w in input.work() {

@@ -242,7 +242,7 @@ pub fn kind_named(name: &str) -> Option<EngineKind> {
 engines! {
     /// An Ethernet or ATM NIC carrying TCP.
     Nic(nic::Nic),
-    /// A Fibre Channel HBA carrying diskbench I/Os.
+    /// A Fibre Channel or parallel SCSI HBA carrying diskbench I/Os.
     Hba(hba::Hba),
     /// A bus-test function moving data between itself and host memory.
     RawDma(raw_dma::RawDma),

@@ -77,7 +77,7 @@ use crate::model::{Demand, EngineDef, Framing, ParamSet, Shape};
 use crate::sim::cpu::CpuRole;
 use crate::sim::wire::{Frame, FrameKind, Way};
 use crate::sim::workloads::tcp::{
-    check_socket, copy_cost, packet_cost, segment_sent_cost, TcpConn,
+    check_socket, checksum_cost, copy_cost, packet_cost, segment_sent_cost, TcpConn,
 };
 use crate::units::{BytesPerSec, MoveRate, Picos};
 
@@ -108,6 +108,11 @@ pub struct NicCfg {
     /// host pays its per-segment protocol cost once per large send; 1 for
     /// no offload.
     pub tso_segments: u64,
+    /// Whether the card checks received checksums (the host's copy is
+    /// without the checksum's share).
+    pub rx_checksum: bool,
+    /// Whether the card computes sent checksums.
+    pub tx_checksum: bool,
 }
 
 /// An adapter's own processor: its time per frame each way and per cell.
@@ -208,6 +213,12 @@ dma_engine_kind! {
         flow_control: Count whole, 0.0, 1.0,
             "1 if the MAC honours 802.3x PAUSE on a full-duplex link, so the far end sends only while the receive FIFO has room; 0 if the far end sends regardless (a receive-FIFO overrun is not modelled: the frame is kept)",
             absent = "802.3x flow control on a full-duplex link (a half-duplex link never has it: PAUSE is full duplex only)";
+        rx_checksum_offload: Count whole, 0.0, 1.0,
+            "1 if the card checks the TCP checksum of what it receives, so the host only copies it; 0: the host checksums each KiB received at the server's `cpu_checksum_per_kb`, beside its copy",
+            absent = "0: the host checksums what it receives";
+        tx_checksum_offload: Count whole, 0.0, 1.0,
+            "1 if the card computes the TCP checksum of what it sends, so the host only copies it; 0: the host checksums each KiB sent at the server's `cpu_checksum_per_kb`, beside its copy",
+            absent = "0: the host checksums what it sends";
         tso_segments: Count whole, 1.0, 64.0,
             "TCP segmentation offload: segments one large send carries; the host's per-segment protocol cost (the server's `cpu_per_segment_sent`) is paid once per large send and the card cuts it into frames (the per-KiB copy cost stays per byte; descriptor reads stay per frame)",
             absent = "no segmentation offload: the host builds every segment";
@@ -297,6 +308,8 @@ impl EngineType for Nic {
             processor: card_processor(&fp, &f.at)?,
             flow_control: fp.flow_control.is_none_or(|v| v > 0.0) && eth.csma.is_none(),
             tso_segments: fp.tso_segments.map_or(1, whole).max(1),
+            rx_checksum: fp.rx_checksum_offload.is_some_and(|v| v > 0.0),
+            tx_checksum: fp.tx_checksum_offload.is_some_and(|v| v > 0.0),
         };
         if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
             return Err(Error::Invalid {
@@ -580,7 +593,13 @@ impl Nic {
         // once per large send: each segment bears its share.
         let per_segment = cx.stack().per_segment_sent;
         let offloaded = per_segment - Picos(per_segment.0 / self.cfg.tso_segments);
+        // Without checksum offload the host sums the segment's payload.
+        let checksum = match self.cfg.tx_checksum {
+            true => Picos(0),
+            false => checksum_cost(cx.stack(), self.tcp.mss()),
+        };
         let cost = segment_sent_cost(cx.stack(), self.tcp.mss()) - offloaded
+            + checksum
             + cx.stack().per_send_call * calls;
         cx.cpu(CpuRole::Send, cost, ev(NicEv::SegmentBuilt), 0);
     }
@@ -739,6 +758,9 @@ impl Nic {
                 self.delivered_in += self.eth.mss;
                 let ack = self.tcp.segment_received(cx.stack().ack_every);
                 let mut cost = copy_cost(cx.stack(), self.eth.mss);
+                if !self.cfg.rx_checksum {
+                    cost += checksum_cost(cx.stack(), self.eth.mss);
+                }
                 if ack {
                     cost += packet_cost(cx.stack(), 0);
                 }

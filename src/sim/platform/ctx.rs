@@ -31,6 +31,8 @@ pub trait Engines<T> {
     /// A frame on wire `way` of function `f` has arrived at the other end:
     /// the engine takes it, then may put the next frame on that wire.
     fn frame_arrived(&mut self, f: usize, way: Way, frame: Frame, cx: &mut Ctx<'_, T>);
+    /// The engine of function `f` may put its next frame on wire `way`.
+    fn kick(&mut self, f: usize, way: Way, cx: &mut Ctx<'_, T>);
 }
 
 impl<T: Copy> Platform<T> {
@@ -125,6 +127,9 @@ impl<'a, T: Copy> Ctx<'a, T> {
 
     /// Whether wire `way` of this function is idle (ready for a frame).
     pub fn wire_idle(&self, way: Way) -> bool {
+        if let Some(bus) = &self.p.shared[self.f] {
+            return bus.free(way);
+        }
         match &self.p.media[self.f] {
             Some((m, _)) => m.free(way as usize),
             None => self.p.wires[self.f][way as usize].is_idle(),
@@ -134,6 +139,14 @@ impl<'a, T: Copy> Ctx<'a, T> {
     /// Puts `frame` on wire `way`; the engine hears of its arrival at the
     /// other end. The wire must be idle.
     pub fn wire_send(&mut self, way: Way, frame: Frame) {
+        if let Some(bus) = &mut self.p.shared[self.f] {
+            // A shared parallel bus: the function's channel is station Out,
+            // the devices station In; the frame waits if the bus is busy.
+            if let Some(t) = bus.offer(way, frame, self.s.now()) {
+                self.s.schedule_in(t, Ev::WireDone(self.f, way));
+            }
+            return;
+        }
         if let Some((m, preamble)) = &mut self.p.media[self.f] {
             // Half duplex: the function's MAC is station 0 of its segment,
             // the far end station 1.

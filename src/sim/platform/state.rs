@@ -15,7 +15,7 @@ use crate::sim::memory::{MemoryCfg, MemoryNode};
 use crate::sim::path::{Controller, ControllerCfg, PathCfg, Rope};
 use crate::sim::result::Totals;
 use crate::sim::testbed::TestbedCfg;
-use crate::sim::wire::{Frame, Wire};
+use crate::sim::wire::{Frame, SharedBus, Wire};
 use crate::units::{BytesPerSec, Picos};
 
 /// Where one DMA port sits (a function, or an on-card bridge mastering its
@@ -78,6 +78,10 @@ pub struct PortCfg {
     /// Its half-duplex segment and the preamble each frame carries on it,
     /// if its link is half duplex.
     pub half_duplex: Option<(CsmaCfg, u64)>,
+    /// Its shared parallel bus's connection time (arbitration and
+    /// selection), if its link is one (a parallel SCSI bus: both directions
+    /// on one medium at `wire_rate`).
+    pub shared_bus: Option<Picos>,
 }
 
 /// The hardware of one experiment, as assembled.
@@ -115,6 +119,9 @@ pub struct Platform<T> {
     /// Per function: its half-duplex segment and the preamble each frame
     /// carries on it, if its link is half duplex (then its wires are unused).
     pub(crate) media: Vec<Option<(Medium<Frame>, u64)>>,
+    /// Per function: its shared parallel bus, if its link is one (then its
+    /// wires are unused).
+    pub(crate) shared: Vec<Option<SharedBus>>,
     pub(crate) ports: Vec<DmaPort<T>>,
     pub(crate) place: Vec<DmaPlace>,
     pub(crate) rng: RngStream,
@@ -140,6 +147,7 @@ impl<T: Copy> Platform<T> {
         let n = cfg.functions.len();
         let mut wires = Vec::new();
         let mut media = Vec::new();
+        let mut shared = Vec::new();
         let mut place = Vec::new();
         for (gi, pf) in cfg.functions.iter().enumerate() {
             let dma = pf.dma;
@@ -152,6 +160,7 @@ impl<T: Copy> Platform<T> {
             per_bus[pf.bus].push((gi, dma.write_burst));
             let rate = pf.wire_rate;
             wires.push([Wire::new(rate), Wire::new(rate)]);
+            shared.push(pf.shared_bus.map(|c| SharedBus::new(rate, c)));
             media.push(pf.half_duplex.clone().map(|(c, preamble)| {
                 // Each segment draws its backoffs from its own stream.
                 let rng = RngStream::new(seed, 1000 + gi as u64);
@@ -218,6 +227,7 @@ impl<T: Copy> Platform<T> {
             placement,
             wires,
             media,
+            shared,
             place,
             rng: RngStream::new(seed, 1),
             totals: Totals::default(),

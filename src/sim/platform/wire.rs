@@ -1,6 +1,6 @@
-//! The platform's side of the links: a frame at the end of a wire, or
-//! through a half-duplex segment, reaches the function's engine, which may
-//! then put the next one on.
+//! The platform's side of the links: a frame at the end of a wire, through
+//! a half-duplex segment or across a shared parallel bus, reaches the
+//! function's engine, which may then put the next one on.
 
 use super::ctx::{Ctx, Engines};
 use super::event::Ev;
@@ -19,6 +19,24 @@ impl<T: Copy> Platform<T> {
         e: &mut impl Engines<T>,
         s: &mut Scheduler<Ev<T>>,
     ) {
+        if let Some(bus) = &mut self.shared[f] {
+            // A shared bus: the frame that wins arbitration takes it before
+            // the engine hears of the one that arrived, then both stations
+            // may offer their next.
+            let Some((way, frame)) = bus.arrive(s.now()) else {
+                return;
+            };
+            if let Some((next, t)) = bus.start_next(s.now()) {
+                s.schedule_in(t, Ev::WireDone(f, next));
+            }
+            e.frame_arrived(f, way, frame, &mut Ctx::new(self, s, f));
+            let other = match way {
+                Way::Out => Way::In,
+                Way::In => Way::Out,
+            };
+            e.kick(f, other, &mut Ctx::new(self, s, f));
+            return;
+        }
         let Some(frame) = self.wires[f][way as usize].arrive(s.now()) else {
             return;
         };

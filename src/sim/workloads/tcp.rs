@@ -80,6 +80,12 @@ pub fn packet_cost(c: &CpuCfg, payload: u64) -> Picos {
     c.per_packet + copy_cost(c, payload)
 }
 
+/// CPU time of the software checksum of `payload` bytes (for a NIC that
+/// does not offload it), on top of their copy.
+pub fn checksum_cost(c: &CpuCfg, payload: u64) -> Picos {
+    Picos(round_u64(c.checksum_kib_ps * payload as f64 / 1024.0))
+}
+
 /// CPU time of copying `payload` received bytes (`cpu_per_kb`): to the
 /// application's buffer on the reader's CPU, or, when a packet is
 /// forwarded, through the interrupt CPU's stack.
