@@ -1153,6 +1153,12 @@ mod tests {
             predicted,
             unit: unit.into(),
             error_pct: (predicted - published) / published * 100.0,
+            interval: crate::interval::Interval::of(
+                predicted,
+                Some(0.01),
+                crate::model::Family::Bus,
+                &Default::default(),
+            ),
         }
     }
 

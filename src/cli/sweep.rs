@@ -254,7 +254,7 @@ fn emit_point<W: std::io::Write>(
     Ok(())
 }
 
-const SWEEP_FIELDS: [&str; 10] = [
+const SWEEP_FIELDS: [&str; 15] = [
     "scenario",
     "experiment",
     "point",
@@ -265,6 +265,11 @@ const SWEEP_FIELDS: [&str; 10] = [
     "ci_high",
     "n",
     "vs_baseline_pct",
+    "pi90_low",
+    "pi90_high",
+    "param_pct",
+    "structural_pct",
+    "family",
 ];
 
 const BOTTLENECK_FIELDS: [&str; 4] = ["scenario", "experiment", "point", "bottleneck"];
@@ -316,6 +321,10 @@ fn meta(
             sc.run.warmup_ms, sc.run.duration_ms, a.replications
         ),
     ));
+    meta.push((
+        "prediction_interval".into(),
+        "pi90_low, pi90_high: each throughput's 90% prediction interval; structural_pct by the family of the experiment's bottleneck at the point (models/spread.toml or --spread), param_pct the baseline point's parameter part (each fitted value it reads moved by one standard error, run once), carried to every point as a relative width".into(),
+    ));
     meta
 }
 
@@ -328,21 +337,29 @@ fn write_point<W: std::io::Write>(
     p: &PointResult,
 ) -> std::io::Result<()> {
     for m in &p.metrics {
-        w.row(
-            0,
-            &[
-                Cell::Text(scenario.into()),
-                Cell::Text(m.experiment.clone()),
-                Cell::Text(p.label.clone()),
-                Cell::Text(m.metric.clone()),
-                Cell::Text(m.unit.clone()),
-                Cell::Num(m.mean, 3),
-                Cell::Num(m.ci_low, 3),
-                Cell::Num(m.ci_high, 3),
-                Cell::Int(m.n as u64),
-                m.vs_baseline_pct.map_or(Cell::Blank, |c| Cell::Num(c, 2)),
-            ],
-        )?;
+        let mut cells = vec![
+            Cell::Text(scenario.into()),
+            Cell::Text(m.experiment.clone()),
+            Cell::Text(p.label.clone()),
+            Cell::Text(m.metric.clone()),
+            Cell::Text(m.unit.clone()),
+            Cell::Num(m.mean, 3),
+            Cell::Num(m.ci_low, 3),
+            Cell::Num(m.ci_high, 3),
+            Cell::Int(m.n as u64),
+            m.vs_baseline_pct.map_or(Cell::Blank, |c| Cell::Num(c, 2)),
+        ];
+        match &m.interval {
+            Some(iv) => cells.extend(iosim::sections::interval_cells(iv, 3)),
+            None => cells.extend([
+                Cell::Blank,
+                Cell::Blank,
+                Cell::Blank,
+                Cell::Blank,
+                Cell::Blank,
+            ]),
+        }
+        w.row(0, &cells)?;
     }
     for (e, text) in &p.bottlenecks {
         w.row(
