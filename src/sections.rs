@@ -342,24 +342,25 @@ pub fn throughput_intervals_section(
     for (i, r) in results.iter().enumerate() {
         let ms: &[ExperimentResult] = moved.get(i).map_or(&[], |m| m.as_slice());
         let family = crate::model::Family::of_bottleneck(&r.bottleneck);
-        let mut quantities: Vec<(String, Box<dyn Fn(&ExperimentResult) -> f64>)> = Vec::new();
-        for (fi, f) in r.functions.iter().enumerate() {
-            quantities.push((
-                f.label.clone(),
-                Box::new(move |x: &ExperimentResult| {
-                    x.functions.get(fi).map_or(f64::NAN, |f| f.total().mb_s())
-                }),
-            ));
-        }
+        // Each function (Some(index)), then all of them together (None).
+        let mut quantities: Vec<(String, Option<usize>)> = r
+            .functions
+            .iter()
+            .enumerate()
+            .map(|(fi, f)| (f.label.clone(), Some(fi)))
+            .collect();
         if r.functions.len() > 1 {
-            quantities.push((
-                "all".into(),
-                Box::new(|x: &ExperimentResult| x.functions.iter().map(|f| f.total().mb_s()).sum()),
-            ));
+            quantities.push(("all".into(), None));
         }
-        for (name, q) in quantities {
-            let y = q(r);
-            let ys: Vec<f64> = ms.iter().map(|m| q(m)).collect();
+        let q = |x: &ExperimentResult, which: Option<usize>| -> f64 {
+            match which {
+                Some(fi) => x.functions.get(fi).map_or(f64::NAN, |f| f.total().mb_s()),
+                None => x.functions.iter().map(|f| f.total().mb_s()).sum(),
+            }
+        };
+        for (name, which) in quantities {
+            let y = q(r, which);
+            let ys: Vec<f64> = ms.iter().map(|m| q(m, which)).collect();
             let iv = Interval::of(y, Some(param_sigma(y, &ys)), family, &reg.spread);
             let mut cells = vec![Cell::Text(r.id.clone()), Cell::Text(name), Cell::Num(y, 1)];
             cells.extend(interval_cells(&iv, 1));
