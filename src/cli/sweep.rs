@@ -384,8 +384,9 @@ const MAX_LINES: usize = 16;
 
 /// The charts of `sweep --plot`, gathered a point at a time: one per
 /// experiment and metric across all points, the metric against the first
-/// axis, one line per value of the second axis if any, with the 95%
-/// interval as error bars. A metric of a bus, rope or controller is one
+/// axis, one line per value of the second axis if any, with error bars: a
+/// throughput's 90% prediction interval, another metric's 95% interval
+/// over the replications. A metric of a bus, rope or controller is one
 /// chart for the busiest of them at each point (a slot sweep moves its
 /// card to another bus at each point). Holds one value per drawn point.
 struct SweepCharts {
@@ -432,7 +433,12 @@ impl SweepCharts {
         let mut here: Vec<(ChartKey, (f64, f64, f64))> = Vec::new();
         for m in &p.metrics {
             let key = (m.experiment.clone(), family(&m.metric), m.unit.clone());
-            let v = (m.mean, m.ci_low, m.ci_high);
+            // A throughput's bar is its 90% prediction interval; another
+            // metric's, its 95% interval over the replications.
+            let v = match &m.interval {
+                Some(iv) if iv.low.is_finite() && iv.high.is_finite() => (m.mean, iv.low, iv.high),
+                _ => (m.mean, m.ci_low, m.ci_high),
+            };
             match here.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, old)) if old.0 < v.0 => *old = v,
                 Some(_) => {}
@@ -497,7 +503,11 @@ impl SweepCharts {
                 iosim::charts::Chart::Lines(iosim::charts::LineChart {
                     title,
                     x_label: format!("{} ({})", x_axis.name, x_axis.unit),
-                    y_label: format!("{metric} ({unit})"),
+                    y_label: if unit == "MB/s" {
+                        format!("{metric} ({unit}), bars: 90% prediction interval")
+                    } else {
+                        format!("{metric} ({unit})")
+                    },
                     lines,
                     x_names: if x_axis.knob.categorical() {
                         (0..x_axis.labels.len()).map(|i| x_axis.shown(i)).collect()
