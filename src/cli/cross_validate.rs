@@ -34,7 +34,7 @@ pub fn execute(
     let settings = settings_of(spec);
     let show = progress_on();
     let seeds: Vec<u64> = (0..CV_SEEDS).map(|k| common.seed.wrapping_add(k)).collect();
-    let mut cvs = Vec::new();
+    let mut cvs: Vec<CrossValidation> = Vec::new();
     for &seed in &seeds {
         let t0 = Instant::now();
         let pb = setup.problem_at(seed, runner);
@@ -95,7 +95,6 @@ pub fn execute(
             )
         },
     ));
-    rep.sections.extend(held_out_sections(&cvs, &seeds));
     // The full fit's figures at each seed: each figure's mechanism family
     // and the parameter part of its interval.
     let (used, _) = common.registry()?;
@@ -104,6 +103,15 @@ pub fn execute(
         at_seed.push(iosim::app::validation(&used, None, seed, runner)?.rows);
     }
     let cov = coverage(&cvs, &at_seed, &seeds);
+    // The first seed's figures carry the intervals the coverage judged.
+    if let Some(first) = cvs.first_mut() {
+        for h in &mut first.held {
+            if let Some(iv) = cov.first_seed.get(&h.row.id) {
+                h.row.interval = *iv;
+            }
+        }
+    }
+    rep.sections.extend(held_out_sections(&cvs, &seeds));
     rep.meta.push((
         "coverage".into(),
         format!(
@@ -219,7 +227,8 @@ const CV_SEEDS: u64 = 3;
 
 /// The `figures` and `papers` sections of `validate --cross-validate`: each
 /// figure as predicted by the fold that left it out at the first seed,
-/// beside its error in the full fit; per paper, the held-out MAPE at each
+/// beside its error in the full fit, with the 90% interval its coverage
+/// judged; per paper, the held-out MAPE at each
 /// seed, their mean, the worst held-out error at any seed and the fitted
 /// MAPE's mean.
 fn held_out_sections(cvs: &[CrossValidation], seeds: &[u64]) -> Vec<Section> {
@@ -315,6 +324,8 @@ struct Coverage {
     /// The structural spread of every paper's held-out figures at every
     /// seed (what `--spread-out` writes).
     spread: iosim::model::StructuralSpread,
+    /// Each held-out figure's interval at the first seed, by id.
+    first_seed: std::collections::HashMap<String, iosim::interval::Interval>,
 }
 
 /// The log residual `ln(published / predicted)` of a row (NaN if either
@@ -345,7 +356,8 @@ fn coverage(cvs: &[CrossValidation], at_seed: &[Vec<FigureRow>], seeds: &[u64]) 
     // Per seed, per paper: (inside, counted, sum of half widths in log %).
     let mut per_seed: Vec<HashMap<String, (usize, usize, f64)>> = Vec::new();
     let mut papers: Vec<String> = Vec::new();
-    for (cv, full) in cvs.iter().zip(at_seed) {
+    let mut first_seed = HashMap::new();
+    for (k, (cv, full)) in cvs.iter().zip(at_seed).enumerate() {
         let by_id: HashMap<&str, &FigureRow> = full.iter().map(|r| (r.id.as_str(), r)).collect();
         let held: Vec<(&FigureRow, iosim::model::Family, f64)> = cv
             .held
@@ -375,6 +387,9 @@ fn coverage(cvs: &[CrossValidation], at_seed: &[Vec<FigureRow>], seeds: &[u64]) 
             }
             let sigma_p = if sigma_p.is_finite() { *sigma_p } else { 0.0 };
             let iv = Interval::of(r.predicted, Some(sigma_p), *family, &spread);
+            if k == 0 {
+                first_seed.insert(r.id.clone(), iv);
+            }
             let half = 100.0 * (iv.high / r.predicted).ln();
             let c = counts.entry(r.paper.clone()).or_default();
             c.0 += usize::from(iv.covers(r.published));
@@ -427,7 +442,11 @@ fn coverage(cvs: &[CrossValidation], at_seed: &[Vec<FigureRow>], seeds: &[u64]) 
         .collect();
     row("all".into(), all);
     let spread = spread_from(&pooled, seeds.len(), "validate --cross-validate").unwrap_or_default();
-    Coverage { section, spread }
+    Coverage {
+        section,
+        spread,
+        first_seed,
+    }
 }
 
 /// The structural spread of every paper's held-out figures (what
