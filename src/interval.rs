@@ -24,8 +24,10 @@ use crate::model::{Family, StructuralSpread};
 /// The standard normal quantile of a two-sided 90% interval.
 pub const Z90: f64 = 1.644_853_626_951_472_2;
 
-/// A 90% prediction interval of one predicted value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A 90% prediction interval of one predicted value. Two intervals are
+/// equal when every field is the same bits (a part not computed, NaN,
+/// equals itself: the same run gives equal rows).
+#[derive(Debug, Clone, Copy)]
 pub struct Interval {
     /// Low end, in the value's unit.
     pub low: f64,
@@ -41,6 +43,13 @@ pub struct Interval {
     /// Whether the cross-validation pinned that family's spread (false:
     /// the default for families the papers rarely pinned).
     pub pinned: bool,
+}
+
+impl PartialEq for Interval {
+    fn eq(&self, other: &Interval) -> bool {
+        let bits = |i: &Interval| [i.low, i.high, i.param_pct, i.structural_pct].map(f64::to_bits);
+        bits(self) == bits(other) && self.family == other.family && self.pinned == other.pinned
+    }
 }
 
 impl Interval {
@@ -210,6 +219,9 @@ mod tests {
         assert!(!card.pinned && card.high > bus.high && bus.param_pct.is_nan());
         assert_eq!(card.family_text(), "card-processor (default)");
         assert!(Interval::of(0.0, None, Family::Bus, &spread()).low.is_nan());
+        // A part not computed (NaN) still compares equal to itself.
+        assert_eq!(bus, Interval::of(100.0, None, Family::Bus, &spread()));
+        assert_ne!(bus, Interval::of(100.0, Some(0.0), Family::Bus, &spread()));
     }
 
     #[test]
