@@ -867,8 +867,8 @@ pub type Intervals<'a> = &'a dyn Fn(&FigureRow) -> Option<f64>;
 
 /// The bar chart of one paper figure or table: one panel per unit, the
 /// paper's value beside the model's for each figure, the error written on
-/// the model's bar, a whisker for the model's 95% interval where `ci` gives
-/// one. Categories of a cluster stand together (the ids' dotted parts).
+/// the model's bar, a whisker for the model's 90% prediction interval
+/// ([`crate::interval`]; where it has none, the 95% interval `ci` gives). Categories of a cluster stand together (the ids' dotted parts).
 pub fn figure_chart(g: &FigureGroup, ci: Intervals, seed: u64) -> BarChart {
     let mut units: Vec<&str> = Vec::new();
     for r in &g.rows {
@@ -895,10 +895,15 @@ pub fn figure_chart(g: &FigureGroup, ci: Intervals, seed: u64) -> BarChart {
                     if cl != c {
                         continue;
                     }
-                    let whisker = ci(r).map(|pct| {
-                        let h = r.predicted * pct / 100.0;
-                        (r.predicted - h, r.predicted + h)
-                    });
+                    let iv = &r.interval;
+                    let whisker = if iv.low.is_finite() && iv.high.is_finite() {
+                        Some((iv.low, iv.high))
+                    } else {
+                        ci(r).map(|pct| {
+                            let h = r.predicted * pct / 100.0;
+                            (r.predicted - h, r.predicted + h)
+                        })
+                    };
                     categories.push(Category {
                         cluster: cl.clone(),
                         label: label.clone(),
@@ -930,7 +935,7 @@ pub fn figure_chart(g: &FigureGroup, ci: Intervals, seed: u64) -> BarChart {
         series: ["paper".into(), "model".into()],
         panels,
         note: format!(
-            "model: iosim, seed {seed}; red: (model - paper) / paper; whisker: the model's 95% interval (batch means)"
+            "model: iosim, seed {seed}; red: (model - paper) / paper; whisker: the model's 90% prediction interval (parameter and structural parts)"
         ),
     }
 }
@@ -1153,6 +1158,12 @@ mod tests {
             predicted,
             unit: unit.into(),
             error_pct: (predicted - published) / published * 100.0,
+            interval: crate::interval::Interval::of(
+                predicted,
+                Some(0.01),
+                crate::model::Family::Bus,
+                &Default::default(),
+            ),
         }
     }
 

@@ -17,6 +17,7 @@ pub mod charts;
 pub mod engine;
 pub mod error;
 pub mod html;
+pub mod interval;
 pub mod loader;
 pub mod model;
 pub mod napkin;

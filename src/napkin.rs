@@ -263,6 +263,12 @@ mod tests {
             predicted: published * (1.0 + error_pct / 100.0),
             unit: "MB/s".into(),
             error_pct,
+            interval: crate::interval::Interval::of(
+                published,
+                None,
+                crate::model::Family::Bus,
+                &Default::default(),
+            ),
         };
         let rows = [
             row("a", 100.0, 2.0),

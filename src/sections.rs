@@ -9,8 +9,23 @@ use crate::report::{Cell, Section};
 use crate::sim::ExperimentResult;
 use crate::validate::{summarise, FigureRow};
 
-/// The columns every `figures` section starts with (the JSON contract).
-pub const FIGURE_COLUMNS: [&str; 5] = ["id", "published", "predicted", "unit", "error_pct"];
+/// The columns every `figures` section starts with (the JSON contract):
+/// the figure, the model's value and its error, and the prediction's 90%
+/// interval (`pi90_low`, `pi90_high`), its parameter and structural parts
+/// (each a 90% half width in log space, in percent) and the mechanism
+/// family whose structural spread it takes (see [`crate::interval`]).
+pub const FIGURE_COLUMNS: [&str; 10] = [
+    "id",
+    "published",
+    "predicted",
+    "unit",
+    "error_pct",
+    "pi90_low",
+    "pi90_high",
+    "param_pct",
+    "structural_pct",
+    "family",
+];
 
 /// Decimals that show a published value as written (at least 1, at most 3),
 /// so a CPU figure of 2.75 % is not printed as 2.8.
@@ -37,6 +52,30 @@ pub fn figure_cells(r: &FigureRow) -> Vec<Cell> {
         Cell::Num(r.predicted, predicted_decimals),
         Cell::Text(r.unit.clone()),
         Cell::Num(r.error_pct, 1),
+    ]
+    .into_iter()
+    .chain(interval_cells(&r.interval, predicted_decimals))
+    .collect()
+}
+
+/// The columns of a prediction interval (see [`FIGURE_COLUMNS`]).
+pub const INTERVAL_COLUMNS: [&str; 5] = [
+    "pi90_low",
+    "pi90_high",
+    "param_pct",
+    "structural_pct",
+    "family",
+];
+
+/// A prediction interval's cells under [`INTERVAL_COLUMNS`], its ends
+/// with `decimals`.
+pub fn interval_cells(i: &crate::interval::Interval, decimals: usize) -> Vec<Cell> {
+    vec![
+        Cell::Num(i.low, decimals),
+        Cell::Num(i.high, decimals),
+        Cell::Num(i.param_pct, 2),
+        Cell::Num(i.structural_pct, 1),
+        Cell::Text(i.family_text()),
     ]
 }
 
@@ -269,6 +308,64 @@ pub fn experiments_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Sectio
                 Cell::Num(r.measured.secs() * 1e3, 1),
                 Cell::Num(r.ci95_pct, 2),
             ]);
+        }
+    }
+    s
+}
+
+/// The columns of [`throughput_intervals_section`].
+pub const THROUGHPUT_INTERVAL_COLUMNS: [&str; 9] = [
+    "experiment",
+    "function",
+    "throughput_MB_s",
+    "pi90_low",
+    "pi90_high",
+    "param_pct",
+    "structural_pct",
+    "family",
+    "fitted_values_moved",
+];
+
+/// Each experiment's throughput per function (both ways added) and all
+/// functions together, with its 90% prediction interval
+/// ([`crate::interval`]): the parameter part from `moved` (per experiment,
+/// its results with each fitted value it reads moved by one standard
+/// error, [`crate::app::parameter_moves`]), the structural part from the
+/// family of its bottleneck.
+pub fn throughput_intervals_section(
+    reg: &Registry,
+    results: &[ExperimentResult],
+    moved: &[Vec<ExperimentResult>],
+) -> Section {
+    use crate::interval::{param_sigma, Interval};
+    let mut s = Section::new("intervals", &THROUGHPUT_INTERVAL_COLUMNS);
+    for (i, r) in results.iter().enumerate() {
+        let ms: &[ExperimentResult] = moved.get(i).map_or(&[], |m| m.as_slice());
+        let family = crate::model::Family::of_bottleneck(&r.bottleneck);
+        // Each function (Some(index)), then all of them together (None).
+        let mut quantities: Vec<(String, Option<usize>)> = r
+            .functions
+            .iter()
+            .enumerate()
+            .map(|(fi, f)| (f.label.clone(), Some(fi)))
+            .collect();
+        if r.functions.len() > 1 {
+            quantities.push(("all".into(), None));
+        }
+        let q = |x: &ExperimentResult, which: Option<usize>| -> f64 {
+            match which {
+                Some(fi) => x.functions.get(fi).map_or(f64::NAN, |f| f.total().mb_s()),
+                None => x.functions.iter().map(|f| f.total().mb_s()).sum(),
+            }
+        };
+        for (name, which) in quantities {
+            let y = q(r, which);
+            let ys: Vec<f64> = ms.iter().map(|m| q(m, which)).collect();
+            let iv = Interval::of(y, Some(param_sigma(y, &ys)), family, &reg.spread);
+            let mut cells = vec![Cell::Text(r.id.clone()), Cell::Text(name), Cell::Num(y, 1)];
+            cells.extend(interval_cells(&iv, 1));
+            cells.push(Cell::Int(ms.len() as u64));
+            s.rows.push(cells);
         }
     }
     s

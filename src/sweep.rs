@@ -514,6 +514,12 @@ pub struct Metric {
     /// other metrics, a throughput the baseline point lacks (a card copy's)
     /// or one the baseline point moves nothing of.
     pub vs_baseline_pct: Option<f64>,
+    /// For a throughput (MB/s), the 90% prediction interval of `mean`
+    /// ([`crate::interval`]): the structural part by the family of the
+    /// experiment's bottleneck at this point, the parameter part the
+    /// baseline point's (relative, for the same experiment and metric:
+    /// see [`Plan::run`]); `None` for other metrics.
+    pub interval: Option<crate::interval::Interval>,
 }
 
 /// One point's results, handed to the caller as soon as its chunk has run
@@ -816,6 +822,7 @@ impl Plan<'_> {
         }
         let chunk = (CHUNK / self.base.experiments.len().max(1)).max(1);
         let first = range.start..(range.start + chunk).min(range.end);
+        let param_part = self.baseline_param_sigmas(seed, runner)?;
         let mut base: Option<HashMap<(String, String), f64>> = None;
         if !first.contains(&self.baseline) {
             let b = self.run_chunk(self.baseline..self.baseline + 1, seed, runner)?;
@@ -835,6 +842,7 @@ impl Plan<'_> {
             }
             for p in points.iter_mut() {
                 against_baseline(&mut p.metrics, base.as_ref());
+                self.set_intervals(p, &param_part);
             }
             for p in points {
                 sink(p)?;
@@ -842,6 +850,93 @@ impl Plan<'_> {
             at = end;
         }
         Ok(())
+    }
+
+    /// The parameter part of the prediction intervals at the baseline
+    /// point, by (experiment, throughput metric): its standard deviation in
+    /// log space, from the baseline point's experiments run (first
+    /// replication's seed) with each fitted value they read moved by its
+    /// standard error ([`crate::app::parameter_moves`]). Every point
+    /// carries the baseline's relative part: a sweep of thousands of points
+    /// runs these moves once, not per point.
+    fn baseline_param_sigmas(
+        &self,
+        seed: u64,
+        runner: &Runner,
+    ) -> Result<HashMap<(String, String), f64>> {
+        let combo = combo_at(&self.axes, self.baseline);
+        let pc: Vec<usize> = self.param_axes.iter().map(|&i| combo[i]).collect();
+        let wc: Vec<usize> = self.work_axes.iter().map(|&i| combo[i]).collect();
+        let reg = self.param_registry(&pc)?;
+        let sc = self.work_scenario(&wc)?;
+        let exps: Vec<(
+            &Scenario,
+            &crate::model::Experiment,
+            &crate::model::Experiment,
+        )> = sc
+            .experiments
+            .iter()
+            .map(|e| {
+                let setup = self
+                    .base
+                    .experiments
+                    .iter()
+                    .find(|b| b.id == e.id)
+                    .unwrap_or(e);
+                (&sc, e, setup)
+            })
+            .collect();
+        let s0 = replication_seed(seed, 0);
+        let jobs: Vec<Job> = exps
+            .iter()
+            .map(|&(scenario, experiment, setup)| Job {
+                reg: &reg,
+                scenario,
+                experiment,
+                setup,
+                cost: 0,
+            })
+            .collect();
+        let base = run_experiments(&jobs, s0, runner, None)?;
+        let moved = crate::app::parameter_moves(&reg, &exps, s0, runner)?;
+        let mut out = HashMap::new();
+        for ((e, b), ms) in sc.experiments.iter().zip(&base).zip(&moved) {
+            let moved_metrics: Vec<Vec<(String, &'static str, f64)>> =
+                ms.iter().map(metrics_of).collect();
+            for (name, unit, y) in metrics_of(b) {
+                if unit != THROUGHPUT_UNIT {
+                    continue;
+                }
+                let ys: Vec<f64> = moved_metrics
+                    .iter()
+                    .filter_map(|m| m.iter().find(|x| x.0 == name).map(|x| x.2))
+                    .collect();
+                out.insert((e.id.clone(), name), crate::interval::param_sigma(y, &ys));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Sets the prediction interval of each throughput of point `p`.
+    fn set_intervals(&self, p: &mut PointResult, param_part: &HashMap<(String, String), f64>) {
+        for m in p.metrics.iter_mut().filter(|m| m.unit == THROUGHPUT_UNIT) {
+            let family = p
+                .bottlenecks
+                .iter()
+                .find(|(e, _)| *e == m.experiment)
+                .map_or(crate::model::Family::Latency, |(_, b)| {
+                    crate::model::Family::of_bottleneck(b)
+                });
+            let sigma = param_part
+                .get(&(m.experiment.clone(), m.metric.clone()))
+                .copied();
+            m.interval = Some(crate::interval::Interval::of(
+                m.mean,
+                Some(sigma.unwrap_or(f64::NAN)),
+                family,
+                &self.reg.spread,
+            ));
+        }
     }
 
     /// Runs the points `range` (each experiment, each replication) in one
@@ -958,6 +1053,7 @@ impl Plan<'_> {
                         ci_high: mean + half,
                         n,
                         vs_baseline_pct: None,
+                        interval: None,
                     });
                 }
             }

@@ -27,6 +27,9 @@ pub struct FigureRow {
     pub unit: String,
     /// (predicted - published) / published x 100.
     pub error_pct: f64,
+    /// The prediction's 90% interval (its parameter part NaN until
+    /// [`crate::app::rows_with_intervals`] computes it).
+    pub interval: crate::interval::Interval,
 }
 
 /// Error summary of one paper.
@@ -251,6 +254,12 @@ pub fn experiment_rows(
                 predicted: p,
                 unit: fig.unit.clone(),
                 error_pct: (p - fig.published) / fig.published * 100.0,
+                interval: crate::interval::Interval::of(
+                    p,
+                    None,
+                    crate::model::Family::of_bottleneck(&r.bottleneck),
+                    &reg.spread,
+                ),
             }
         })
         .collect()

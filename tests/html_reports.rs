@@ -53,7 +53,8 @@ fn place_html_has_the_why_the_placements_and_the_winners_utilisations() {
             "adapters",
             "nodes",
             "losers",
-            "demand"
+            "demand",
+            "placement_intervals"
         ]
     );
     // The table output is unchanged by --html and its facts are on the page.

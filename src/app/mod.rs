@@ -9,6 +9,7 @@
 //! the threads nor on the timing. Nothing here formats or prints.
 
 pub mod batch;
+pub mod intervals;
 pub mod replications;
 pub mod runner;
 pub mod validation;
@@ -16,6 +17,9 @@ pub mod validation;
 pub use batch::{
     run_experiments, run_experiments_counted, run_experiments_cut, run_scenario, run_scenarios,
     run_scenarios_at, Job, Wanted,
+};
+pub use intervals::{
+    fitted_moves, moved_registry, parameter_moves, rows_with_intervals, scenario_moves, Move,
 };
 pub use replications::{replication_seed, replications};
 pub use runner::{Runner, MAX_THREADS};

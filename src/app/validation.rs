@@ -6,9 +6,9 @@ use crate::error::Result;
 use crate::loader::load_bundled_scenarios;
 use crate::model::{Registry, Scenario};
 use crate::sim::ExperimentResult;
-use crate::validate::{figure_rows, keep_paper, FigureRow};
+use crate::validate::{keep_paper, FigureRow};
 
-use super::{run_scenarios, Runner};
+use super::{rows_with_intervals, run_scenarios, scenario_moves, Runner};
 
 /// One run of every bundled scenario with published figures.
 #[derive(Debug, Clone)]
@@ -17,7 +17,8 @@ pub struct Validation {
     pub scenarios: Vec<Scenario>,
     /// Per scenario, its experiments' results in file order.
     pub results: Vec<Vec<ExperimentResult>>,
-    /// Every published figure beside the model's prediction.
+    /// Every published figure beside the model's prediction and its 90%
+    /// prediction interval ([`crate::interval`]).
     pub rows: Vec<FigureRow>,
 }
 
@@ -63,9 +64,10 @@ pub fn validation(
         keep_paper(&mut scenarios, name)?;
     }
     let results = run_scenarios(reg, &scenarios, seed, runner, None)?;
+    let moved = scenario_moves(reg, &scenarios, seed, runner)?;
     let mut rows = Vec::new();
-    for (sc, res) in scenarios.iter().zip(&results) {
-        rows.extend(figure_rows(reg, sc, res));
+    for ((sc, res), m) in scenarios.iter().zip(&results).zip(&moved) {
+        rows.extend(rows_with_intervals(reg, sc, res, m));
     }
     Ok(Validation {
         scenarios,

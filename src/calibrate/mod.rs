@@ -10,6 +10,8 @@ pub mod budget;
 mod linalg;
 pub mod lm;
 mod runs;
+#[cfg(test)]
+mod synthetic;
 
 use std::collections::HashMap;
 

@@ -22,6 +22,7 @@ pub fn execute(
     common: &Common,
     file: &Option<PathBuf>,
     cold: bool,
+    spread_out: Option<&iosim::report::Output>,
     runner: &Runner,
 ) -> iosim::Result<String> {
     let setup = Setup::load(common, file)?;
@@ -33,7 +34,7 @@ pub fn execute(
     let settings = settings_of(spec);
     let show = progress_on();
     let seeds: Vec<u64> = (0..CV_SEEDS).map(|k| common.seed.wrapping_add(k)).collect();
-    let mut cvs = Vec::new();
+    let mut cvs: Vec<CrossValidation> = Vec::new();
     for &seed in &seeds {
         let t0 = Instant::now();
         let pb = setup.problem_at(seed, runner);
@@ -94,7 +95,44 @@ pub fn execute(
             )
         },
     ));
+    // The full fit's figures at each seed: each figure's mechanism family
+    // and the parameter part of its interval.
+    let (used, _) = common.registry()?;
+    let mut at_seed = Vec::new();
+    for &seed in &seeds {
+        at_seed.push(iosim::app::validation(&used, None, seed, runner)?.rows);
+    }
+    let cov = coverage(&cvs, &at_seed, &seeds);
+    // The first seed's figures carry the intervals the coverage judged.
+    if let Some(first) = cvs.first_mut() {
+        for h in &mut first.held {
+            if let Some(iv) = cov.first_seed.get(&h.row.id) {
+                h.row.interval = *iv;
+            }
+        }
+    }
     rep.sections.extend(held_out_sections(&cvs, &seeds));
+    rep.meta.push((
+        "coverage".into(),
+        format!(
+            "the share of held-out figures inside their 90% prediction interval: the fold's prediction, the parameter part of the full fit at that seed, and the structural part by mechanism family estimated from the held-out figures of the other papers at that seed (leave one paper out; a family with fewer than {} such figures takes {} times the spread of all of them); the target for a 90% interval is 85-95%",
+            iosim::interval::MIN_FAMILY_FIGURES,
+            iosim::interval::DEFAULT_SPREAD_FACTOR
+        ),
+    ));
+    rep.sections.push(cov.section);
+    rep.sections.push(spread_section(&cov.spread));
+    if let Some(out) = spread_out {
+        let comment = format!(
+            "Written by iosim {} validate --cross-validate (seeds {}) from {}.\nThe structural spread of the model by mechanism family: the root mean square of ln(published / predicted)\nover the figures held out of the fit, every paper, every seed; a family with fewer than {} held-out figures\ntakes the default, {} times the spread of all of them. Read by the prediction intervals (--spread FILE).",
+            env!("CARGO_PKG_VERSION"),
+            seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+            spec.file.display(),
+            iosim::interval::MIN_FAMILY_FIGURES,
+            iosim::interval::DEFAULT_SPREAD_FACTOR
+        );
+        out.write(iosim::loader::spread_file_text(&comment, &cov.spread)?.as_bytes())?;
+    }
     if let Some(cv) = cvs.first() {
         rep.sections.push(folds_section(cv));
         rep.sections.push(fold_objectives_section(cv));
@@ -189,7 +227,8 @@ const CV_SEEDS: u64 = 3;
 
 /// The `figures` and `papers` sections of `validate --cross-validate`: each
 /// figure as predicted by the fold that left it out at the first seed,
-/// beside its error in the full fit; per paper, the held-out MAPE at each
+/// beside its error in the full fit, with the 90% interval its coverage
+/// judged; per paper, the held-out MAPE at each
 /// seed, their mean, the worst held-out error at any seed and the fitted
 /// MAPE's mean.
 fn held_out_sections(cvs: &[CrossValidation], seeds: &[u64]) -> Vec<Section> {
@@ -275,4 +314,166 @@ fn held_out_sections(cvs: &[CrossValidation], seeds: &[u64]) -> Vec<Section> {
         p.rows.push(cells);
     }
     vec![s, p]
+}
+
+/// What the coverage of the held-out figures found.
+struct Coverage {
+    /// Per paper and in all, the share inside the interval at each seed
+    /// and their mean.
+    section: Section,
+    /// The structural spread of every paper's held-out figures at every
+    /// seed (what `--spread-out` writes).
+    spread: iosim::model::StructuralSpread,
+    /// Each held-out figure's interval at the first seed, by id.
+    first_seed: std::collections::HashMap<String, iosim::interval::Interval>,
+}
+
+/// The log residual `ln(published / predicted)` of a row (NaN if either
+/// is not positive).
+fn log_residual(r: &FigureRow) -> f64 {
+    if r.published > 0.0 && r.predicted > 0.0 {
+        (r.published / r.predicted).ln()
+    } else {
+        f64::NAN
+    }
+}
+
+/// The share of held-out figures inside their 90% interval per paper and
+/// in all, at each seed and the mean: each figure's interval is its
+/// fold's prediction with the parameter part of the full fit at that seed
+/// (`at_seed`: the full fit's rows at each seed, with their families) and
+/// the structural spread estimated from the other papers' held-out
+/// figures at that seed.
+fn coverage(cvs: &[CrossValidation], at_seed: &[Vec<FigureRow>], seeds: &[u64]) -> Coverage {
+    use iosim::interval::{spread_from, Interval, Z90};
+    use std::collections::HashMap;
+    let mut columns: Vec<String> = vec!["paper".into(), "figures".into()];
+    columns.extend(seeds.iter().map(|k| format!("coverage_seed{k}_pct")));
+    columns.extend(["coverage_pct".into(), "mean_pi90_half_pct".into()]);
+    let cols: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut section = Section::new("coverage", &cols);
+    let mut pooled: Vec<(iosim::model::Family, f64)> = Vec::new();
+    // Per seed, per paper: (inside, counted, sum of half widths in log %).
+    let mut per_seed: Vec<HashMap<String, (usize, usize, f64)>> = Vec::new();
+    let mut papers: Vec<String> = Vec::new();
+    let mut first_seed = HashMap::new();
+    for (k, (cv, full)) in cvs.iter().zip(at_seed).enumerate() {
+        let by_id: HashMap<&str, &FigureRow> = full.iter().map(|r| (r.id.as_str(), r)).collect();
+        let held: Vec<(&FigureRow, iosim::model::Family, f64)> = cv
+            .held
+            .iter()
+            .filter_map(|h| {
+                let f = by_id.get(h.row.id.as_str())?;
+                let sigma_p = f.interval.param_pct / (100.0 * Z90);
+                Some((&h.row, f.interval.family, sigma_p))
+            })
+            .collect();
+        pooled.extend(held.iter().map(|(r, f, _)| (*f, log_residual(r))));
+        let mut counts: HashMap<String, (usize, usize, f64)> = HashMap::new();
+        for (r, family, sigma_p) in &held {
+            if !papers.contains(&r.paper) {
+                papers.push(r.paper.clone());
+            }
+            let others: Vec<(iosim::model::Family, f64)> = held
+                .iter()
+                .filter(|(o, _, _)| o.paper != r.paper)
+                .map(|(o, f, _)| (*f, log_residual(o)))
+                .collect();
+            let Some(spread) = spread_from(&others, 1, "leave one paper out") else {
+                continue;
+            };
+            if !log_residual(r).is_finite() {
+                continue;
+            }
+            let sigma_p = if sigma_p.is_finite() { *sigma_p } else { 0.0 };
+            let iv = Interval::of(r.predicted, Some(sigma_p), *family, &spread);
+            if k == 0 {
+                first_seed.insert(r.id.clone(), iv);
+            }
+            let half = 100.0 * (iv.high / r.predicted).ln();
+            let c = counts.entry(r.paper.clone()).or_default();
+            c.0 += usize::from(iv.covers(r.published));
+            c.1 += 1;
+            c.2 += half;
+        }
+        per_seed.push(counts);
+    }
+    let share = |c: Option<&(usize, usize, f64)>| {
+        c.filter(|c| c.1 > 0)
+            .map_or(f64::NAN, |c| 100.0 * c.0 as f64 / c.1 as f64)
+    };
+    let mean = |v: &[f64]| {
+        let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    let mut row = |name: String, cs: Vec<Option<(usize, usize, f64)>>| {
+        let shares: Vec<f64> = cs.iter().map(|c| share(c.as_ref())).collect();
+        let halves: Vec<f64> = cs
+            .iter()
+            .flatten()
+            .filter(|c| c.1 > 0)
+            .map(|c| c.2 / c.1 as f64)
+            .collect();
+        let n = cs.first().cloned().flatten().map_or(0, |c| c.1);
+        let mut cells = vec![Cell::Text(name), Cell::Int(n as u64)];
+        cells.extend(shares.iter().map(|s| Cell::Num(*s, 1)));
+        cells.push(Cell::Num(mean(&shares), 1));
+        cells.push(Cell::Num(mean(&halves), 1));
+        section.rows.push(cells);
+    };
+    for p in &papers {
+        row(
+            p.clone(),
+            per_seed.iter().map(|m| m.get(p).cloned()).collect(),
+        );
+    }
+    let all: Vec<Option<(usize, usize, f64)>> = per_seed
+        .iter()
+        .map(|m| {
+            Some(
+                m.values()
+                    .fold((0, 0, 0.0), |a, c| (a.0 + c.0, a.1 + c.1, a.2 + c.2)),
+            )
+        })
+        .collect();
+    row("all".into(), all);
+    let spread = spread_from(&pooled, seeds.len(), "validate --cross-validate").unwrap_or_default();
+    Coverage {
+        section,
+        spread,
+        first_seed,
+    }
+}
+
+/// The structural spread of every paper's held-out figures (what
+/// `--spread-out` writes): per family its standard deviation in log space,
+/// the 90% half width it gives, and the figures behind it.
+fn spread_section(s: &iosim::model::StructuralSpread) -> Section {
+    let mut sec = Section::new(
+        "spread",
+        &["family", "sigma_log", "structural_pct", "figures"],
+    );
+    for f in iosim::model::Family::ALL {
+        let (sigma, pinned) = s.sigma_of(f);
+        let n = s
+            .families
+            .iter()
+            .find(|x| x.family == f)
+            .map_or(0, |x| x.figures);
+        sec.rows.push(vec![
+            Cell::Text(if pinned {
+                f.name().to_string()
+            } else {
+                format!("{} (default)", f.name())
+            }),
+            Cell::Num(sigma, 4),
+            Cell::Num(100.0 * iosim::interval::Z90 * sigma, 1),
+            Cell::Int(n as u64),
+        ]);
+    }
+    sec
 }

@@ -73,6 +73,11 @@ pub struct Common {
     /// made before the fit), without the bundled fit.
     #[arg(long = "hand-set")]
     pub hand_set: bool,
+    /// Structural spread by mechanism family written by `iosim validate
+    /// --cross-validate --spread-out FILE`, used for the prediction
+    /// intervals instead of the bundled one (models/spread.toml).
+    #[arg(long = "spread", value_name = "FILE")]
+    pub spread: Option<PathBuf>,
 }
 
 impl Common {
@@ -91,7 +96,11 @@ impl Common {
     /// covers, and still calls some of its values fitted, those keep the
     /// file's values (its guesses): the label says so, and so does a warning.
     pub fn registry(&self) -> iosim::Result<(Registry, String)> {
-        registry(&self.models, self.params.as_ref(), self.hand_set)
+        let (mut reg, label) = registry(&self.models, self.params.as_ref(), self.hand_set)?;
+        if let Some(p) = &self.spread {
+            reg.spread = iosim::loader::load_spread(p)?;
+        }
+        Ok((reg, label))
     }
 }
 

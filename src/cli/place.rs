@@ -183,6 +183,12 @@ fn place_cmd(
     rep.meta
         .push(("why".into(), iosim::place::sections::why_text(&p)));
     rep.sections = iosim::place::sections::place_sections(&p, top);
+    rep.meta.push((
+        "prediction_interval".into(),
+        "placement_intervals: each simulated placement's total throughput with its 90% prediction interval; structural_pct by the family of its bottleneck (models/spread.toml or --spread), param_pct the best placement's parameter part (each fitted value it reads moved by one standard error, run once), carried to every placement as a relative width".into(),
+    ));
+    rep.sections
+        .push(placement_intervals(&reg, &p, common.seed, runner)?);
     let warnings = iosim::warnings::of_placement(&reg, &p);
     for w in &warnings {
         super::diag(&format!("warning: {w}"));
@@ -228,4 +234,56 @@ fn place_html(rep: &Report, p: &iosim::place::Placement) -> String {
         iosim::place::sections::why_text(p),
     )];
     iosim::html::command_html(&page, &why, &[])
+}
+
+/// Each simulated placement's total throughput (MB/s) with its 90%
+/// prediction interval: the parameter part of the best placement (its
+/// experiment run again with each fitted value it reads moved by one
+/// standard error) carried to every placement as a relative width, the
+/// structural part by the family of each one's bottleneck.
+fn placement_intervals(
+    reg: &iosim::model::Registry,
+    p: &iosim::place::Placement,
+    seed: u64,
+    runner: &Runner,
+) -> iosim::Result<iosim::report::Section> {
+    use iosim::report::{Cell, Section};
+    let total = |r: &iosim::sim::ExperimentResult| -> f64 {
+        r.functions.iter().map(|f| f.total().mb_s()).sum()
+    };
+    let sigma = match p.ranked.first() {
+        Some(best) if best.result.is_some() => {
+            let (sc, e) = iosim::place::placement_experiment(p, best);
+            let moved = iosim::app::parameter_moves(reg, &[(&sc, &e, &e)], seed, runner)?;
+            let ys: Vec<f64> = moved.iter().flatten().map(total).collect();
+            best.result
+                .as_ref()
+                .map_or(f64::NAN, |r| iosim::interval::param_sigma(total(r), &ys))
+        }
+        _ => f64::NAN,
+    };
+    let fields: Vec<&str> = [
+        &["rank", "placement", "total_MB_s"][..],
+        &iosim::sections::INTERVAL_COLUMNS[..],
+    ]
+    .concat();
+    let mut s = Section::new("placement_intervals", &fields);
+    for (i, c) in p.ranked.iter().enumerate() {
+        let Some(r) = &c.result else { continue };
+        let y = total(r);
+        let iv = iosim::interval::Interval::of(
+            y,
+            Some(sigma),
+            iosim::model::Family::of_bottleneck(&r.bottleneck),
+            &reg.spread,
+        );
+        let mut cells = vec![
+            Cell::Int(i as u64 + 1),
+            Cell::Text(c.label.clone()),
+            Cell::Num(y, 2),
+        ];
+        cells.extend(iosim::sections::interval_cells(&iv, 2));
+        s.rows.push(cells);
+    }
+    Ok(s)
 }

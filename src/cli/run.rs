@@ -14,11 +14,10 @@ use iosim::loader::load_scenario;
 use iosim::report::{Cell, Report, Section};
 use iosim::sections::{
     buses_section, cpus_section, experiments_section, figures_section, functions_section,
-    inputs_section, papers_section,
+    inputs_section, papers_section, throughput_intervals_section,
 };
 use iosim::sim::ExperimentResult;
 use iosim::stats::mean_ci95;
-use iosim::validate::figure_rows;
 
 use super::{diag, positive_percent, positive_seconds, Common};
 
@@ -67,7 +66,11 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     rep.sections.push(buses_section(&pairs));
     rep.sections.push(cpus_section(&pairs));
     rep.sections.push(experiments_section(&pairs));
-    let rows = figure_rows(&reg, &sc, &pairs[0].1);
+    let moved = iosim::app::scenario_moves(&reg, std::slice::from_ref(&sc), common.seed, runner)?;
+    let moved = moved.into_iter().next().unwrap_or_default();
+    rep.sections
+        .push(throughput_intervals_section(&reg, &pairs[0].1, &moved));
+    let rows = iosim::app::rows_with_intervals(&reg, &sc, &pairs[0].1, &moved);
     if !rows.is_empty() {
         rep.sections.push(figures_section(&rows));
         rep.sections.push(papers_section(&rows));

@@ -254,7 +254,7 @@ fn emit_point<W: std::io::Write>(
     Ok(())
 }
 
-const SWEEP_FIELDS: [&str; 10] = [
+const SWEEP_FIELDS: [&str; 15] = [
     "scenario",
     "experiment",
     "point",
@@ -265,6 +265,11 @@ const SWEEP_FIELDS: [&str; 10] = [
     "ci_high",
     "n",
     "vs_baseline_pct",
+    "pi90_low",
+    "pi90_high",
+    "param_pct",
+    "structural_pct",
+    "family",
 ];
 
 const BOTTLENECK_FIELDS: [&str; 4] = ["scenario", "experiment", "point", "bottleneck"];
@@ -316,6 +321,10 @@ fn meta(
             sc.run.warmup_ms, sc.run.duration_ms, a.replications
         ),
     ));
+    meta.push((
+        "prediction_interval".into(),
+        "pi90_low, pi90_high: each throughput's 90% prediction interval; structural_pct by the family of the experiment's bottleneck at the point (models/spread.toml or --spread), param_pct the baseline point's parameter part (each fitted value it reads moved by one standard error, run once), carried to every point as a relative width".into(),
+    ));
     meta
 }
 
@@ -328,21 +337,29 @@ fn write_point<W: std::io::Write>(
     p: &PointResult,
 ) -> std::io::Result<()> {
     for m in &p.metrics {
-        w.row(
-            0,
-            &[
-                Cell::Text(scenario.into()),
-                Cell::Text(m.experiment.clone()),
-                Cell::Text(p.label.clone()),
-                Cell::Text(m.metric.clone()),
-                Cell::Text(m.unit.clone()),
-                Cell::Num(m.mean, 3),
-                Cell::Num(m.ci_low, 3),
-                Cell::Num(m.ci_high, 3),
-                Cell::Int(m.n as u64),
-                m.vs_baseline_pct.map_or(Cell::Blank, |c| Cell::Num(c, 2)),
-            ],
-        )?;
+        let mut cells = vec![
+            Cell::Text(scenario.into()),
+            Cell::Text(m.experiment.clone()),
+            Cell::Text(p.label.clone()),
+            Cell::Text(m.metric.clone()),
+            Cell::Text(m.unit.clone()),
+            Cell::Num(m.mean, 3),
+            Cell::Num(m.ci_low, 3),
+            Cell::Num(m.ci_high, 3),
+            Cell::Int(m.n as u64),
+            m.vs_baseline_pct.map_or(Cell::Blank, |c| Cell::Num(c, 2)),
+        ];
+        match &m.interval {
+            Some(iv) => cells.extend(iosim::sections::interval_cells(iv, 3)),
+            None => cells.extend([
+                Cell::Blank,
+                Cell::Blank,
+                Cell::Blank,
+                Cell::Blank,
+                Cell::Blank,
+            ]),
+        }
+        w.row(0, &cells)?;
     }
     for (e, text) in &p.bottlenecks {
         w.row(
@@ -367,8 +384,9 @@ const MAX_LINES: usize = 16;
 
 /// The charts of `sweep --plot`, gathered a point at a time: one per
 /// experiment and metric across all points, the metric against the first
-/// axis, one line per value of the second axis if any, with the 95%
-/// interval as error bars. A metric of a bus, rope or controller is one
+/// axis, one line per value of the second axis if any, with error bars: a
+/// throughput's 90% prediction interval, another metric's 95% interval
+/// over the replications. A metric of a bus, rope or controller is one
 /// chart for the busiest of them at each point (a slot sweep moves its
 /// card to another bus at each point). Holds one value per drawn point.
 struct SweepCharts {
@@ -415,7 +433,12 @@ impl SweepCharts {
         let mut here: Vec<(ChartKey, (f64, f64, f64))> = Vec::new();
         for m in &p.metrics {
             let key = (m.experiment.clone(), family(&m.metric), m.unit.clone());
-            let v = (m.mean, m.ci_low, m.ci_high);
+            // A throughput's bar is its 90% prediction interval; another
+            // metric's, its 95% interval over the replications.
+            let v = match &m.interval {
+                Some(iv) if iv.low.is_finite() && iv.high.is_finite() => (m.mean, iv.low, iv.high),
+                _ => (m.mean, m.ci_low, m.ci_high),
+            };
             match here.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, old)) if old.0 < v.0 => *old = v,
                 Some(_) => {}
@@ -480,7 +503,11 @@ impl SweepCharts {
                 iosim::charts::Chart::Lines(iosim::charts::LineChart {
                     title,
                     x_label: format!("{} ({})", x_axis.name, x_axis.unit),
-                    y_label: format!("{metric} ({unit})"),
+                    y_label: if unit == "MB/s" {
+                        format!("{metric} ({unit}), bars: 90% prediction interval")
+                    } else {
+                        format!("{metric} ({unit})")
+                    },
                     lines,
                     x_names: if x_axis.knob.categorical() {
                         (0..x_axis.labels.len()).map(|i| x_axis.shown(i)).collect()

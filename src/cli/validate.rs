@@ -33,6 +33,15 @@ pub struct Args {
     /// Predict each figure group from a fit that left it out (slow: one fit per group).
     #[arg(long)]
     pub cross_validate: bool,
+    /// With --cross-validate: also write the structural spread by
+    /// mechanism family it measured (every paper's held-out figures at
+    /// every seed) to FILE, a `kind = "spread"` file that `--spread FILE`
+    /// reads (models/spread.toml is the bundled one).
+    #[arg(long, value_name = "FILE", requires = "cross_validate")]
+    pub spread_out: Option<PathBuf>,
+    /// With --spread-out: replace FILE if it exists (a regular file only).
+    #[arg(long, requires = "spread_out")]
+    pub force_spread: bool,
     /// Calibration file for --cross-validate (default: the bundled models/calibration.toml).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
@@ -63,7 +72,28 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         ));
     }
     if a.cross_validate {
-        return super::cross_validate::execute(&a.common, &a.calibration, a.cold, runner);
+        let spread_out = a
+            .spread_out
+            .as_deref()
+            .map(|p| {
+                let inputs: Vec<&std::path::Path> = [
+                    a.calibration.as_deref(),
+                    a.common.params.as_deref(),
+                    a.common.spread.as_deref(),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                iosim::report::Output::file(p, a.force_spread, &inputs)
+            })
+            .transpose()?;
+        return super::cross_validate::execute(
+            &a.common,
+            &a.calibration,
+            a.cold,
+            spread_out.as_ref(),
+            runner,
+        );
     }
     let common = &a.common;
     let plot = a

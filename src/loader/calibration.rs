@@ -994,6 +994,17 @@ fn apply_fitted_inner(
             &format!("fitted: iosim calibrate ({})", path.display()),
             &at,
         );
+        // The standard error, from the 95% interval (its half width over
+        // 1.96), in the base unit.
+        let sigma = match (&p.ci95_low, &p.ci95_high) {
+            (Some(lo), Some(hi)) if *p.value.get_ref() != 0.0 => {
+                let scale = base / *p.value.get_ref();
+                Some((hi.get_ref() - lo.get_ref()) * scale.abs() / (2.0 * 1.96))
+                    .filter(|s| s.is_finite() && *s > 0.0)
+            }
+            _ => None,
+        };
+        reg.set_param_sigma(p.path.get_ref(), sigma);
         out.push(FittedValue {
             path: p.path.get_ref().clone(),
             base,

@@ -13,6 +13,7 @@ mod part;
 mod place;
 mod raw;
 mod scenario;
+mod spread;
 pub use crate::model::schema;
 pub use input::{bundled_files, read, MAX_FILE_BYTES};
 pub(crate) use input::{known, Source};
@@ -35,6 +36,7 @@ use params::{check_name, convert_params, convert_some_params, spanned_list, whol
 pub use part::open_parts;
 pub use place::{load_place_request, parse_place_request, place_request_from_args};
 pub use scenario::{load_bundled_scenarios, load_scenario, parse_scenario};
+pub use spread::{bundled_spread, load_spread, parse_spread, spread_file_text};
 
 /// Loads the bundled models, then every `*.toml` under each of `dirs`
 /// (a model there replaces a bundled one of the same kind and name).
@@ -88,7 +90,10 @@ pub fn parse_model(file: PathBuf, text: &str, base: &Registry) -> Result<Registr
 
 /// The bundled models alone, unchecked across files.
 fn bundled_registry() -> Result<Registry> {
-    let mut reg = Registry::default();
+    let mut reg = Registry {
+        spread: bundled_spread()?,
+        ..Registry::default()
+    };
     for (path, text) in bundled_files("models/") {
         let src = Source::new(PathBuf::from(format!("<bundled>/{path}")), text);
         add_model(&mut reg, &src, false, &mut Vec::new())?;
@@ -801,12 +806,12 @@ fn add_model(
         }
         // The bundled calibration and fitted-parameter files live beside the
         // models; they have loaders of their own.
-        "calibration" | "fitted" if !user => return Ok(None),
-        k @ ("calibration" | "fitted") => {
-            let flag = if k == "fitted" {
-                "--params"
-            } else {
-                "--calibration"
+        "calibration" | "fitted" | "spread" if !user => return Ok(None),
+        k @ ("calibration" | "fitted" | "spread") => {
+            let flag = match k {
+                "fitted" => "--params",
+                "spread" => "--spread",
+                _ => "--calibration",
             };
             return Err(src.invalid(
                 "kind",

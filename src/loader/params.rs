@@ -122,6 +122,7 @@ fn convert_param(
         meaning: rule.meaning,
         at: src.at(path, p.span()),
         inherited: None,
+        sigma: None,
     })
 }
 

@@ -8,6 +8,7 @@ mod place;
 mod scenario;
 pub mod schema;
 mod spec;
+mod spread;
 mod workload;
 
 pub use calibration::{
@@ -25,4 +26,5 @@ pub use spec::{
     Framing, FunctionSpec, IoControllerSpec, LinkSpec, OwnParts, Protocol, Registry, ServerSpec,
     SlotSpec, TestbedSpec,
 };
+pub use spread::{Family, FamilySpread, StructuralSpread};
 pub use workload::{usual_direction, Demand, Direction, Shape, WorkloadArgs, WorkloadDef};

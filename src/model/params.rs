@@ -23,6 +23,10 @@ pub struct ParamValue {
     /// (`server.rp8400-seu`), when this set takes it from there through
     /// `extends`; `None`: written in this set's own file.
     pub inherited: Option<String>,
+    /// The standard error of a fitted value in the base unit, from the
+    /// 95% interval its fit file gives (half its width over 1.96); None
+    /// for a value no fit file gave an interval for.
+    pub sigma: Option<f64>,
 }
 
 impl ParamValue {

@@ -407,6 +407,9 @@ pub struct Registry {
     pub testbeds: BTreeMap<String, TestbedSpec>,
     /// CPU models.
     pub cpus: BTreeMap<String, CpuSpec>,
+    /// The model's structural error by mechanism family (the prediction
+    /// intervals' structural part), from `models/spread.toml`.
+    pub spread: super::StructuralSpread,
 }
 
 /// Parameter rules by dotted path, found by the kind of model each names.
@@ -577,6 +580,13 @@ impl Registry {
         })
     }
 
+    /// Sets the standard error (base unit) of the fitted value at `path`
+    /// and of every copy a model extending its model inherited; false when
+    /// absent.
+    pub fn set_param_sigma(&mut self, path: &str, sigma: Option<f64>) -> bool {
+        self.update_param(path, |p| p.sigma = sigma)
+    }
+
     /// Adds the optional parameter named `path`, absent from its model, so
     /// that a what-if can set it: written in the usual unit of its
     /// dimension, with `source` saying where its value comes from, and
@@ -619,6 +629,7 @@ impl Registry {
                         column: 0,
                     },
                     inherited: None,
+                    sigma: None,
                 },
             );
             return true;

@@ -213,6 +213,26 @@ fn experiment(req: &PlaceRequest, names: &[String], id: String, slots: &[usize])
     request_experiment(req, id, slots)
 }
 
+/// The scenario (the request's run settings) and experiment that
+/// simulated placement `c` of `p`: what its prediction interval's
+/// parameter part runs again with each fitted value moved.
+pub fn placement_experiment(p: &Placement, c: &Candidate) -> (Scenario, Experiment) {
+    let req = &p.request;
+    let sc = Scenario {
+        name: req.name.clone(),
+        title: String::new(),
+        source: String::new(),
+        fit: true,
+        file: req.file.clone(),
+        run: req.run,
+        experiments: Vec::new(),
+    };
+    (
+        sc,
+        experiment(req, &p.slot_names, c.label.clone(), &c.slots),
+    )
+}
+
 /// The experiment of `req`'s cards and workloads, card `i` in the slot
 /// named `slots[i]` (empty: not placed yet).
 pub(crate) fn request_experiment(req: &PlaceRequest, id: String, slots: Vec<String>) -> Experiment {
