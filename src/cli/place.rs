@@ -173,6 +173,8 @@ fn place_cmd(
     rep.meta.push(("objective".into(), req.objective.words()));
     rep.meta
         .push(("search".into(), iosim::place::sections::search_text(&p)));
+    rep.meta
+        .push(("bound".into(), iosim::place::sections::bound_text(&p)));
     rep.meta.push((
         "run".into(),
         format!(
