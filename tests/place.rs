@@ -650,6 +650,32 @@ fn sx2000_twelve_ab379b_spread_one_per_chassis_without_apart() {
         why.contains("what binds it") && why.contains("runner-up"),
         "{why}"
     );
+    // Too many placements to simulate each (more than 64): the search
+    // splits the 16 chassis, enumerates one, and the fluid bound proves
+    // the best within the tie without simulating every leader.
+    let search = meta(&js, "search");
+    assert!(
+        search.contains("split into 16 independent parts")
+            && search.contains("1 layout enumerated"),
+        "{search}"
+    );
+    let bound = meta(&js, "bound");
+    assert!(
+        bound.contains("proven best: no placement can beat it by more than 1%"),
+        "{bound}"
+    );
+    // The bound is above the best, by less than the tie.
+    let b: f64 = bound
+        .split("no placement can reach more than ")
+        .nth(1)
+        .and_then(|x| x.split(" MB/s").next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("a bound in MB/s: {bound}"));
+    assert!(b >= r[0].1 && b < 1.01 * r[0].1, "{b} against {}", r[0].1);
+    assert!(
+        js["placements"].as_array().expect("placements").len() < 26,
+        "{search}"
+    );
     // A loser that ties the best says so.
     for l in js["losers"].as_array().expect("losers") {
         let behind = l["behind_best_MB_s"].as_f64().expect("behind");

@@ -1226,6 +1226,80 @@ mod tests {
             .collect()
     }
 
+    /// Places the request `text` (simulating every placement) and checks
+    /// that no simulated placement reaches more than its own bound or the
+    /// bound on every placement: total, worst card and worst share.
+    fn check_bound(name: &str, text: &str) -> Placement {
+        let reg = crate::loader::load_registry(&[]).expect("bundled models");
+        let req = crate::loader::parse_place_request(format!("{name}.toml").into(), text, &reg)
+            .expect("a valid request");
+        let runner = Runner::new(2).expect("threads");
+        let p = place(&reg, &req, PlaceOptions::default(), &runner).expect("placed");
+        assert!(p.search.every_one_simulated, "{name}: {:?}", p.search);
+        let demand: Vec<f64> = p.demand.iter().map(|d| d.0).collect();
+        let mut most = [0.0f64; 3];
+        for c in &p.ranked {
+            let active: Vec<usize> = (0..req.cards.len())
+                .filter(|&i| !req.cards[i].standby)
+                .collect();
+            let t: Vec<f64> = active.iter().map(|&i| c.tput[i]).collect();
+            let d: Vec<f64> = active.iter().map(|&i| demand[i]).collect();
+            let [total, share, _] = score(Objective::Total, &t, &d);
+            let worst = t.iter().copied().fold(f64::INFINITY, f64::min);
+            for (x, b, what) in [
+                (total, c.bound.total, "total"),
+                (share, c.bound.share, "worst share"),
+                (worst, c.bound.worst, "worst card"),
+            ] {
+                // Within rounding (sums in another order).
+                assert!(
+                    x <= b * (1.0 + 1e-12),
+                    "{name}: {} {what} {x} above its bound {b}",
+                    c.label
+                );
+            }
+            most = [most[0].max(total), most[1].max(share), most[2].max(worst)];
+        }
+        let b = p.search.bound;
+        let slack = 1.0 + 1e-12;
+        assert!(
+            most[0] <= b.total * slack && most[1] <= b.share * slack && most[2] <= b.worst * slack,
+            "{name}: {most:?} {b:?}"
+        );
+        // And it says something: the total within twice the best.
+        assert!(b.total < 2.0 * most[0], "{name}: {most:?} {b:?}");
+        p
+    }
+
+    fn request_file(name: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/place")
+            .join(format!("{name}.toml"));
+        std::fs::read_to_string(path).expect("a request file")
+    }
+
+    #[test]
+    fn no_simulated_placement_exceeds_the_fluid_bound() {
+        // Every placement of each simulated: the exhaustive best is within
+        // the bound, whatever the objective and the limit (cards'
+        // processors, buses, ropes, controllers, links, CPUs).
+        for name in [
+            "rx6600-four",
+            "hp2g-dual-function",
+            "vclass-atm155",
+            "nclass-atm622",
+            "rx6600-ab379b-gige",
+        ] {
+            check_bound(name, &request_file(name));
+        }
+        // min-each, with a minimum some placements miss.
+        let text = request_file("vclass-atm155").replace(
+            "objective = \"total\"",
+            "objective = \"min-each\"\nmin_mb_s = 15",
+        );
+        check_bound("vclass-atm155-min-each", &text);
+    }
+
     #[test]
     fn headroom_compares_the_busiest_node_then_the_next() {
         // Equal busiest nodes (two buses at 16%): the one whose next node is
