@@ -156,6 +156,9 @@ impl Summary {
     }
 }
 
+/// The estimate of cards (kind, slot) together.
+pub type EstimateFn<'a> = dyn Fn(&[(usize, usize)]) -> Summary + 'a;
+
 /// What the split needs of the request: per kind of load (cards that load
 /// the machine alike), how many, whether one fits a slot, its estimate and
 /// its bound.
@@ -167,7 +170,7 @@ pub struct Kinds<'a> {
     /// The bound's view of a card of kind `k` in slot `s`.
     pub placed: &'a dyn Fn(usize, usize) -> Placed,
     /// The estimate of cards (kind, slot) together in one part.
-    pub estimate: &'a dyn Fn(&[(usize, usize)]) -> Summary,
+    pub estimate: &'a EstimateFn<'a>,
     /// The shared nodes' capacities.
     pub fluid: &'a Fluid,
 }
