@@ -238,6 +238,8 @@ pub struct SplitSummary {
     pub enumerated: usize,
     /// Leaders kept by estimate (the worst kept besides them are not counted).
     pub leaders: usize,
+    /// Whether every sub-placement of every count was enumerated.
+    pub complete: bool,
     /// The CPUs' load at most, every card at its busiest alone (1 = full).
     pub cpu_most: f64,
     /// The memory's load at most, likewise.
@@ -849,8 +851,16 @@ pub fn place(
     let load_count: Vec<usize> = (0..cards.loads)
         .map(|k| (0..req.cards.len()).filter(|&c| cards.load[c] == k).count())
         .collect();
-    let usable_kind =
-        |k: usize, s: usize| -> bool { !tree.slots[s].taken && cards.fits[rep_of_load[k]][s] };
+    // A slot is usable by a kind where one of its cards may go (a card of
+    // it fixed elsewhere does not make the others' slots usable to it).
+    let usable_by_kind: Vec<Vec<bool>> = (0..cards.loads)
+        .map(|k| {
+            (0..names.len())
+                .map(|s| (0..req.cards.len()).any(|c| cards.load[c] == k && usable(c, s)))
+                .collect()
+        })
+        .collect();
+    let usable_kind = |k: usize, s: usize| -> bool { usable_by_kind[k][s] };
     let placed_kind = |k: usize, s: usize| -> Placed {
         // The smallest demand of the kind: the largest share a card of it could reach.
         let mut p = placed(rep_of_load[k], s);
@@ -1175,6 +1185,7 @@ pub fn place(
                 layouts: s.groups,
                 enumerated: s.enumerated,
                 leaders: leaders_kept,
+                complete: s.complete,
                 cpu_most,
                 memory_most,
             }),

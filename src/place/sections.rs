@@ -23,12 +23,17 @@ pub fn search_text(p: &Placement) -> String {
     let s = &p.search;
     let space = match &s.split {
         Some(sp) => format!(
-            "the slots split into {} independent parts (no bus, I/O controller or chassis shared; whatever the placement the CPUs at most {:.1}% and memory at most {:.1}% busy), {} enumerated alone ({} sub-placements up to symmetry) and combined: the best {} by estimate and the worst {}",
+            "the slots split into {} independent parts (no bus, I/O controller or chassis shared; whatever the placement the CPUs at most {:.1}% and memory at most {:.1}% busy), {} enumerated alone ({} sub-placements up to symmetry{}) and combined: the best {} by estimate and the worst {}",
             sp.parts,
             sp.cpu_most * 100.0,
             sp.memory_most * 100.0,
             crate::units::count_text(sp.layouts, "layout", "layouts"),
             sp.enumerated,
+            if sp.complete {
+                ""
+            } else {
+                "; some counts stopped at the cap, bounded by the cards' own caps"
+            },
             sp.leaders,
             s.distinct - sp.leaders
         ),

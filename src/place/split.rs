@@ -206,6 +206,10 @@ const KEEP_PER_COUNT: usize = 3;
 /// (beyond, the bound of that count is the cards' caps alone).
 const MAX_SUB_PLACEMENTS: usize = 20_000;
 
+/// Sub-placements at most enumerated in all, every layout and count
+/// (beyond, the counts left are bounded by the cards' caps alone).
+const MAX_ENUMERATED: usize = 200_000;
+
 /// The outcome of the split search.
 pub struct Split {
     /// Parts with a free slot.
@@ -284,6 +288,7 @@ pub fn split(
     };
     // One table per group of parts laid out alike.
     let mut tables: BTreeMap<usize, Table> = BTreeMap::new();
+    let mut budget = MAX_ENUMERATED;
     for part in &all {
         if tables.contains_key(&part.group) {
             continue;
@@ -319,17 +324,26 @@ pub fn split(
                 fixed: vec![None; n],
                 groups: vec![Vec::new(); n],
             };
-            let en = enumerate(
-                &sub,
-                &cards,
-                &free_req,
-                MAX_SUB_PLACEMENTS,
-                20 * MAX_SUB_PLACEMENTS as u64,
-                deadline,
-            );
+            let en = if budget == 0 {
+                super::search::Enumerated {
+                    placements: Vec::new(),
+                    complete: false,
+                    nodes: 0,
+                }
+            } else {
+                enumerate(
+                    &sub,
+                    &cards,
+                    &free_req,
+                    MAX_SUB_PLACEMENTS.min(budget),
+                    20 * MAX_SUB_PLACEMENTS as u64,
+                    deadline,
+                )
+            };
             if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                 return None;
             }
+            budget = budget.saturating_sub(en.placements.len());
             t.enumerated += en.placements.len();
             let mut bound: Option<Bound> = None;
             let mut kept: Vec<Choice> = Vec::new();
