@@ -10,17 +10,28 @@
 //!    free slot.
 //! 2. The placements are enumerated up to symmetry ([`search`]): cards of
 //!    one kind are interchangeable, and so are slots with identical paths.
-//!    Where there are too many, a local search on the estimate from many
-//!    random starts stands in for the enumeration.
+//!    Where there are more than [`SIMULATE_ALL`] and nothing ties the
+//!    server's independent parts together (no failover group or fixed
+//!    slot; the CPUs and memory below capacity whatever the placement), the
+//!    parts are searched apart and combined ([`split`]). Otherwise, where
+//!    there are too many, a local search on the estimate from many random
+//!    starts stands in for the enumeration.
 //! 3. Each placement gets an analytic estimate: every shared node (bus
 //!    segment, ropes, I/O controller, CPUs) carries the sum of what its
 //!    cards moved alone; a card gets its alone throughput divided by the
-//!    worst load factor on its path.
+//!    worst load factor on its path. And a fluid bound ([`bound`]): what
+//!    its simulation can reach at most; the largest over every placement
+//!    (by the split, a relaxation where groups or fixed slots tie it)
+//!    bounds what any placement could reach.
 //! 4. The best placements by estimate (all of them where there are few)
 //!    are simulated in one pool of threads ([`crate::app::run_experiments`]);
-//!    each placement's seed comes from its own description, so results do
+//!    after a split search in rounds of [`ROUND`], until no leader left
+//!    could beat the best simulated by more than [`TIE_PCT`] by its bound.
+//!    Each placement's seed comes from its own description, so results do
 //!    not depend on the threads or on which other placements run. They are
-//!    ranked by the simulated objective.
+//!    ranked by the simulated objective; the answer is proven best when
+//!    every placement was simulated or the bound on all is within
+//!    [`TIE_PCT`] of the best.
 //!
 //! The guidelines of the papers are not written in here: only the model's
 //! predictions and the request's constraints decide.
@@ -66,7 +77,9 @@ pub struct PlaceOptions {
     /// Run seed.
     pub seed: u64,
     /// Placements to simulate (the best by estimate, plus the worst two);
-    /// `None`: every one when there are at most 64, else the best 24.
+    /// `None`: every one when there are at most 64, else the best 24 (after
+    /// a split search, at most that many, in rounds until the bound shows
+    /// none left can win).
     pub simulate: Option<usize>,
     /// Distinct placements to enumerate at most before the local search
     /// takes over.
