@@ -529,6 +529,21 @@ fn combine(
         let o = if worst_first { o.reverse() } else { o };
         o.then_with(|| a.multiset.cmp(&b.multiset))
     };
+    // The best `want` of a list, one per multiset.
+    let shrink = |list: &mut Vec<Partial>| {
+        list.sort_by(better);
+        let mut seen = std::collections::HashSet::new();
+        list.retain(|p| seen.len() < want && seen.insert(p.multiset.clone()));
+    };
+    // Whether key `k` ranks strictly after `floor`.
+    let after = |k: &[f64; 4], floor: &[f64; 4]| {
+        let o = floor.partial_cmp(k).unwrap_or(std::cmp::Ordering::Equal);
+        if worst_first {
+            o == std::cmp::Ordering::Less
+        } else {
+            o == std::cmp::Ordering::Greater
+        }
+    };
     let mut at: Vec<Vec<Partial>> = vec![Vec::new(); states];
     at[0].push(Partial {
         summary: Summary::EMPTY,
@@ -539,19 +554,22 @@ fn combine(
         let t = &tables[&part.group];
         let choices = if worst_first { &t.worst } else { &t.best };
         let mut next: Vec<Vec<Partial>> = vec![Vec::new(); states];
+        // Per state, the key of the last of a full list: what ranks after
+        // it cannot be among the best `want`.
+        let mut floor: Vec<Option<[f64; 4]>> = vec![None; states];
         let empty = Choice {
             counts: vec![0; t.bounds.first().map_or(0, |b| b.0.len())],
             summary: Summary::EMPTY,
             cards: Vec::new(),
         };
+        // An empty part is a choice too (kept lists hold the count of no
+        // card once).
+        let has_empty = choices.iter().any(|c| c.cards.is_empty());
+        let extra = (!has_empty).then_some(&empty);
         // From the most cards placed so far down: of placements alike up to
         // symmetry, the one kept fills the first parts first.
         for (s, list) in at.iter().enumerate().rev() {
             for p in list {
-                // An empty part is a choice too (kept lists hold the
-                // count of no card once).
-                let has_empty = choices.iter().any(|c| c.cards.is_empty());
-                let extra = (!has_empty).then_some(&empty);
                 for (ci, c) in choices
                     .iter()
                     .enumerate()
@@ -560,19 +578,27 @@ fn combine(
                     let Some(to) = fits_in(s, &c.counts) else {
                         continue;
                     };
+                    let summary = p.summary.join(&c.summary);
+                    if floor[to].is_some_and(|f| after(&summary.key(obj, weight), &f)) {
+                        continue;
+                    }
                     let mut q = p.clone();
-                    q.summary = p.summary.join(&c.summary);
+                    q.summary = summary;
                     q.picks.push((pi, ci));
                     let pos = q.multiset.partition_point(|x| *x < (part.group, ci));
                     q.multiset.insert(pos, (part.group, ci));
                     next[to].push(q);
+                    if next[to].len() >= 4 * want {
+                        shrink(&mut next[to]);
+                        if next[to].len() == want {
+                            floor[to] = next[to].last().map(|x| x.summary.key(obj, weight));
+                        }
+                    }
                 }
             }
         }
         for list in &mut next {
-            list.sort_by(better);
-            let mut seen = std::collections::HashSet::new();
-            list.retain(|p| seen.len() < want && seen.insert(p.multiset.clone()));
+            shrink(list);
         }
         at = next;
     }
