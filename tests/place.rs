@@ -650,6 +650,32 @@ fn sx2000_twelve_ab379b_spread_one_per_chassis_without_apart() {
         why.contains("what binds it") && why.contains("runner-up"),
         "{why}"
     );
+    // Too many placements to simulate each (more than 64): the search
+    // splits the 16 chassis, enumerates one, and the fluid bound proves
+    // the best within the tie without simulating every leader.
+    let search = meta(&js, "search");
+    assert!(
+        search.contains("split into 16 independent parts")
+            && search.contains("1 layout enumerated"),
+        "{search}"
+    );
+    let bound = meta(&js, "bound");
+    assert!(
+        bound.contains("proven best: no placement can beat it by more than 1%"),
+        "{bound}"
+    );
+    // The bound is above the best, by less than the tie.
+    let b: f64 = bound
+        .split("no placement can reach more than ")
+        .nth(1)
+        .and_then(|x| x.split(" MB/s").next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("a bound in MB/s: {bound}"));
+    assert!(b >= r[0].1 && b < 1.01 * r[0].1, "{b} against {}", r[0].1);
+    assert!(
+        js["placements"].as_array().expect("placements").len() < 26,
+        "{search}"
+    );
     // A loser that ties the best says so.
     for l in js["losers"].as_array().expect("losers") {
         let behind = l["behind_best_MB_s"].as_f64().expect("behind");
@@ -747,4 +773,34 @@ fn a_one_cell_partition_places_cards_only_under_its_own_cells_io() {
             && err.contains("owns only its own cells' I/O"),
         "{err}"
     );
+}
+
+#[test]
+fn a_fixed_card_ties_the_parts_together_and_the_bound_still_holds() {
+    // A two-cell sx2000 (two chassis of 12 slots), six DMA exercisers, one
+    // of them fixed in a slot of chassis 1: more than 64 placements, and
+    // the fixed slot keeps the search whole. The bound (which ignores the
+    // fixed slot) is above the best simulated.
+    let head = "[place]\nserver = \"sx2000\"\ntestbed = \"hp-2004-lab\"\ncells = 2\n\n[run]\nwarmup_ms = 1\nduration_ms = 3\n";
+    let text = format!(
+        "{head}\n[[card]]\nname = \"pin\"\nadapter = \"dma-exerciser\"\nslot = \"chassis1-slot-0\"\n{}\n[[card]]\nname = \"d\"\nadapter = \"dma-exerciser\"\ncount = 5\n{}",
+        dma_workload("pin"),
+        dma_workload("d")
+    );
+    let js = place_text(&text);
+    let r = ranked(&js);
+    for (placement, _, _) in &r {
+        assert!(placement.contains("pin@chassis1-slot-0"), "{placement}");
+    }
+    let search = meta(&js, "search");
+    assert!(!search.contains("split into"), "{search}");
+    let bound = meta(&js, "bound");
+    let b: f64 = bound
+        .split("no placement can reach more than ")
+        .nth(1)
+        .and_then(|x| x.split(" MB/s").next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("a bound in MB/s: {bound}"));
+    let best = r.iter().map(|x| x.1).fold(0.0, f64::max);
+    assert!(b >= best, "{b} below {best}: {bound}");
 }

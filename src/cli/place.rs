@@ -46,7 +46,8 @@ pub struct Args {
     pub top: usize,
     /// Placements simulated: the best by the analytic estimate, plus the
     /// worst two, 1 to 10000 (default: every one when there are at most
-    /// 64 distinct placements, else 24).
+    /// 64 distinct placements, else 24; after a split search at most that
+    /// many, in rounds of 4 until the bound shows none left can win).
     #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     pub simulate: Option<usize>,
     /// Stop with exit code 5 if the run takes longer than this many
@@ -173,6 +174,8 @@ fn place_cmd(
     rep.meta.push(("objective".into(), req.objective.words()));
     rep.meta
         .push(("search".into(), iosim::place::sections::search_text(&p)));
+    rep.meta
+        .push(("bound".into(), iosim::place::sections::bound_text(&p)));
     rep.meta.push((
         "run".into(),
         format!(

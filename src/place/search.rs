@@ -154,6 +154,49 @@ impl Tree {
         }
     }
 
+    /// The tree of the slots `keep` only (in that order), whole segments
+    /// (every slot of a kept slot's segment is in `keep`), chassis numbered
+    /// by first appearance; controllers keep their indices.
+    pub fn restrict(&self, keep: &[usize]) -> Tree {
+        let mut seg_map: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut ch_map: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut segs: Vec<SegInfo> = Vec::new();
+        let mut chassis = Vec::new();
+        let mut slots = Vec::new();
+        for &s in keep {
+            let sl = &self.slots[s];
+            let n = seg_map.len();
+            let seg = *seg_map.entry(sl.seg).or_insert_with(|| {
+                let g = &self.segs[sl.seg];
+                segs.push(SegInfo {
+                    name: g.name.clone(),
+                    slots: Vec::new(),
+                    ctrl: g.ctrl,
+                    sig: g.sig.clone(),
+                });
+                n
+            });
+            segs[seg].slots.push(slots.len());
+            let n = ch_map.len();
+            let ch = *ch_map.entry(sl.chassis).or_insert_with(|| {
+                chassis.push(self.chassis[sl.chassis].clone());
+                n
+            });
+            slots.push(SlotInfo {
+                seg,
+                chassis: ch,
+                ..sl.clone()
+            });
+        }
+        Tree {
+            slots,
+            segs,
+            ctrls: self.ctrls.clone(),
+            chassis,
+            chassis_matter: self.chassis_matter,
+        }
+    }
+
     /// The path class of a slot: its signature, its segment's and its
     /// controller's (what a card alone in it sees).
     pub fn path_class(&self, s: usize) -> String {

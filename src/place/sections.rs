@@ -4,7 +4,9 @@
 //! shared node's utilisation), `losers` (why the worst placements simulated
 //! lose) and `demand` (each card alone in its best slot).
 
-use super::{objective_value, tie_break, Candidate, Placement, TieBreak, SPREAD_DOMAINS, TIE_PCT};
+use super::{
+    bound, objective_value, tie_break, Candidate, Placement, TieBreak, SPREAD_DOMAINS, TIE_PCT,
+};
 use crate::model::{Objective, PlaceCard};
 use crate::report::{Cell, Section};
 
@@ -19,37 +21,97 @@ fn unit(obj: Objective) -> &'static str {
 /// The search in words, for the report's header.
 pub fn search_text(p: &Placement) -> String {
     let s = &p.search;
-    let space = if s.enumerated_all {
-        format!(
+    let space = match &s.split {
+        Some(sp) => format!(
+            "the slots split into {} independent parts (no bus, I/O controller or chassis shared; whatever the placement the CPUs at most {:.1}% and memory at most {:.1}% busy), {} enumerated alone ({} sub-placements up to symmetry{}) and combined: the best {} by estimate and the worst {}",
+            sp.parts,
+            sp.cpu_most * 100.0,
+            sp.memory_most * 100.0,
+            crate::units::count_text(sp.layouts, "layout", "layouts"),
+            sp.enumerated,
+            if sp.complete {
+                ""
+            } else {
+                "; some counts stopped at the cap, bounded by the cards' own caps"
+            },
+            sp.leaders,
+            s.distinct - sp.leaders
+        ),
+        None if s.enumerated_all => format!(
             "every distinct placement enumerated ({} after collapsing symmetric slots and identical cards; {} search steps)",
             s.distinct, s.nodes
-        )
-    } else {
-        format!(
+        ),
+        None => format!(
             "enumeration stopped at its cap ({} search steps), then a local search on the estimate from {} random starts and the 4 best enumerated: {} distinct placements estimated",
             s.nodes,
             super::LOCAL_STARTS,
             s.distinct
-        )
+        ),
     };
-    let verdict = if s.proven {
-        "every one simulated: proven best (within the simulation's noise, see throughput_ci95_pct)"
-            .to_string()
-    } else if s.enumerated_all {
+    let simulated = if s.every_one_simulated {
+        "every one simulated".to_string()
+    } else if s.split.is_some() {
         format!(
-            "the best {} by estimate (and the worst two) simulated: not proven best",
-            s.best_simulated
+            "the best {} by estimate (in rounds of {}, while a leader's bound could beat the best found by more than {TIE_PCT}%) and the worst two simulated, {} left unsimulated as their bound cannot",
+            s.best_simulated,
+            super::ROUND,
+            s.pruned
         )
     } else {
         format!(
-            "the best {} by estimate (and the worst two) simulated: not proven best (the space was not enumerated)",
+            "the best {} by estimate (and the worst two) simulated",
             s.best_simulated
         )
     };
+    let verdict = if s.every_one_simulated {
+        "proven best (within the simulation's noise, see throughput_ci95_pct)".to_string()
+    } else if s.proven {
+        format!("proven best within {TIE_PCT}% by the bound")
+    } else {
+        "not proven best (see bound)".to_string()
+    };
     format!(
-        "{space}; {verdict}; {} alone runs for the demands and the estimate",
+        "{space}; {simulated}: {verdict}; {} alone runs for the demands and the estimate",
         s.alone_runs
     )
+}
+
+/// The fluid bound and the verdict in words, for the report's header: the
+/// bound on any placement, the best simulated, and "proven best" or the
+/// gap between them.
+pub fn bound_text(p: &Placement) -> String {
+    let s = &p.search;
+    let obj = p.request.objective;
+    let u = match obj {
+        Objective::WorstShare => "%",
+        _ => " MB/s",
+    };
+    let what = "each card at most what it moves alone in a slot of its path, plus that run's 95% interval; each shared bus, rope and I/O controller at most its capacity";
+    let best = objective_value(obj, &s.best_score);
+    let head = match bound::objective_bound(obj, &s.bound, &s.best_score) {
+        Some(b) => {
+            let gap = if best != 0.0 {
+                (b - best) / best.abs() * 100.0
+            } else {
+                f64::NAN
+            };
+            format!(
+                "no placement can reach more than {b:.2}{u} ({what}); the best simulated, {best:.2}{u}, is {gap:.2}% below it"
+            )
+        }
+        None => format!(
+            "the best simulated misses the minimum, and the bound does not rule out a placement that meets it (the worst card could reach {:.2} MB/s; {what})",
+            s.bound.worst / 1e6
+        ),
+    };
+    let verdict = if s.every_one_simulated {
+        "proven best: every distinct placement simulated".to_string()
+    } else if s.proven {
+        format!("proven best: no placement can beat it by more than {TIE_PCT}%")
+    } else {
+        "not proven best".to_string()
+    };
+    format!("{head}: {verdict}")
 }
 
 /// A card's share of its demand in a candidate (1 without demand).
