@@ -243,8 +243,18 @@ pub fn fitted_file_text(comment: &str, entries: &[FittedEntry]) -> Result<String
         note: String::new(),
         param,
     };
-    let body = toml::to_string(&raw)
-        .map_err(|e| Error::Internal(format!("cannot write a fitted-parameter file: {e}")))?;
+    commented_toml(comment, &raw, "a fitted-parameter file")
+}
+
+/// `value` as TOML under `comment`, each of its lines a `# ` comment;
+/// `what` names the file in the error.
+pub(crate) fn commented_toml<T: serde::Serialize>(
+    comment: &str,
+    value: &T,
+    what: &str,
+) -> Result<String> {
+    let body =
+        toml::to_string(value).map_err(|e| Error::Internal(format!("cannot write {what}: {e}")))?;
     let mut text = String::new();
     for line in comment.lines() {
         text.push_str("# ");

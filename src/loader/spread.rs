@@ -152,16 +152,7 @@ pub fn spread_file_text(comment: &str, spread: &StructuralSpread) -> Result<Stri
             })
             .collect::<Result<Vec<_>>>()?,
     };
-    let body = toml::to_string(&raw)
-        .map_err(|e| Error::Internal(format!("cannot write a spread file: {e}")))?;
-    let mut text = String::new();
-    for line in comment.lines() {
-        text.push_str("# ");
-        text.push_str(line);
-        text.push('\n');
-    }
-    text.push_str(&body);
-    Ok(text)
+    super::calibration::commented_toml(comment, &raw, "a spread file")
 }
 
 #[cfg(test)]

@@ -287,12 +287,10 @@ fn experiment(req: &PlaceRequest, names: &[String], id: String, slots: &[usize])
     request_experiment(req, id, slots)
 }
 
-/// The scenario (the request's run settings) and experiment that
-/// simulated placement `c` of `p`: what its prediction interval's
-/// parameter part runs again with each fitted value moved.
-pub fn placement_experiment(p: &Placement, c: &Candidate) -> (Scenario, Experiment) {
-    let req = &p.request;
-    let sc = Scenario {
+/// The scenario a request's runs belong to: its name, file and run
+/// settings, with no experiments of its own.
+fn request_scenario(req: &PlaceRequest) -> Scenario {
+    Scenario {
         name: req.name.clone(),
         title: String::new(),
         source: String::new(),
@@ -300,7 +298,15 @@ pub fn placement_experiment(p: &Placement, c: &Candidate) -> (Scenario, Experime
         file: req.file.clone(),
         run: req.run,
         experiments: Vec::new(),
-    };
+    }
+}
+
+/// The scenario (the request's run settings) and experiment that
+/// simulated placement `c` of `p`: what its prediction interval's
+/// parameter part runs again with each fitted value moved.
+pub fn placement_experiment(p: &Placement, c: &Candidate) -> (Scenario, Experiment) {
+    let req = &p.request;
+    let sc = request_scenario(req);
     (
         sc,
         experiment(req, &p.slot_names, c.label.clone(), &c.slots),
@@ -593,15 +599,7 @@ pub fn place(
             alone_experiment(req, rep_card[k], &names[s])
         })
         .collect();
-    let sc = Scenario {
-        name: req.name.clone(),
-        title: String::new(),
-        source: String::new(),
-        fit: true,
-        file: req.file.clone(),
-        run: req.run,
-        experiments: Vec::new(),
-    };
+    let sc = request_scenario(req);
     let alone_results = simulate(reg, &sc, &alone_exps, &opt, runner)?;
     let mut alone: Vec<Vec<Option<Alone>>> = vec![vec![None; classes.len()]; cards.loads];
     for (k, &rep) in rep_card.iter().enumerate() {
