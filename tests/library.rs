@@ -181,24 +181,23 @@ fn a_k580_with_an_hsc_atm622_runs_on_its_hsc_bus() {
     );
 }
 
-/// TCP segmentation offload cuts the host's CPU per segment sent: the
-/// A9900A with TSO against a copy of it (through `extends`) without, on
-/// the same rx2600 sending one stream at the link's rate.
-#[test]
-fn segmentation_offload_cuts_the_senders_cpu() {
+/// The rx2600 smoke run's lone GigE sender, on the A9900A and on a copy of
+/// it (through `extends`) whose port `p0` sets `param` to `value`: for
+/// each, the experiment row and the port's outbound MB/s.
+fn rx2600_sender_with(param: &str, value: u32) -> [(Value, f64); 2] {
     let dir = tempfile::tempdir().expect("tempdir");
     let models = dir.path().join("models/adapters");
     std::fs::create_dir_all(&models).expect("mkdir");
     std::fs::write(
-        models.join("no-tso.toml"),
-        "kind = \"adapter\"\nname = \"a9900a-no-tso\"\nextends = \"a9900a\"\n\n[[function]]\nname = \"p0\"\nengine = \"nic\"\n\n[function.param]\ntso_segments = { value = 1, unit = \"count\", source = \"test: no offload\" }\n",
+        models.join("derived.toml"),
+        format!("kind = \"adapter\"\nname = \"a9900a-derived\"\nextends = \"a9900a\"\n\n[[function]]\nname = \"p0\"\nengine = \"nic\"\n\n[function.param]\n{param} = {{ value = {value}, unit = \"count\", source = \"test: no offload\" }}\n"),
     )
     .expect("write");
     let text = std::fs::read_to_string(
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-rx2600.toml"),
     )
     .expect("the rx2600 smoke scenario");
-    let run = |adapter: &str| {
+    ["a9900a", "a9900a-derived"].map(|adapter| {
         let scen = dir.path().join(format!("{adapter}.toml"));
         std::fs::write(
             &scen,
@@ -206,18 +205,18 @@ fn segmentation_offload_cuts_the_senders_cpu() {
         )
         .expect("write");
         let v = common::run_json(Some(&dir.path().join("models")), &scen);
-        let exp = v["experiments"]
-            .as_array()
-            .expect("experiments")
-            .iter()
-            .find(|x| x["experiment"] == "lone.gige-tx")
-            .expect("lone.gige-tx")
-            .clone();
         let out = num(rows(&v, "functions", "lone.gige-tx")[0], "out_MB_s");
-        (num(&exp, "cpu_util_pct"), out)
-    };
-    let (cpu_tso, out_tso) = run("a9900a");
-    let (cpu_plain, out_plain) = run("a9900a-no-tso");
+        (experiment(&v, "lone.gige-tx").clone(), out)
+    })
+}
+
+/// TCP segmentation offload cuts the host's CPU per segment sent: the
+/// A9900A with TSO against a copy of it (through `extends`) without, on
+/// the same rx2600 sending one stream at the link's rate.
+#[test]
+fn segmentation_offload_cuts_the_senders_cpu() {
+    let [(tso, out_tso), (plain, out_plain)] = rx2600_sender_with("tso_segments", 1);
+    let (cpu_tso, cpu_plain) = (num(&tso, "cpu_util_pct"), num(&plain, "cpu_util_pct"));
     assert!(
         (out_tso - out_plain).abs() <= 0.02 * out_plain,
         "{out_tso} vs {out_plain}"
@@ -292,32 +291,11 @@ fn a_parallel_scsi_channel_shares_one_half_duplex_bus() {
 /// a KiB, 0.1246 us a KB of service demand.
 #[test]
 fn checksum_offload_takes_the_software_checksum_off_the_host() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let models = dir.path().join("models/adapters");
-    std::fs::create_dir_all(&models).expect("mkdir");
-    std::fs::write(
-        models.join("no-csum.toml"),
-        "kind = \"adapter\"\nname = \"a9900a-no-csum\"\nextends = \"a9900a\"\n\n[[function]]\nname = \"p0\"\nengine = \"nic\"\n\n[function.param]\ntx_checksum_offload = { value = 0, unit = \"count\", source = \"test: no offload\" }\n",
-    )
-    .expect("write");
-    let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/smoke/lib-rx2600.toml"),
-    )
-    .expect("the rx2600 smoke scenario");
-    let run = |adapter: &str| {
-        let scen = dir.path().join(format!("{adapter}.toml"));
-        std::fs::write(
-            &scen,
-            text.replace("adapter = \"a9900a\"", &format!("adapter = \"{adapter}\"")),
-        )
-        .expect("write");
-        let v = common::run_json(Some(&dir.path().join("models")), &scen);
-        let exp = experiment(&v, "lone.gige-tx").clone();
-        let out = num(rows(&v, "functions", "lone.gige-tx")[0], "out_MB_s");
-        (num(&exp, "service_demand_us_per_KB"), out)
-    };
-    let (sd_offload, out_offload) = run("a9900a");
-    let (sd_host, out_host) = run("a9900a-no-csum");
+    let [(offload, out_offload), (host, out_host)] = rx2600_sender_with("tx_checksum_offload", 0);
+    let (sd_offload, sd_host) = (
+        num(&offload, "service_demand_us_per_KB"),
+        num(&host, "service_demand_us_per_KB"),
+    );
     assert!(
         (out_offload - out_host).abs() <= 0.02 * out_host,
         "{out_offload} vs {out_host}"
