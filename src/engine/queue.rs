@@ -191,9 +191,19 @@ impl<E: Copy> EventQueue<E> {
     /// Takes the earliest event if it fires before `until`.
     #[inline(always)]
     pub(crate) fn pop_before(&mut self, until: u64) -> Next<E> {
-        match self.peek_time() {
+        // The front first: about half of the events leave from there.
+        if let Some((stamp, event)) = &self.front {
+            if stamp.time >= until {
+                return Next::Later;
+            }
+            let time = stamp.time;
+            let event = *event;
+            self.front = None;
+            return Next::Event(time, event);
+        }
+        match self.heap_first() {
             None => Next::Empty,
-            Some(time) if time >= until => Next::Later,
+            Some(stamp) if stamp.time >= until => Next::Later,
             Some(_) => match self.pop() {
                 Some((time, event)) => Next::Event(time, event),
                 None => Next::Empty,
