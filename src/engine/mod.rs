@@ -126,9 +126,10 @@ pub fn run_until<M: Model>(
             };
         }
         match sched.queue.pop_before(until.0) {
-            Next::Event(time, event) => {
+            Next::Event(time) => {
                 sched.now = Picos(time);
                 sched.processed += 1;
+                let event = sched.queue.taken();
                 model.handle(event, sched);
             }
             Next::Later => {

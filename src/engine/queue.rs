@@ -17,9 +17,9 @@
 //! the same key: the choice of queue never changes a simulation's result.
 
 /// What [`EventQueue::pop_before`] found.
-pub(crate) enum Next<E> {
-    /// The earliest event, at its time.
-    Event(u64, E),
+pub(crate) enum Next {
+    /// The earliest event was taken (see [`EventQueue::taken`]): its time.
+    Event(u64),
     /// The earliest event fires at or after the bound.
     Later,
     /// No event is waiting.
@@ -94,12 +94,14 @@ pub(crate) struct EventQueue<E> {
     /// (a bus transaction's end, most often) and popped next never enters
     /// the heap.
     front: Option<Stamp>,
-    /// The front's event, when there is a front (empty until the first
-    /// push). Apart from its stamp, so that it is copied whole, aligned,
-    /// as it was stored: an `Option` of the pair would take the event's
-    /// tag for its niche, and the copy of the rest, overlapping, loads
-    /// bytes of two stores at once, which the processor cannot forward
-    /// from its store buffer (measured: a quarter of the loop's time).
+    /// The front's event when there is a front, else the event last
+    /// taken (empty until the first push). Apart from its stamp, and
+    /// handed out by [`EventQueue::taken`] rather than in an `Option` or
+    /// an enum, so that it is copied whole and aligned, as it was stored:
+    /// such an enum takes the event's tag for its niche, and the copy of
+    /// the rest, in overlapping pieces, loads bytes of two stores at once,
+    /// which the processor cannot forward from its store buffer (measured:
+    /// a quarter of the event loop's time).
     front_event: Vec<E>,
     /// The heap, for small events.
     inline: Vec<Inline<E>>,
@@ -201,9 +203,10 @@ impl<E: Copy> EventQueue<E> {
         sift_up(&mut self.keyed, Keyed { stamp, slot });
     }
 
-    /// Takes the earliest event if it fires before `until`.
+    /// Takes the earliest event if it fires before `until`: its time
+    /// ([`EventQueue::taken`] is the event).
     #[inline(always)]
-    pub(crate) fn pop_before(&mut self, until: u64) -> Next<E> {
+    pub(crate) fn pop_before(&mut self, until: u64) -> Next {
         // The front first: about half of the events leave from there.
         if let Some(stamp) = &self.front {
             if stamp.time >= until {
@@ -211,30 +214,47 @@ impl<E: Copy> EventQueue<E> {
             }
             let time = stamp.time;
             self.front = None;
-            return Next::Event(time, self.front_event[0]);
+            return Next::Event(time);
         }
         match self.heap_first() {
             None => Next::Empty,
             Some(stamp) if stamp.time >= until => Next::Later,
-            Some(_) => match self.pop() {
-                Some((time, event)) => Next::Event(time, event),
+            Some(_) => match self.pop_heap() {
+                Some(time) => Next::Event(time),
                 None => Next::Empty,
             },
         }
     }
 
-    /// Takes the earliest event: its time and the event.
+    /// The event last taken (by [`EventQueue::pop_before`]).
+    #[inline(always)]
+    pub(crate) fn taken(&self) -> E {
+        self.front_event[0]
+    }
+
+    /// Takes the heap's earliest event into the front's place (there is no
+    /// front): its time.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<(u64, E)> {
-        if let Some(stamp) = self.front.take() {
-            return Some((stamp.time, self.front_event[0]));
-        }
+    fn pop_heap(&mut self) -> Option<u64> {
         if Self::INLINE {
-            return pop_root(&mut self.inline).map(|e| (e.stamp.time, e.event));
+            let top = pop_root(&mut self.inline)?;
+            self.front_event[0] = top.event;
+            return Some(top.stamp.time);
         }
         let top = pop_root(&mut self.keyed)?;
         self.free.push(top.slot);
-        Some((top.stamp.time, self.events[top.slot as usize]))
+        self.front_event[0] = self.events[top.slot as usize];
+        Some(top.stamp.time)
+    }
+
+    /// Takes the earliest event: its time and the event.
+    #[cfg(test)]
+    fn pop(&mut self) -> Option<(u64, E)> {
+        let time = match self.front.take() {
+            Some(stamp) => stamp.time,
+            None => self.pop_heap()?,
+        };
+        Some((time, self.taken()))
     }
 }
 
