@@ -21,8 +21,7 @@ const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 /// below 2^53, `x - trunc(x)` is exact.
 #[inline]
 pub fn round_u64(x: f64) -> u64 {
-    // Negative or NaN (one comparison: NaN is not above 0).
-    if !(x > 0.0) {
+    if x.is_nan() || x <= 0.0 {
         return 0;
     }
     if x < TWO_POW_63 {
@@ -46,7 +45,7 @@ pub fn round_u64(x: f64) -> u64 {
 /// saturating), bit for bit what `x.ceil() as u64` gives, without libm.
 #[inline]
 pub fn ceil_u64(x: f64) -> u64 {
-    if !(x > 0.0) {
+    if x.is_nan() || x <= 0.0 {
         return 0;
     }
     if x < TWO_POW_63 {

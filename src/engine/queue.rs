@@ -10,7 +10,9 @@
 //! benchmark's (8-byte events). The earliest event waits out of the heap
 //! while it fires before all there: about half of `validate`'s events are
 //! scheduled ahead of everything waiting and popped next (a transaction's
-//! end, most often) and never enter the heap.
+//! end, most often) and never enter the heap. The event taken is handed
+//! out from where the queue holds it ([`EventQueue::taken`]), copied whole:
+//! never inside an `Option` or an enum whose copy would split it.
 //!
 //! Keys are totally ordered by `(time, sequence)` and sequences are unique,
 //! so events come out exactly in the order of any correct priority queue on
