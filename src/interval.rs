@@ -90,6 +90,17 @@ impl Interval {
         value >= self.low && value <= self.high
     }
 
+    /// The half width of the whole interval in log space (both parts in
+    /// quadrature; a parameter part not computed counts as none).
+    pub fn half_log(&self) -> f64 {
+        let p = if self.param_pct.is_nan() {
+            0.0
+        } else {
+            self.param_pct
+        };
+        (p * p + self.structural_pct * self.structural_pct).sqrt() / 100.0
+    }
+
     /// The family's name, with ` (default)` when the cross-validation did
     /// not pin its spread.
     pub fn family_text(&self) -> String {
