@@ -25,6 +25,7 @@ pub use intervals::{
 pub use replications::{replication_seed, replications};
 pub use runner::{Runner, MAX_THREADS};
 pub use sensitivity::{
-    assumed_moves, scenario_assumed_moves, AssumedRuns, ExperimentRuns, ValueRuns,
+    assumed_moves, scenario_assumed_moves, validation_effects, AssumedRuns, ExperimentRuns,
+    ValueRuns,
 };
 pub use validation::{validation, Validation};

@@ -15,6 +15,7 @@ use crate::model::{Experiment, Registry, Scenario};
 use crate::sensitivity::{assumed_values, Assumed, Effect};
 use crate::sim::config::assemble;
 use crate::sim::ExperimentResult;
+use crate::validate::experiment_rows;
 
 use super::{run_experiments, Job, Runner};
 
@@ -208,4 +209,45 @@ pub fn scenario_assumed_moves(
         .flat_map(|sc| sc.experiments.iter().map(move |e| (sc, e, e)))
         .collect();
     assumed_moves(reg, &exps, seed, runner)
+}
+
+/// The calibration status of every experiment of validation `v`: the
+/// assumed values of `reg` each reads and their [`Effect`]s on its
+/// predicted figures (each beside its 90% interval), per experiment in file
+/// order, named `SCENARIO/EXPERIMENT`; with the list of assumed values the
+/// effects index.
+pub fn validation_effects(
+    reg: &Registry,
+    v: &super::Validation,
+    seed: u64,
+    runner: &Runner,
+) -> Result<(Vec<Assumed>, Vec<(String, Vec<Effect>)>)> {
+    let runs = scenario_assumed_moves(reg, &v.scenarios, seed, runner)?;
+    let mut out = Vec::new();
+    let mut rows = v.rows.iter();
+    let mut at = 0;
+    for (sc, results) in v.scenarios.iter().zip(&v.results) {
+        for (e, r) in sc.experiments.iter().zip(results) {
+            let n = experiment_rows(reg, sc, e, r).len();
+            let half: Vec<f64> = rows
+                .by_ref()
+                .take(n)
+                .map(|r| r.interval.half_log())
+                .collect();
+            let read = |x: &ExperimentResult| -> Vec<f64> {
+                experiment_rows(reg, sc, e, x)
+                    .iter()
+                    .map(|r| r.predicted)
+                    .collect()
+            };
+            let effects = runs
+                .per_experiment
+                .get(at)
+                .map(|x| x.effects(&half, read))
+                .unwrap_or_default();
+            out.push((format!("{}/{}", sc.name, e.id), effects));
+            at += 1;
+        }
+    }
+    Ok((runs.values, out))
 }
