@@ -192,6 +192,10 @@ impl Effect {
     }
 }
 
+/// Per experiment, its name and the [`Effect`] of each assumed value it
+/// reads.
+pub type ExperimentEffects = Vec<(String, Vec<Effect>)>;
+
 /// An experiment's calibration status: `uncalibrated` when some assumed
 /// value moves one of its throughputs beyond its interval, `calibrated`
 /// otherwise (including an experiment that reads no assumed value).

@@ -113,3 +113,41 @@ fn no_sensitivity_skips_the_calibration_status() {
     let (v, _) = run("", &["--no-sensitivity"]);
     assert!(v.get("calibration").is_none() && v.get("assumed").is_none());
 }
+
+#[test]
+fn validate_with_sensitivity_gives_each_experiment_behind_the_figures_a_status() {
+    let out = common::iosim(&[
+        "validate",
+        "--paper",
+        "hp-rp7410",
+        "--sensitivity",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&common::succeeded(&out)).expect("json");
+    let status = v["calibration"].as_array().expect("a calibration section");
+    let experiments: std::collections::BTreeSet<&str> = v["figures"]
+        .as_array()
+        .expect("figures")
+        .iter()
+        .map(|f| f["experiment"].as_str().expect("an experiment"))
+        .collect();
+    assert_eq!(status.len(), experiments.len(), "{status:?}");
+    for s in status {
+        let name = s["experiment"].as_str().expect("a name");
+        let id = name.rsplit('/').next().expect("an id");
+        assert!(experiments.contains(id), "{name}");
+        assert!(
+            ["calibrated", "uncalibrated"].contains(&s["status"].as_str().expect("status")),
+            "{s}"
+        );
+        assert!(s["assumed_read"].as_u64().expect("a count") > 0, "{s}");
+    }
+    // Every assumed value read has a row, with both moves where it has both ends.
+    let assumed = v["assumed"].as_array().expect("an assumed section");
+    let read: u64 = status
+        .iter()
+        .map(|s| s["assumed_read"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(assumed.len() as u64, read);
+}

@@ -12,7 +12,7 @@
 
 use crate::error::Result;
 use crate::model::{Experiment, Registry, Scenario};
-use crate::sensitivity::{assumed_values, Assumed, Effect};
+use crate::sensitivity::{assumed_values, Assumed, Effect, ExperimentEffects};
 use crate::sim::config::assemble;
 use crate::sim::ExperimentResult;
 use crate::validate::experiment_rows;
@@ -221,7 +221,7 @@ pub fn validation_effects(
     v: &super::Validation,
     seed: u64,
     runner: &Runner,
-) -> Result<(Vec<Assumed>, Vec<(String, Vec<Effect>)>)> {
+) -> Result<(Vec<Assumed>, ExperimentEffects)> {
     let runs = scenario_assumed_moves(reg, &v.scenarios, seed, runner)?;
     let mut out = Vec::new();
     let mut rows = v.rows.iter();

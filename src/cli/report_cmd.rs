@@ -73,9 +73,11 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         &v,
         common.seed,
         &charts,
-        fitted,
-        cv.as_deref(),
-        status,
+        Extras {
+            fitted,
+            cv: cv.as_deref(),
+            status,
+        },
     );
     out.write(html.as_bytes())?;
     let mut s = Section::new("files", &["file", "bytes", "charts"]);
@@ -95,17 +97,27 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
 }
 
 /// The HTML of `iosim report`.
+/// What the page shows beside the validation when it was asked for or
+/// found.
+struct Extras<'a> {
+    /// The fitted file in use (its name and text), `None` with --hand-set.
+    fitted: Option<(String, String)>,
+    /// The cross-validation read from --cross-validation.
+    cv: Option<&'a [CvGroup]>,
+    /// The calibration status (`calibration`, `assumed`), with --sensitivity.
+    status: Option<[Section; 2]>,
+}
+
 fn report_page(
     reg: &mut Registry,
     parameters: &str,
     v: &Validation,
     seed: u64,
     charts: &[Rendered],
-    fitted: Option<(String, String)>,
-    cv: Option<&[CvGroup]>,
-    status: Option<[Section; 2]>,
+    extras: Extras,
 ) -> String {
     use iosim::html::Block;
+    let Extras { fitted, cv, status } = extras;
     let facts = vec![
         (
             "tool".to_string(),
