@@ -340,7 +340,7 @@ pub fn throughput_intervals_section(
     let mut s = Section::new("intervals", &THROUGHPUT_INTERVAL_COLUMNS);
     for (i, r) in results.iter().enumerate() {
         let ms: &[ExperimentResult] = moved.get(i).map_or(&[], |m| m.as_slice());
-        for (name, y, iv) in throughput_intervals(reg, r, ms) {
+        for (name, y, iv) in crate::interval::throughput_intervals(reg, r, ms) {
             let mut cells = vec![Cell::Text(r.id.clone()), Cell::Text(name), Cell::Num(y, 1)];
             cells.extend(interval_cells(&iv, 1));
             cells.push(Cell::Int(ms.len() as u64));
@@ -348,46 +348,6 @@ pub fn throughput_intervals_section(
         }
     }
     s
-}
-
-/// The throughputs (MB/s) a run reports: each function's, then, when
-/// there are several, all of them together (`all`).
-pub fn run_throughputs(r: &ExperimentResult) -> Vec<(String, f64)> {
-    let mut q: Vec<(String, f64)> = r
-        .functions
-        .iter()
-        .map(|f| (f.label.clone(), f.total().mb_s()))
-        .collect();
-    if r.functions.len() > 1 {
-        let all = r.functions.iter().map(|f| f.total().mb_s()).sum();
-        q.push(("all".into(), all));
-    }
-    q
-}
-
-/// Each of [`run_throughputs`] of `r` with its 90% prediction interval,
-/// whose parameter part comes from `moved` (the runs with each fitted
-/// value it reads moved).
-pub fn throughput_intervals(
-    reg: &Registry,
-    r: &ExperimentResult,
-    moved: &[ExperimentResult],
-) -> Vec<(String, f64, crate::interval::Interval)> {
-    use crate::interval::{param_sigma, Interval};
-    let family = crate::model::Family::of_bottleneck(&r.bottleneck);
-    let others: Vec<Vec<(String, f64)>> = moved.iter().map(run_throughputs).collect();
-    run_throughputs(r)
-        .into_iter()
-        .enumerate()
-        .map(|(k, (name, y))| {
-            let ys: Vec<f64> = others
-                .iter()
-                .map(|o| o.get(k).map_or(f64::NAN, |q| q.1))
-                .collect();
-            let iv = Interval::of(y, Some(param_sigma(y, &ys)), family, &reg.spread);
-            (name, y, iv)
-        })
-        .collect()
 }
 
 /// The calibration status of each experiment (`calibration`: the assumed
@@ -414,7 +374,8 @@ pub fn calibration_sections(
     };
     for (id, effects) in exps {
         let moved = effects.iter().filter(|e| !e.largest_pct().is_nan()).count();
-        let top = effects.iter().filter(|e| !e.largest_pct().is_nan()).fold(
+        // The value that moves a throughput most (none when none moves one).
+        let top = effects.iter().filter(|e| e.largest_pct().abs() > 0.0).fold(
             None::<&crate::sensitivity::Effect>,
             |best, e| match best {
                 Some(b) if b.largest_pct().abs() >= e.largest_pct().abs() => Some(b),
@@ -427,7 +388,11 @@ pub fn calibration_sections(
             Cell::Int(effects.len() as u64),
             Cell::Int(moved as u64),
             Cell::Int(effects.iter().filter(|e| e.beyond).count() as u64),
-            top.map_or(Cell::Blank, |e| pct(e.largest_pct())),
+            match top {
+                Some(e) => pct(e.largest_pct()),
+                None if moved > 0 => Cell::Num(0.0, 2),
+                None => Cell::Blank,
+            },
             top.map_or(Cell::Blank, |e| Cell::Text(values[e.value].path.clone())),
         ]);
         for e in effects {

@@ -151,3 +151,77 @@ fn validate_with_sensitivity_gives_each_experiment_behind_the_figures_a_status()
         .sum();
     assert_eq!(assumed.len() as u64, read);
 }
+
+/// `iosim sweep` of GigE transmit over cells 1 and 2 with `extra` flags.
+fn sweep(extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "sweep",
+        "scenarios/hp2g/fig3-gige-transmit.toml",
+        "--experiment",
+        "gige-tx.pcix.c1",
+        "--vary",
+        "cells=1,2",
+    ];
+    args.extend_from_slice(extra);
+    common::iosim(&args)
+}
+
+#[test]
+fn sweep_and_place_give_the_status_of_their_baseline_and_best() {
+    let v: Value = serde_json::from_str(&common::succeeded(&sweep(&[
+        "--sensitivity",
+        "--format",
+        "json",
+    ])))
+    .expect("json");
+    let status = v["calibration"].as_array().expect("a calibration section");
+    assert_eq!(
+        status.len(),
+        1,
+        "the baseline point's one experiment: {status:?}"
+    );
+    assert_eq!(status[0]["experiment"], "gige-tx.pcix.c1");
+    assert!(!v["assumed"].as_array().expect("assumed").is_empty());
+    let plain: Value =
+        serde_json::from_str(&common::succeeded(&sweep(&["--format", "json"]))).expect("json");
+    assert!(plain.get("calibration").is_none());
+    assert_eq!(plain["sweep"], v["sweep"], "the points do not change");
+
+    let out = common::iosim(&[
+        "place",
+        "--server",
+        "rx6600",
+        "--testbed",
+        "hp-2006-msa1500-lab",
+        "--card",
+        "f=ab379b",
+        "--workload",
+        "f.port0=diskbench:read",
+        "--sensitivity",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&common::succeeded(&out)).expect("json");
+    let best = v["placements"][0]["placement"]
+        .as_str()
+        .expect("a best placement");
+    assert_eq!(v["calibration"][0]["experiment"], best, "{v}");
+}
+
+#[test]
+fn a_sharded_sweep_with_its_status_merges_into_the_unsharded_output() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut parts = Vec::new();
+    for i in 1..=2 {
+        let shard = format!("{i}/2");
+        let out = common::succeeded(&sweep(&["--sensitivity", "--shard", &shard]));
+        let p = dir.path().join(format!("part-{i}.jsonl"));
+        std::fs::write(&p, out).expect("write");
+        parts.push(p.to_string_lossy().to_string());
+    }
+    let merged = common::iosim(&["merge", &parts[0], &parts[1]]);
+    assert_eq!(
+        common::succeeded(&merged),
+        common::succeeded(&sweep(&["--sensitivity"]))
+    );
+}

@@ -25,7 +25,7 @@ pub use intervals::{
 pub use replications::{replication_seed, replications};
 pub use runner::{Runner, MAX_THREADS};
 pub use sensitivity::{
-    assumed_moves, scenario_assumed_moves, validation_effects, AssumedRuns, ExperimentRuns,
-    ValueRuns,
+    assumed_moves, run_effects, scenario_assumed_moves, validation_effects, AssumedRuns,
+    ExperimentRuns, ValueRuns,
 };
 pub use validation::{validation, Validation};

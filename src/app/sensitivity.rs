@@ -11,6 +11,7 @@
 //! the same bytes, and a move is read from a paired difference.
 
 use crate::error::Result;
+use crate::interval::{run_throughputs, throughput_intervals};
 use crate::model::{Experiment, Registry, Scenario};
 use crate::sensitivity::{assumed_values, Assumed, Effect, ExperimentEffects};
 use crate::sim::config::assemble;
@@ -209,6 +210,39 @@ pub fn scenario_assumed_moves(
         .flat_map(|sc| sc.experiments.iter().map(move |e| (sc, e, e)))
         .collect();
     assumed_moves(reg, &exps, seed, runner)
+}
+
+/// Per experiment of `results` (named by its id), the [`Effect`] of each
+/// assumed value it reads (`runs`, in the same order) on the throughputs a
+/// run reports ([`run_throughputs`]), each beside its 90% interval (whose
+/// parameter part comes from `moved`, the runs with each fitted value
+/// moved).
+pub fn run_effects(
+    reg: &Registry,
+    results: &[ExperimentResult],
+    moved: &[Vec<ExperimentResult>],
+    runs: &AssumedRuns,
+) -> ExperimentEffects {
+    let read = |r: &ExperimentResult| -> Vec<f64> {
+        run_throughputs(r).into_iter().map(|q| q.1).collect()
+    };
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let ms: &[ExperimentResult] = moved.get(i).map_or(&[], |m| m.as_slice());
+            let half: Vec<f64> = throughput_intervals(reg, r, ms)
+                .iter()
+                .map(|q| q.2.half_log())
+                .collect();
+            let effects = runs
+                .per_experiment
+                .get(i)
+                .map(|x| x.effects(&half, read))
+                .unwrap_or_default();
+            (r.id.clone(), effects)
+        })
+        .collect()
 }
 
 /// The calibration status of every experiment of validation `v`: the

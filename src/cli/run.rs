@@ -14,8 +14,7 @@ use iosim::loader::load_scenario;
 use iosim::report::{Cell, Report, Section};
 use iosim::sections::{
     buses_section, calibration_sections, cpus_section, experiments_section, figures_section,
-    functions_section, inputs_section, papers_section, run_throughputs, throughput_intervals,
-    throughput_intervals_section,
+    functions_section, inputs_section, papers_section, throughput_intervals_section,
 };
 use iosim::sim::ExperimentResult;
 use iosim::stats::mean_ci95;
@@ -42,37 +41,6 @@ pub struct Args {
     /// read moved over its range, two runs more per value).
     #[arg(long)]
     pub no_sensitivity: bool,
-}
-
-/// Per experiment (file order), its id and the [`Effect`] of each assumed
-/// value it reads on the throughputs the run reports
-/// ([`run_throughputs`]), beside their intervals.
-///
-/// [`Effect`]: iosim::sensitivity::Effect
-fn run_effects(
-    reg: &iosim::model::Registry,
-    results: &[ExperimentResult],
-    moved: &[Vec<ExperimentResult>],
-    runs: &iosim::app::AssumedRuns,
-) -> Vec<(String, Vec<iosim::sensitivity::Effect>)> {
-    let read = |r: &ExperimentResult| -> Vec<f64> {
-        run_throughputs(r).into_iter().map(|q| q.1).collect()
-    };
-    results
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let ms: &[ExperimentResult] = moved.get(i).map_or(&[], |m| m.as_slice());
-            let ivs = throughput_intervals(reg, r, ms);
-            let half: Vec<f64> = ivs.iter().map(|q| q.2.half_log()).collect();
-            let effects = runs
-                .per_experiment
-                .get(i)
-                .map(|x| x.effects(&half, read))
-                .unwrap_or_default();
-            (r.id.clone(), effects)
-        })
-        .collect()
 }
 
 /// `iosim run`.
@@ -113,7 +81,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             common.seed,
             runner,
         )?;
-        let exps = run_effects(&reg, &pairs[0].1, &moved, &runs);
+        let exps = iosim::app::run_effects(&reg, &pairs[0].1, &moved, &runs);
         let uncalibrated: Vec<&str> = exps
             .iter()
             .filter(|(_, e)| iosim::sensitivity::status_of(e) == "uncalibrated")
