@@ -19,7 +19,8 @@
 //! Each part is reported as its own 90% half width in log space, in
 //! percent (`100 · 1.645 · σ`).
 
-use crate::model::{Family, StructuralSpread};
+use crate::model::{Family, Registry, StructuralSpread};
+use crate::sim::ExperimentResult;
 
 /// The standard normal quantile of a two-sided 90% interval.
 pub const Z90: f64 = 1.644_853_626_951_472_2;
@@ -88,6 +89,17 @@ impl Interval {
     /// Whether `value` lies inside (ends included).
     pub fn covers(&self, value: f64) -> bool {
         value >= self.low && value <= self.high
+    }
+
+    /// The half width of the whole interval in log space (both parts in
+    /// quadrature; a parameter part not computed counts as none).
+    pub fn half_log(&self) -> f64 {
+        let p = if self.param_pct.is_nan() {
+            0.0
+        } else {
+            self.param_pct
+        };
+        (p * p + self.structural_pct * self.structural_pct).sqrt() / 100.0
     }
 
     /// The family's name, with ` (default)` when the cross-validation did
@@ -182,6 +194,45 @@ pub fn spread_from(
         default_sigma: (rms(&all) * DEFAULT_SPREAD_FACTOR).max(1e-4),
         basis: basis.to_string(),
     })
+}
+
+/// The throughputs (MB/s) a run reports: each function's, then, when
+/// there are several, all of them together (`all`).
+pub fn run_throughputs(r: &ExperimentResult) -> Vec<(String, f64)> {
+    let mut q: Vec<(String, f64)> = r
+        .functions
+        .iter()
+        .map(|f| (f.label.clone(), f.total().mb_s()))
+        .collect();
+    if r.functions.len() > 1 {
+        let all = r.functions.iter().map(|f| f.total().mb_s()).sum();
+        q.push(("all".into(), all));
+    }
+    q
+}
+
+/// Each of [`run_throughputs`] of `r` with its 90% prediction interval,
+/// whose parameter part comes from `moved` (the runs with each fitted
+/// value it reads moved).
+pub fn throughput_intervals(
+    reg: &Registry,
+    r: &ExperimentResult,
+    moved: &[ExperimentResult],
+) -> Vec<(String, f64, crate::interval::Interval)> {
+    let family = crate::model::Family::of_bottleneck(&r.bottleneck);
+    let others: Vec<Vec<(String, f64)>> = moved.iter().map(run_throughputs).collect();
+    run_throughputs(r)
+        .into_iter()
+        .enumerate()
+        .map(|(k, (name, y))| {
+            let ys: Vec<f64> = others
+                .iter()
+                .map(|o| o.get(k).map_or(f64::NAN, |q| q.1))
+                .collect();
+            let iv = Interval::of(y, Some(param_sigma(y, &ys)), family, &reg.spread);
+            (name, y, iv)
+        })
+        .collect()
 }
 
 #[cfg(test)]

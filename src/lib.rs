@@ -25,6 +25,7 @@ pub mod part;
 pub mod place;
 pub mod report;
 pub mod sections;
+pub mod sensitivity;
 pub mod show;
 pub mod sim;
 pub mod stats;

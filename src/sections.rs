@@ -337,31 +337,10 @@ pub fn throughput_intervals_section(
     results: &[ExperimentResult],
     moved: &[Vec<ExperimentResult>],
 ) -> Section {
-    use crate::interval::{param_sigma, Interval};
     let mut s = Section::new("intervals", &THROUGHPUT_INTERVAL_COLUMNS);
     for (i, r) in results.iter().enumerate() {
         let ms: &[ExperimentResult] = moved.get(i).map_or(&[], |m| m.as_slice());
-        let family = crate::model::Family::of_bottleneck(&r.bottleneck);
-        // Each function (Some(index)), then all of them together (None).
-        let mut quantities: Vec<(String, Option<usize>)> = r
-            .functions
-            .iter()
-            .enumerate()
-            .map(|(fi, f)| (f.label.clone(), Some(fi)))
-            .collect();
-        if r.functions.len() > 1 {
-            quantities.push(("all".into(), None));
-        }
-        let q = |x: &ExperimentResult, which: Option<usize>| -> f64 {
-            match which {
-                Some(fi) => x.functions.get(fi).map_or(f64::NAN, |f| f.total().mb_s()),
-                None => x.functions.iter().map(|f| f.total().mb_s()).sum(),
-            }
-        };
-        for (name, which) in quantities {
-            let y = q(r, which);
-            let ys: Vec<f64> = ms.iter().map(|m| q(m, which)).collect();
-            let iv = Interval::of(y, Some(param_sigma(y, &ys)), family, &reg.spread);
+        for (name, y, iv) in crate::interval::throughput_intervals(reg, r, ms) {
             let mut cells = vec![Cell::Text(r.id.clone()), Cell::Text(name), Cell::Num(y, 1)];
             cells.extend(interval_cells(&iv, 1));
             cells.push(Cell::Int(ms.len() as u64));
@@ -370,6 +349,96 @@ pub fn throughput_intervals_section(
     }
     s
 }
+
+/// The calibration status of each experiment (`calibration`: the assumed
+/// values it reads, how many were moved, its largest move and whether it
+/// is `uncalibrated`) and every assumed value each reads with its range
+/// and the moves it causes (`assumed`), from `exps`: per experiment, its
+/// id, the assumed values it reads and their [`Effect`]s (in `values`
+/// order).
+///
+/// [`Effect`]: crate::sensitivity::Effect
+pub fn calibration_sections(
+    values: &[crate::sensitivity::Assumed],
+    exps: &[(String, Vec<crate::sensitivity::Effect>)],
+) -> [Section; 2] {
+    use crate::sensitivity::status_of;
+    let mut status = Section::new("calibration", &CALIBRATION_COLUMNS);
+    let mut assumed = Section::new("assumed", &ASSUMED_COLUMNS);
+    let pct = |x: f64| {
+        if x.is_nan() {
+            Cell::Blank
+        } else {
+            Cell::Num(x, 2)
+        }
+    };
+    for (id, effects) in exps {
+        let moved = effects.iter().filter(|e| !e.largest_pct().is_nan()).count();
+        // The value that moves a throughput most (none when none moves one).
+        let top = effects.iter().filter(|e| e.largest_pct().abs() > 0.0).fold(
+            None::<&crate::sensitivity::Effect>,
+            |best, e| match best {
+                Some(b) if b.largest_pct().abs() >= e.largest_pct().abs() => Some(b),
+                _ => Some(e),
+            },
+        );
+        status.rows.push(vec![
+            Cell::Text(id.clone()),
+            Cell::Text(status_of(effects).into()),
+            Cell::Int(effects.len() as u64),
+            Cell::Int(moved as u64),
+            Cell::Int(effects.iter().filter(|e| e.beyond).count() as u64),
+            match top {
+                Some(e) => pct(e.largest_pct()),
+                None if moved > 0 => Cell::Num(0.0, 2),
+                None => Cell::Blank,
+            },
+            top.map_or(Cell::Blank, |e| Cell::Text(values[e.value].path.clone())),
+        ]);
+        for e in effects {
+            let v = &values[e.value];
+            let end = |x: Option<f64>| x.map_or(Cell::Blank, |b| Cell::Num(b / v.per_unit, 4));
+            assumed.rows.push(vec![
+                Cell::Text(id.clone()),
+                Cell::Text(v.path.clone()),
+                Cell::Num(v.base / v.per_unit, 4),
+                Cell::Text(v.unit.clone()),
+                end(v.low),
+                end(v.high),
+                Cell::Text(v.basis.name().into()),
+                pct(e.low_pct),
+                pct(e.high_pct),
+                Cell::Text(if e.beyond { "yes" } else { "no" }.into()),
+            ]);
+        }
+    }
+    [status, assumed]
+}
+
+/// The fields of [`calibration_sections`]' `calibration` section.
+pub const CALIBRATION_COLUMNS: [&str; 7] = [
+    "experiment",
+    "status",
+    "assumed_read",
+    "assumed_moved",
+    "beyond_interval",
+    "largest_move_pct",
+    "largest_by",
+];
+
+/// The fields of [`calibration_sections`]' `assumed` section.
+pub const ASSUMED_COLUMNS: [&str; 10] = [
+    "experiment",
+    "parameter",
+    "value",
+    "unit",
+    "range_low",
+    "range_high",
+    "range",
+    "low_move_pct",
+    "high_move_pct",
+    "beyond_interval",
+];
 
 /// Every model parameter: value and unit as written, source, meaning and
 /// `file:line` (`iosim params`).

@@ -864,28 +864,8 @@ impl Plan<'_> {
         seed: u64,
         runner: &Runner,
     ) -> Result<HashMap<(String, String), f64>> {
-        let combo = combo_at(&self.axes, self.baseline);
-        let pc: Vec<usize> = self.param_axes.iter().map(|&i| combo[i]).collect();
-        let wc: Vec<usize> = self.work_axes.iter().map(|&i| combo[i]).collect();
-        let reg = self.param_registry(&pc)?;
-        let sc = self.work_scenario(&wc)?;
-        let exps: Vec<(
-            &Scenario,
-            &crate::model::Experiment,
-            &crate::model::Experiment,
-        )> = sc
-            .experiments
-            .iter()
-            .map(|e| {
-                let setup = self
-                    .base
-                    .experiments
-                    .iter()
-                    .find(|b| b.id == e.id)
-                    .unwrap_or(e);
-                (&sc, e, setup)
-            })
-            .collect();
+        let (reg, sc) = self.baseline_point()?;
+        let exps = self.with_setups(&sc);
         let s0 = replication_seed(seed, 0);
         let jobs: Vec<Job> = exps
             .iter()
@@ -915,6 +895,71 @@ impl Plan<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// The models and scenario of the baseline point.
+    fn baseline_point(&self) -> Result<(crate::model::Registry, Scenario)> {
+        let combo = combo_at(&self.axes, self.baseline);
+        let pc: Vec<usize> = self.param_axes.iter().map(|&i| combo[i]).collect();
+        let wc: Vec<usize> = self.work_axes.iter().map(|&i| combo[i]).collect();
+        Ok((self.param_registry(&pc)?, self.work_scenario(&wc)?))
+    }
+
+    /// Each experiment of a point's scenario `sc` with the experiment of
+    /// the base scenario whose setup seeds it.
+    fn with_setups<'a>(
+        &'a self,
+        sc: &'a Scenario,
+    ) -> Vec<(
+        &'a Scenario,
+        &'a crate::model::Experiment,
+        &'a crate::model::Experiment,
+    )> {
+        sc.experiments
+            .iter()
+            .map(|e| {
+                let setup = self
+                    .base
+                    .experiments
+                    .iter()
+                    .find(|b| b.id == e.id)
+                    .unwrap_or(e);
+                (sc, e, setup)
+            })
+            .collect()
+    }
+
+    /// The calibration status of the baseline point's experiments (first
+    /// replication's seed): each assumed value they read moved over its
+    /// range ([`crate::app::assumed_moves`]), the throughputs of each run
+    /// beside their 90% intervals; with the assumed values the effects
+    /// index.
+    pub fn baseline_status(
+        &self,
+        seed: u64,
+        runner: &Runner,
+    ) -> Result<(
+        Vec<crate::sensitivity::Assumed>,
+        crate::sensitivity::ExperimentEffects,
+    )> {
+        let (reg, sc) = self.baseline_point()?;
+        let exps = self.with_setups(&sc);
+        let s0 = replication_seed(seed, 0);
+        let jobs: Vec<Job> = exps
+            .iter()
+            .map(|&(scenario, experiment, setup)| Job {
+                reg: &reg,
+                scenario,
+                experiment,
+                setup,
+                cost: 0,
+            })
+            .collect();
+        let base = run_experiments(&jobs, s0, runner, None)?;
+        let moved = crate::app::parameter_moves(&reg, &exps, s0, runner)?;
+        let runs = crate::app::assumed_moves(&reg, &exps, s0, runner)?;
+        let effects = crate::app::run_effects(&reg, &base, &moved, &runs);
+        Ok((runs.values, effects))
     }
 
     /// Sets the prediction interval of each throughput of point `p`.

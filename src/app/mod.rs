@@ -12,6 +12,7 @@ pub mod batch;
 pub mod intervals;
 pub mod replications;
 pub mod runner;
+pub mod sensitivity;
 pub mod validation;
 
 pub use batch::{
@@ -23,4 +24,8 @@ pub use intervals::{
 };
 pub use replications::{replication_seed, replications};
 pub use runner::{Runner, MAX_THREADS};
+pub use sensitivity::{
+    assumed_moves, run_effects, scenario_assumed_moves, validation_effects, AssumedRuns,
+    ExperimentRuns, ValueRuns,
+};
 pub use validation::{validation, Validation};

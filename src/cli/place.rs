@@ -58,6 +58,11 @@ pub struct Args {
     /// simulation phase is planned; `sweep` and `merge` shard today).
     #[arg(long, value_name = "I/N", value_parser = super::shard)]
     pub shard: Option<(u64, u64)>,
+    /// Also the calibration status of the best placement (`calibration`,
+    /// `assumed`): each assumed value its experiment reads moved over its
+    /// range, two runs more per value.
+    #[arg(long)]
+    pub sensitivity: bool,
     /// Also write a self-contained HTML report to FILE: the placements
     /// table, why the best wins, the winner's utilisations and every
     /// section of the output (a new file, unless --force).
@@ -102,7 +107,15 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             ))
         }
     };
-    place_cmd(&from, &a.common, a.top, a.simulate, html, runner)
+    place_cmd(
+        &from,
+        &a.common,
+        a.top,
+        a.simulate,
+        a.sensitivity,
+        html,
+        runner,
+    )
 }
 
 /// Where `iosim place` takes its request from.
@@ -127,6 +140,7 @@ fn place_cmd(
     common: &Common,
     top: usize,
     simulate: Option<usize>,
+    sensitivity: bool,
     html: Option<iosim::report::Output>,
     runner: &Runner,
 ) -> iosim::Result<String> {
@@ -192,6 +206,10 @@ fn place_cmd(
     ));
     rep.sections
         .push(placement_intervals(&reg, &p, common.seed, runner)?);
+    if sensitivity {
+        rep.sections
+            .extend(best_status(&reg, &p, common.seed, runner)?);
+    }
     let warnings = iosim::warnings::of_placement(&reg, &p);
     for w in &warnings {
         super::diag(&format!("warning: {w}"));
@@ -237,6 +255,30 @@ fn place_html(rep: &Report, p: &iosim::place::Placement) -> String {
         iosim::place::sections::why_text(p),
     )];
     iosim::html::command_html(&page, &why, &[])
+}
+
+/// The calibration status (`calibration`, `assumed`) of the best
+/// placement's experiment, when it was simulated: each assumed value it
+/// reads moved over its range, its throughputs beside their intervals.
+fn best_status(
+    reg: &iosim::model::Registry,
+    p: &iosim::place::Placement,
+    seed: u64,
+    runner: &Runner,
+) -> iosim::Result<Vec<iosim::report::Section>> {
+    let Some((best, result)) = p
+        .ranked
+        .first()
+        .and_then(|b| b.result.as_ref().map(|r| (b, r)))
+    else {
+        return Ok(Vec::new());
+    };
+    let (sc, e) = iosim::place::placement_experiment(p, best);
+    let exps = [(&sc, &e, &e)];
+    let moved = iosim::app::parameter_moves(reg, &exps, seed, runner)?;
+    let runs = iosim::app::assumed_moves(reg, &exps, seed, runner)?;
+    let effects = iosim::app::run_effects(reg, std::slice::from_ref(result), &moved, &runs);
+    Ok(iosim::sections::calibration_sections(&runs.values, &effects).into())
 }
 
 /// Each simulated placement's total throughput (MB/s) with its 90%

@@ -28,6 +28,10 @@ pub struct Args {
     /// JSON written by `iosim validate --cross-validate --format json`.
     #[arg(long, value_name = "FILE")]
     pub cross_validation: Option<PathBuf>,
+    /// Also the calibration status of every experiment (each assumed value
+    /// it reads moved over its range; slow: minutes for every bundled figure).
+    #[arg(long)]
+    pub sensitivity: bool,
 }
 
 /// `iosim report`.
@@ -57,14 +61,23 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     for w in &warnings {
         super::diag(&format!("warning: {w}"));
     }
+    let status = if a.sensitivity {
+        let (values, effects) = iosim::app::validation_effects(&reg, &v, common.seed, runner)?;
+        Some(iosim::sections::calibration_sections(&values, &effects))
+    } else {
+        None
+    };
     let html = report_page(
         &mut reg,
         &parameters,
         &v,
         common.seed,
         &charts,
-        fitted,
-        cv.as_deref(),
+        Extras {
+            fitted,
+            cv: cv.as_deref(),
+            status,
+        },
     );
     out.write(html.as_bytes())?;
     let mut s = Section::new("files", &["file", "bytes", "charts"]);
@@ -84,16 +97,27 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
 }
 
 /// The HTML of `iosim report`.
+/// What the page shows beside the validation when it was asked for or
+/// found.
+struct Extras<'a> {
+    /// The fitted file in use (its name and text), `None` with --hand-set.
+    fitted: Option<(String, String)>,
+    /// The cross-validation read from --cross-validation.
+    cv: Option<&'a [CvGroup]>,
+    /// The calibration status (`calibration`, `assumed`), with --sensitivity.
+    status: Option<[Section; 2]>,
+}
+
 fn report_page(
     reg: &mut Registry,
     parameters: &str,
     v: &Validation,
     seed: u64,
     charts: &[Rendered],
-    fitted: Option<(String, String)>,
-    cv: Option<&[CvGroup]>,
+    extras: Extras,
 ) -> String {
     use iosim::html::Block;
+    let Extras { fitted, cv, status } = extras;
     let facts = vec![
         (
             "tool".to_string(),
@@ -197,6 +221,22 @@ fn report_page(
     )));
     b.push(Block::Table(figures_section(&v.rows)));
     b.push(Block::Table(experiments_section(&v.pairs())));
+    b.push(Block::Heading("Calibration status".into()));
+    match status {
+        Some([status, assumed]) => {
+            b.push(Block::Text(format!(
+                "Each assumed value an experiment reads moved over its range (stated, or a factor of {} either way), one at a time: an experiment is uncalibrated when a predicted figure moves beyond its 90% interval. {} of {} experiments are uncalibrated.",
+                iosim::sensitivity::DEFAULT_FACTOR,
+                status.rows.iter().filter(|r| matches!(&r[1], Cell::Text(t) if t == "uncalibrated")).count(),
+                status.rows.len()
+            )));
+            b.push(Block::Table(status));
+            b.push(Block::Table(assumed));
+        }
+        None => b.push(Block::Text(
+            "Not computed: `iosim report --sensitivity` moves each assumed value over its range and marks the experiments it moves beyond their intervals uncalibrated.".into(),
+        )),
+    }
     b.push(Block::Heading("Calibration".into()));
     for c in charts.iter().filter(|c| c.stem.ends_with("-residuals")) {
         b.push(Block::Chart(c.clone()));

@@ -13,8 +13,8 @@ use iosim::app::Runner;
 use iosim::loader::load_scenario;
 use iosim::report::{Cell, Report, Section};
 use iosim::sections::{
-    buses_section, cpus_section, experiments_section, figures_section, functions_section,
-    inputs_section, papers_section, throughput_intervals_section,
+    buses_section, calibration_sections, cpus_section, experiments_section, figures_section,
+    functions_section, inputs_section, papers_section, throughput_intervals_section,
 };
 use iosim::sim::ExperimentResult;
 use iosim::stats::mean_ci95;
@@ -37,6 +37,10 @@ pub struct Args {
     /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
+    /// Skip the calibration status (each assumed value the experiments
+    /// read moved over its range, two runs more per value).
+    #[arg(long)]
+    pub no_sensitivity: bool,
 }
 
 /// `iosim run`.
@@ -70,6 +74,30 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     let moved = moved.into_iter().next().unwrap_or_default();
     rep.sections
         .push(throughput_intervals_section(&reg, &pairs[0].1, &moved));
+    if !a.no_sensitivity {
+        let runs = iosim::app::scenario_assumed_moves(
+            &reg,
+            std::slice::from_ref(&sc),
+            common.seed,
+            runner,
+        )?;
+        let exps = iosim::app::run_effects(&reg, &pairs[0].1, &moved, &runs);
+        let uncalibrated: Vec<&str> = exps
+            .iter()
+            .filter(|(_, e)| iosim::sensitivity::status_of(e) == "uncalibrated")
+            .map(|(id, _)| id.as_str())
+            .collect();
+        if !uncalibrated.is_empty() {
+            warnings.push(format!(
+                "{} moved beyond {} 90% interval when an assumed value moved over its range ({}; see `calibration` and `assumed`)",
+                iosim::units::count_text(uncalibrated.len(), "experiment's throughput", "experiments' throughputs"),
+                if uncalibrated.len() == 1 { "its" } else { "their" },
+                uncalibrated.join(", ")
+            ));
+        }
+        rep.sections
+            .extend(calibration_sections(&runs.values, &exps));
+    }
     let rows = iosim::app::rows_with_intervals(&reg, &sc, &pairs[0].1, &moved);
     if !rows.is_empty() {
         rep.sections.push(figures_section(&rows));

@@ -70,6 +70,11 @@ pub struct Args {
     /// N parts into the output one run gives, byte for byte.
     #[arg(long, value_name = "I/N", value_parser = super::shard)]
     pub shard: Option<(u64, u64)>,
+    /// Also the calibration status of the baseline point's experiments
+    /// (`calibration`, `assumed`): each assumed value they read moved over
+    /// its range, two runs more per value (with --shard, part 1 writes it).
+    #[arg(long)]
+    pub sensitivity: bool,
 }
 
 /// `iosim sweep`.
@@ -114,15 +119,29 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         runner,
     )?;
     let (part, parts) = a.shard.unwrap_or((1, 1));
+    let status = if a.sensitivity && part == 1 {
+        let (values, effects) = plan.baseline_status(common.seed, runner)?;
+        iosim::sections::calibration_sections(&values, &effects).to_vec()
+    } else {
+        Vec::new()
+    };
+    let mut sections = vec![
+        ("sweep".to_string(), strings(&SWEEP_FIELDS)),
+        ("bottlenecks".to_string(), strings(&BOTTLENECK_FIELDS)),
+    ];
+    if a.sensitivity {
+        sections.push((
+            "calibration".into(),
+            strings(&iosim::sections::CALIBRATION_COLUMNS),
+        ));
+        sections.push(("assumed".into(), strings(&iosim::sections::ASSUMED_COLUMNS)));
+    }
     let head = PartHead {
         command: format!("sweep {}", a.scenario.display()),
         seed: common.seed,
         meta: meta(&a, &plan, &sc, parameters),
         warnings: Some(plan.warnings.clone()),
-        sections: vec![
-            ("sweep".into(), strings(&SWEEP_FIELDS)),
-            ("bottlenecks".into(), strings(&BOTTLENECK_FIELDS)),
-        ],
+        sections,
         identity: format!(
             "sweep {:?}",
             (
@@ -133,7 +152,8 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
                 &a.baseline,
                 &common.models,
                 &common.params,
-                common.hand_set
+                common.hand_set,
+                a.sensitivity
             )
         ),
         part,
@@ -156,6 +176,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         plan.run(range, common.seed, runner, &mut |p| {
             emit_point(&mut w, &name, p, &mut charts, sharded)
         })?;
+        write_status(&mut w, &status).map_err(out_err)?;
         w.finish().map_err(out_err)?;
         return Ok(String::new());
     }
@@ -168,6 +189,7 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     plan.run(range, common.seed, runner, &mut |p| {
         emit_point(&mut w, &name, p, &mut charts, sharded)
     })?;
+    write_status(&mut w, &status).map_err(spool_err)?;
     let spool = w
         .finish()
         .map_err(spool_err)?
@@ -226,6 +248,21 @@ fn in_memory(
         warnings: Some(warnings),
         sections,
     })
+}
+
+/// Writes the rows of the calibration status (`status`: its
+/// `calibration` and `assumed` sections, or none) to the part `w`, after
+/// the sweep's two sections.
+fn write_status<W: std::io::Write>(
+    w: &mut PartWriter<W>,
+    status: &[Section],
+) -> std::io::Result<()> {
+    for (k, s) in status.iter().enumerate() {
+        for row in &s.rows {
+            w.row(2 + k, row)?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes one point to the part `w` (standard output when `sharded`, else

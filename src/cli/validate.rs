@@ -53,6 +53,11 @@ pub struct Args {
     /// the initial values either way.
     #[arg(long, requires = "cross_validate")]
     pub cold: bool,
+    /// Also the calibration status of every experiment (`calibration`,
+    /// `assumed`): each assumed value it reads moved over its range, two
+    /// runs more per value (slow: minutes for every bundled figure).
+    #[arg(long, conflicts_with = "cross_validate")]
+    pub sensitivity: bool,
     /// Stop with exit code 5 if the run takes longer than this many
     /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
@@ -126,6 +131,11 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
         &iosim::napkin::estimates(&reg, &v.scenarios),
     ));
     rep.sections.push(experiments_section(&v.pairs()));
+    if a.sensitivity {
+        let (values, effects) = iosim::app::validation_effects(&reg, &v, common.seed, runner)?;
+        rep.sections
+            .extend(iosim::sections::calibration_sections(&values, &effects));
+    }
     if let Some(out) = plot {
         let charts = super::plot::charts(&v, None, common.seed)?;
         super::plot::write_charts_and_csvs(&out, &charts, &v.rows, common.seed)?;

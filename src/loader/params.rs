@@ -114,6 +114,10 @@ fn convert_param(
             "empty `source`: say which spec or document, or \"assumed\", or \"fitted\"",
         ));
     }
+    let range = match &v.range {
+        Some(r) => Some(convert_range(src, path, r, rule, unit, value)?),
+        None => None,
+    };
     Ok(ParamValue {
         base,
         written: value,
@@ -123,7 +127,44 @@ fn convert_param(
         at: src.at(path, p.span()),
         inherited: None,
         sigma: None,
+        range,
     })
+}
+
+/// A parameter's `range = [low, high]` (in the value's `unit`), in the base
+/// unit: two numbers, low below high, the value between them, each end a
+/// value the rule allows.
+fn convert_range(
+    src: &Source,
+    path: &str,
+    r: &Spanned<Vec<f64>>,
+    rule: &ParamRule,
+    unit: &str,
+    value: f64,
+) -> Result<(f64, f64)> {
+    let bad = |why: String| src.invalid(&format!("{path}.range"), r.span(), why);
+    let &[low, high] = r.get_ref().as_slice() else {
+        return Err(bad(format!(
+            "a range is two numbers `[low, high]` in `{unit}`, not {}",
+            r.get_ref().len()
+        )));
+    };
+    if !(low.is_finite() && high.is_finite() && low < high && low <= value && value <= high) {
+        return Err(bad(format!(
+            "[{}, {}] {unit} is not a range around the value {}: low < high, low <= value <= high",
+            readable(low),
+            readable(high),
+            readable(value)
+        )));
+    }
+    let mut ends = [0.0; 2];
+    for (end, x) in ends.iter_mut().zip([low, high]) {
+        let base = to_base(x, unit).map_or(f64::NAN, |(_, b)| b);
+        check_value(rule, base, unit)
+            .map_err(|why| bad(format!("the range's end {} {unit} {why}", readable(x))))?;
+        *end = base;
+    }
+    Ok((ends[0], ends[1]))
 }
 
 /// Whether `base` (in the base unit of `rule`'s dimension) is a value the

@@ -12,6 +12,9 @@ pub struct RawParam {
     pub value: Spanned<f64>,
     pub unit: Spanned<String>,
     pub source: String,
+    /// `range = [low, high]`: how far the value may be off, in its unit.
+    #[serde(default)]
+    pub range: Option<Spanned<Vec<f64>>>,
     #[serde(default)]
     #[allow(dead_code)]
     pub note: String,
@@ -39,6 +42,7 @@ const PARAMS: Shape = Map(&Table(&[
     ("value", Any),
     ("unit", Any),
     ("source", Any),
+    ("range", Any),
     ("note", Any),
 ]));
 

@@ -27,6 +27,9 @@ pub struct ParamValue {
     /// 95% interval its fit file gives (half its width over 1.96); None
     /// for a value no fit file gave an interval for.
     pub sigma: Option<f64>,
+    /// The range the file states the value may lie in (`range = [low,
+    /// high]`), in the base unit; `None` when it states none.
+    pub range: Option<(f64, f64)>,
 }
 
 impl ParamValue {

@@ -630,6 +630,7 @@ impl Registry {
                     },
                     inherited: None,
                     sigma: None,
+                    range: None,
                 },
             );
             return true;
