@@ -21,12 +21,22 @@ use crate::error::{Error, Result};
 use crate::report::{
     csv_quote, csv_text, escape_control, Cell, ColumnStats, Format, Layout, Report,
 };
+use crate::sim::{BusResult, CpuResult, ExperimentResult, FunctionResult, Totals};
+use crate::units::{BytesPerSec, Picos};
 
 /// The longest line a part may have, in bytes.
 const MAX_LINE: u64 = 64 << 20;
 
 /// The version of the part format; parts of another are refused.
 pub const PART_FORMAT: u64 = 1;
+
+/// The items of the `part`-th of `parts` equal parts (1-based) of `total`
+/// items in order: a deterministic split in which every item falls in one
+/// part, the parts' sizes differing by at most one.
+pub fn share(total: usize, part: u64, parts: u64) -> std::ops::Range<usize> {
+    let at = |k: u64| (total as u128 * k as u128 / parts.max(1) as u128) as usize;
+    at(part.saturating_sub(1))..at(part.min(parts))
+}
 
 /// The header of a part: everything the final output states before its
 /// rows, which every part of one run states alike, and which part it is.
@@ -84,6 +94,169 @@ fn cell_from(v: &Value) -> Option<Cell> {
         ("i", 2) => Some(Cell::Int(a[1].as_u64()?)),
         _ => None,
     }
+}
+
+/// A number as a part holds it: its bits.
+fn bits(v: f64) -> Value {
+    json!(v.to_bits())
+}
+
+/// The result of one simulated experiment as JSON, every number to the bit:
+/// what a shard of `place` hands the merge.
+pub fn result_json(r: &ExperimentResult) -> Value {
+    let functions: Vec<Value> = r
+        .functions
+        .iter()
+        .map(|f| {
+            json!([
+                f.label,
+                f.link,
+                bits(f.out.0),
+                bits(f.inn.0),
+                bits(f.ceiling.0),
+                bits(f.cpu_util),
+                bits(f.app_cpu_util),
+                bits(f.card_cpu_util),
+                f.register_read.0,
+                bits(f.wire_out_util),
+                bits(f.wire_in_util),
+            ])
+        })
+        .collect();
+    let buses: Vec<Value> = r
+        .buses
+        .iter()
+        .map(|b| {
+            json!([
+                b.label,
+                b.mode,
+                bits(b.peak.0),
+                bits(b.util),
+                bits(b.data.0),
+                bits(b.retries_per_s),
+                bits(b.rope_util),
+                bits(b.rope_up.0),
+                bits(b.rope_down.0),
+                bits(b.rope_capacity.0),
+                b.controller.as_ref().map(|(n, u)| json!([n, bits(*u)])),
+            ])
+        })
+        .collect();
+    let cpus: Vec<Value> = r
+        .cpu_list
+        .iter()
+        .map(|c| json!([c.cpu, bits(c.util), c.work]))
+        .collect();
+    let t = &r.totals;
+    json!({
+        "id": r.id,
+        "functions": functions,
+        "buses": buses,
+        "bottleneck": r.bottleneck,
+        "cpus": r.cpus,
+        "cpu_list": cpus,
+        "memory_util": r.memory_util.map(bits),
+        "cpu_util": bits(r.cpu_util),
+        "service_demand_us_per_kb": bits(r.service_demand_us_per_kb),
+        "events": r.events,
+        "measured": r.measured.0,
+        "ci95_pct": bits(r.ci95_pct),
+        "totals": [
+            t.bus_write_bytes,
+            t.rope_write_bytes,
+            t.posted_in_bridges,
+            t.read_bytes_delivered
+        ],
+    })
+}
+
+/// Reads [`result_json`] back; `None` if `v` is not one.
+pub fn result_from_json(v: &Value) -> Option<ExperimentResult> {
+    let num = |v: &Value| v.as_u64().map(f64::from_bits);
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    let items = |v: &Value, n: usize| v.as_array().filter(|a| a.len() == n).cloned();
+    let list = |k: &str| v.get(k).and_then(Value::as_array);
+    let functions = list("functions")?
+        .iter()
+        .map(|f| {
+            let f = items(f, 11)?;
+            Some(FunctionResult {
+                label: text(&f[0])?,
+                link: text(&f[1])?,
+                out: BytesPerSec(num(&f[2])?),
+                inn: BytesPerSec(num(&f[3])?),
+                ceiling: BytesPerSec(num(&f[4])?),
+                cpu_util: num(&f[5])?,
+                app_cpu_util: num(&f[6])?,
+                card_cpu_util: num(&f[7])?,
+                register_read: Picos(f[8].as_u64()?),
+                wire_out_util: num(&f[9])?,
+                wire_in_util: num(&f[10])?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let buses = list("buses")?
+        .iter()
+        .map(|b| {
+            let b = items(b, 11)?;
+            let controller = match &b[10] {
+                Value::Null => None,
+                c => {
+                    let c = items(c, 2)?;
+                    Some((text(&c[0])?, num(&c[1])?))
+                }
+            };
+            Some(BusResult {
+                label: text(&b[0])?,
+                mode: text(&b[1])?,
+                peak: BytesPerSec(num(&b[2])?),
+                util: num(&b[3])?,
+                data: BytesPerSec(num(&b[4])?),
+                retries_per_s: num(&b[5])?,
+                rope_util: num(&b[6])?,
+                rope_up: BytesPerSec(num(&b[7])?),
+                rope_down: BytesPerSec(num(&b[8])?),
+                rope_capacity: BytesPerSec(num(&b[9])?),
+                controller,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let cpu_list = list("cpu_list")?
+        .iter()
+        .map(|c| {
+            let c = items(c, 3)?;
+            Some(CpuResult {
+                cpu: usize::try_from(c[0].as_u64()?).ok()?,
+                util: num(&c[1])?,
+                work: text(&c[2])?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let t = items(v.get("totals")?, 4)?;
+    let field = |k: &str| v.get(k);
+    Some(ExperimentResult {
+        id: text(field("id")?)?,
+        functions,
+        buses,
+        bottleneck: text(field("bottleneck")?)?,
+        cpus: u32::try_from(field("cpus")?.as_u64()?).ok()?,
+        cpu_list,
+        memory_util: match field("memory_util")? {
+            Value::Null => None,
+            m => Some(num(m)?),
+        },
+        cpu_util: num(field("cpu_util")?)?,
+        service_demand_us_per_kb: num(field("service_demand_us_per_kb")?)?,
+        events: field("events")?.as_u64()?,
+        measured: Picos(field("measured")?.as_u64()?),
+        ci95_pct: num(field("ci95_pct")?)?,
+        totals: Totals {
+            bus_write_bytes: t[0].as_u64()?,
+            rope_write_bytes: t[1].as_u64()?,
+            posted_in_bridges: t[2].as_u64()?,
+            read_bytes_delivered: t[3].as_u64()?,
+        },
+    })
 }
 
 impl PartHead {
@@ -712,6 +885,72 @@ mod tests {
                 "{f:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_result_reads_back_to_the_bit() {
+        let r = ExperimentResult {
+            id: "a@slot-1".into(),
+            functions: vec![FunctionResult {
+                label: "a.port0".into(),
+                link: "fc-4g".into(),
+                out: BytesPerSec(1.0 / 3.0),
+                inn: BytesPerSec(f64::NAN),
+                ceiling: BytesPerSec(f64::INFINITY),
+                cpu_util: 0.1,
+                app_cpu_util: 0.0,
+                card_cpu_util: -0.0,
+                register_read: Picos(u64::MAX),
+                wire_out_util: 0.2,
+                wire_in_util: 0.3,
+            }],
+            buses: vec![BusResult {
+                label: "a@slot-1".into(),
+                mode: "pcix133".into(),
+                peak: BytesPerSec(1.066e9),
+                util: 0.5,
+                data: BytesPerSec(2.0),
+                retries_per_s: 3.0,
+                rope_util: 0.4,
+                rope_up: BytesPerSec(4.0),
+                rope_down: BytesPerSec(5.0),
+                rope_capacity: BytesPerSec(6.0),
+                controller: Some(("sba0".into(), 0.25)),
+            }],
+            bottleneck: "bus a@slot-1 (pcix133) 50%".into(),
+            cpus: 8,
+            cpu_list: vec![CpuResult {
+                cpu: 3,
+                util: 0.7,
+                work: "interrupts of a.port0".into(),
+            }],
+            memory_util: None,
+            cpu_util: 0.09,
+            service_demand_us_per_kb: f64::INFINITY,
+            events: 12_345,
+            measured: Picos(7),
+            ci95_pct: 0.8,
+            totals: Totals {
+                bus_write_bytes: 1,
+                rope_write_bytes: 2,
+                posted_in_bridges: 3,
+                read_bytes_delivered: 4,
+            },
+        };
+        let text = result_json(&r).to_string();
+        let back = serde_json::from_str(&text)
+            .ok()
+            .and_then(|v| result_from_json(&v))
+            .expect("reads back");
+        // NaN is not equal to itself: compare the text, and the bits.
+        assert_eq!(format!("{back:?}"), format!("{r:?}"));
+        assert_eq!(
+            back.functions[0].card_cpu_util.to_bits(),
+            (-0.0f64).to_bits()
+        );
+        let mut v: Value = serde_json::from_str(&text).expect("JSON");
+        v["buses"][0][10] = json!("sba0");
+        assert!(result_from_json(&v).is_none());
     }
 
     #[test]

@@ -800,8 +800,7 @@ impl Plan<'_> {
     /// The points `range` of the `part`-th of `parts` equal parts
     /// (1-based): a deterministic split of the grid in point order.
     pub fn shard(&self, part: u64, parts: u64) -> std::ops::Range<usize> {
-        let at = |k: u64| (self.points as u128 * k as u128 / parts.max(1) as u128) as usize;
-        at(part.saturating_sub(1))..at(part.min(parts))
+        crate::part::share(self.points, part, parts)
     }
 
     /// Runs the points `range`, a chunk at a time in `runner`'s pool, and

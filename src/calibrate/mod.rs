@@ -1374,6 +1374,46 @@ pub fn cross_validate<P>(
 where
     P: FnMut(&str, usize, usize) + Send,
 {
+    cross_validate_folds(pb, start, from, settings, objective, &|_| true, progress)
+}
+
+/// The groups a cross-validation of `scenarios` leaves out, in the order
+/// it leaves them out (that of their first figure, scenario then file
+/// order), each named as [`folds`] names it.
+pub fn fold_groups(scenarios: &[Scenario]) -> Vec<String> {
+    let fold_of = folds(scenarios);
+    let mut groups: Vec<String> = Vec::new();
+    for sc in scenarios {
+        for f in sc.experiments.iter().flat_map(|e| &e.figures) {
+            let g = fold_of
+                .get(&f.id)
+                .cloned()
+                .unwrap_or_else(|| group_key(&sc.source, &f.source));
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+    }
+    groups
+}
+
+/// [`cross_validate`] with only the folds `only` picks (by index into
+/// [`fold_groups`]) refit: `held` holds the figures of those folds' groups
+/// and `folds` those folds, each as the whole cross-validation finds it
+/// (the full fit is made whole, and each fold depends only on it and on
+/// its own group). What `validate --cross-validate --shard` runs.
+pub fn cross_validate_folds<P>(
+    pb: &Problem,
+    start: &[f64],
+    from: Option<&[f64]>,
+    settings: LmSettings,
+    objective: Objective,
+    only: &dyn Fn(usize) -> bool,
+    progress: P,
+) -> Result<CrossValidation>
+where
+    P: FnMut(&str, usize, usize) + Send,
+{
     // It reports values, not their intervals (see the doc above).
     let settings = LmSettings {
         intervals: false,
@@ -1383,13 +1423,7 @@ where
     let x_all: Vec<f64> = all.params.iter().map(|p| p.value).collect();
     let fold_of = folds(pb.scenarios);
     let group_of = |r: &FigureRow| fold_of.get(&r.id).cloned().unwrap_or_else(|| group_of(r));
-    let mut groups: Vec<String> = Vec::new();
-    for r in &all.rows_fitted {
-        let g = group_of(r);
-        if !groups.contains(&g) {
-            groups.push(g);
-        }
-    }
+    let groups = fold_groups(pb.scenarios);
     // Per experiment (scenario then file order): its figure groups, and
     // the free parameters its work reads.
     let exps: Vec<(usize, &crate::model::Experiment)> = pb
@@ -1430,8 +1464,13 @@ where
     // depends only on its fold, so the result does not depend on the order
     // they finish in).
     let progress = std::sync::Mutex::new(progress);
-    let folds_of: Vec<_> = groups.iter().zip(&fold_parts).collect();
-    let refits = at_once(&folds_of, |gi, (g, (part, reached))| {
+    let folds_of: Vec<_> = groups
+        .iter()
+        .zip(&fold_parts)
+        .enumerate()
+        .filter(|(gi, _)| only(*gi))
+        .collect();
+    let refits = at_once(&folds_of, |_, (gi, (g, (part, reached)))| {
         if let Ok(mut p) = progress.lock() {
             (*p)(g, gi + 1, groups.len());
         }
@@ -1470,7 +1509,7 @@ where
     });
     let mut held = Vec::new();
     let mut folds = Vec::new();
-    for ((g, (part, _)), refit) in groups.iter().zip(&fold_parts).zip(refits) {
+    for (&(_, (g, (part, _))), refit) in folds_of.iter().zip(refits) {
         let Some((f, objectives)) = refit? else {
             // No free parameter touches the group: the full fit's prediction
             // is already blind to it.

@@ -3,29 +3,59 @@
 //! figure or table), at three seeds (`--seed` and the next two): the
 //! held-out MAPE per paper at each seed and their mean (`papers`); the first
 //! seed's figures, folds' parameters and objectives (`figures`, `folds`,
-//! `fold_objectives`). It reports; it never chooses a mechanism.
+//! `fold_objectives`). It reports; it never chooses a mechanism. With
+//! `--paper NAME`, it sees only that paper's figures.
+//!
+//! Its work comes in units: each fold at each seed, then the validation
+//! of the values in use at each seed (the families and parameter parts of
+//! the coverage). `--shard I/N` runs the I-th of N equal parts of the units
+//! in that order and writes what they found to standard output as a part
+//! ([`iosim::part`]): each fold's parameters, objectives and held-out
+//! figures, the full fit's values (by the shard holding the seed's first
+//! fold) and the validation's figures, numbers to the bit. A shard
+//! with a fold at a seed makes that seed's full fit itself (every fold
+//! starts from its values), so the full fits are made once per shard that
+//! needs them. `iosim merge` reads the parts back ([`merge`]) and builds
+//! the report one run gives from them, byte for byte.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use iosim::app::Runner;
-use iosim::calibrate::{cross_validate, CrossValidation};
-use iosim::report::{Cell, Report, Section};
+use iosim::calibrate::{cross_validate_folds, FoldObjectives, HeldOut};
+use iosim::interval::Interval;
+use iosim::model::{Family, StructuralSpread};
+use iosim::part::{PartHead, PartWriter, Record, Records, Want};
+use iosim::report::{Cell, Format, Report, Section};
 use iosim::sections::{figure_cells, FIGURE_COLUMNS};
 use iosim::validate::{summarise, FigureRow, PaperSummary};
+use iosim::Error;
 
 use super::fit::{bound_cell, objective_of, objective_text, progress_on, settings_of, Setup};
 use super::{diag, Common};
 
-/// `iosim validate --cross-validate`.
+/// The command a part of a cross-validation names (and its report's).
+pub const COMMAND: &str = "validate --cross-validate";
+
+/// `iosim validate --cross-validate`; with `shard`, the part of the units
+/// it names, written to standard output.
 pub fn execute(
     common: &Common,
     file: &Option<PathBuf>,
     cold: bool,
     spread_out: Option<&iosim::report::Output>,
+    paper: Option<&str>,
+    shard: Option<(u64, u64)>,
     runner: &Runner,
 ) -> iosim::Result<String> {
-    let setup = Setup::load(common, file)?;
+    if shard.is_some() && spread_out.is_some() {
+        return Err(Error::Usage(
+            "--spread-out with --shard: the spread needs every fold; give --spread-out to `iosim merge` with the parts".into(),
+        ));
+    }
+    let mut setup = Setup::load(common, file)?;
+    let paper = paper.map(|p| setup.keep_paper(p)).transpose()?;
+    let setup = setup;
     let spec = &setup.spec;
     let start: Vec<f64> = spec.free.iter().map(|f| f.initial).collect();
     // The full fit: near the fit in use, unless asked cold or there is none.
@@ -34,40 +64,656 @@ pub fn execute(
     let settings = settings_of(spec);
     let show = progress_on();
     let seeds: Vec<u64> = (0..CV_SEEDS).map(|k| common.seed.wrapping_add(k)).collect();
-    let mut cvs: Vec<CrossValidation> = Vec::new();
-    for &seed in &seeds {
-        let t0 = Instant::now();
-        let pb = setup.problem_at(seed, runner);
-        let cv = cross_validate(
-            &pb,
-            &start,
-            from,
-            settings,
-            objective_of(spec),
-            |g, i, n| {
-                if show {
-                    diag(&format!(
-                        "cross-validate: seed {seed}, fitting without {g} ({i}/{n})"
-                    ));
-                }
-            },
-        )?;
-        diag(&format!(
-            "cross-validate: seed {seed}, {} figures held out in turn, {} experiment runs, {:.1} s",
-            cv.held.len(),
-            pb.memo.runs(),
-            t0.elapsed().as_secs_f64()
-        ));
-        cvs.push(cv);
+    let groups = setup.groups();
+    let ids = setup.figure_ids();
+    let units = Units {
+        seeds: seeds.len(),
+        folds: groups.len(),
+    };
+    let (part, parts) = shard.unwrap_or((1, 1));
+    let mine = iosim::part::share(units.count(), part, parts);
+    let mut results: Vec<SeedResult> = Vec::new();
+    for (k, &seed) in seeds.iter().enumerate() {
+        let only = |g: usize| mine.contains(&units.fold(k, g));
+        let mut here = SeedResult::default();
+        if (0..groups.len()).any(only) {
+            let t0 = Instant::now();
+            let pb = setup.problem_at(seed, runner);
+            let cv = cross_validate_folds(
+                &pb,
+                &start,
+                from,
+                settings,
+                objective_of(spec),
+                &only,
+                |g, i, n| {
+                    if show {
+                        diag(&format!(
+                            "cross-validate: seed {seed}, fitting without {g} ({i}/{n})"
+                        ));
+                    }
+                },
+            )?;
+            diag(&format!(
+                "cross-validate: seed {seed}, {} figures held out in turn, {} experiment runs, {:.1} s",
+                cv.held.len(),
+                pb.memo.runs(),
+                t0.elapsed().as_secs_f64()
+            ));
+            here = SeedResult::of(&cv, &groups, &ids, only(0))?;
+        }
+        results.push(here);
     }
+    // The values in use at each seed: each figure's mechanism family and
+    // the parameter part of its interval.
+    let (used, _) = common.registry()?;
+    let mut at_seed = Vec::new();
+    for (k, &seed) in seeds.iter().enumerate() {
+        at_seed.push(if mine.contains(&units.validation(k)) {
+            iosim::app::validation(&used, paper.as_deref(), seed, runner)?.rows
+        } else {
+            Vec::new()
+        });
+    }
+    let words = Words {
+        paper,
+        calibration: spec.file.display().to_string(),
+        objective: objective_text(spec),
+        full_fit: if cold {
+            "every figure, from the initial values across each parameter's range".to_string()
+        } else {
+            format!(
+                "every figure, refit from the values in use ({}), near them only",
+                setup.in_use_label
+            )
+        },
+    };
+    if shard.is_some() {
+        let head = PartHead {
+            command: COMMAND.into(),
+            seed: common.seed,
+            meta: words.meta(groups.len()),
+            warnings: None,
+            sections: PART_SECTIONS
+                .iter()
+                .map(|(name, fields)| {
+                    (
+                        name.to_string(),
+                        fields.iter().map(|f| f.to_string()).collect(),
+                    )
+                })
+                .collect(),
+            identity: format!(
+                "{COMMAND} {:?}",
+                (
+                    file,
+                    &words.paper,
+                    cold,
+                    &common.models,
+                    &common.params,
+                    common.hand_set,
+                    &common.spread
+                )
+            ),
+            part,
+            parts,
+        };
+        let out_err = |source| Error::Write {
+            path: "<standard output>".into(),
+            source,
+        };
+        let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut w = PartWriter::new(stdout, &head).map_err(out_err)?;
+        write_part(&mut w, &seeds, &results, &at_seed).map_err(out_err)?;
+        w.finish().map_err(out_err)?;
+        return Ok(String::new());
+    }
+    let outcome = Outcome {
+        words,
+        seeds,
+        results,
+        at_seed,
+    };
+    finish(outcome, common.seed, common.out_format(), spread_out)
+}
+
+/// `iosim merge` of the parts of a cross-validation (`head`, `parts`, as
+/// [`iosim::loader::open_parts`] checked them): the report one run gives,
+/// in `format`, and with `spread_out` the spread file it writes.
+pub fn merge(
+    head: &PartHead,
+    parts: &mut dyn Records,
+    format: Format,
+    spread_out: Option<&iosim::report::Output>,
+) -> iosim::Result<String> {
+    let bad = |what: String| Error::Usage(format!("merge: {what}"));
+    let meta = |key: &str| {
+        head.meta
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| bad(format!("the parts' header has no `{key}`")))
+    };
+    let words = Words {
+        paper: head
+            .meta
+            .iter()
+            .find(|(k, _)| k == "paper")
+            .map(|(_, v)| v.clone()),
+        calibration: meta("calibration")?,
+        objective: meta("objective")?,
+        full_fit: meta("full_fit")?,
+    };
+    let folds: usize = meta("folds")?
+        .parse()
+        .map_err(|_| bad("the parts' header has a malformed `folds`".into()))?;
+    let seeds: Vec<u64> = (0..CV_SEEDS).map(|k| head.seed.wrapping_add(k)).collect();
+    let mut results: Vec<SeedResult> = seeds.iter().map(|_| SeedResult::default()).collect();
+    let mut at_seed: Vec<Vec<FigureRow>> = seeds.iter().map(|_| Vec::new()).collect();
+    let mut validated = vec![false; seeds.len()];
+    parts.each(Want::All, &mut |r| {
+        let Record::Row(s, cells) = r else {
+            return Ok(());
+        };
+        let k = match cells.first() {
+            Some(Cell::Int(seed)) => seeds.iter().position(|x| x == seed),
+            _ => None,
+        }
+        .ok_or_else(|| bad("a record of a seed the run does not have".into()))?;
+        read_record(
+            s,
+            &cells[1..],
+            &mut results[k],
+            &mut at_seed[k],
+            &mut validated[k],
+        )
+        .ok_or_else(|| bad(format!("a malformed record of `{}`", PART_SECTIONS[s].0)))
+    })?;
+    for (k, r) in results.iter_mut().enumerate() {
+        r.held.sort_by_key(|(at, _)| *at);
+        r.folds.sort_by_key(|(g, _)| *g);
+        let whole = r.folds.len() == folds
+            && r.folds.iter().enumerate().all(|(i, (g, _))| i == *g)
+            && (folds == 0 || !r.all.is_empty())
+            && validated[k];
+        if !whole {
+            return Err(bad(format!(
+                "the parts hold {} of the {folds} folds at seed {} (every part once is needed)",
+                r.folds.len(),
+                seeds[k]
+            )));
+        }
+    }
+    let outcome = Outcome {
+        words,
+        seeds,
+        results,
+        at_seed,
+    };
+    finish(outcome, head.seed, format, spread_out)
+}
+
+/// The units of work of a cross-validation, in the order shards split
+/// them: every fold at the first seed, at the second, at the third; then
+/// the validation of the values in use at each seed.
+struct Units {
+    seeds: usize,
+    folds: usize,
+}
+
+impl Units {
+    fn count(&self) -> usize {
+        self.seeds * self.folds + self.seeds
+    }
+    /// Fold `g` at the `k`-th seed.
+    fn fold(&self, k: usize, g: usize) -> usize {
+        k * self.folds + g
+    }
+    /// The validation at the `k`-th seed.
+    fn validation(&self, k: usize) -> usize {
+        self.seeds * self.folds + k
+    }
+}
+
+/// The header facts a cross-validation's report states beside its seeds.
+struct Words {
+    /// The paper whose figures alone it sees (`--paper`).
+    paper: Option<String>,
+    /// The calibration file.
+    calibration: String,
+    /// The objective, in words.
+    objective: String,
+    /// Where the full fit started, in words.
+    full_fit: String,
+}
+
+impl Words {
+    /// As a part's header facts, with the count of folds.
+    fn meta(&self, folds: usize) -> Vec<(String, String)> {
+        let mut meta: Vec<(String, String)> = self
+            .paper
+            .iter()
+            .map(|p| ("paper".to_string(), p.clone()))
+            .collect();
+        meta.extend([
+            ("calibration".into(), self.calibration.clone()),
+            ("objective".into(), self.objective.clone()),
+            ("full_fit".into(), self.full_fit.clone()),
+            ("folds".into(), folds.to_string()),
+        ]);
+        meta
+    }
+}
+
+/// A free parameter's value in the full fit.
+struct FitValue {
+    /// Its dotted path.
+    path: String,
+    /// Its unit in reports.
+    unit: String,
+    /// Base-unit value of one `unit`.
+    unit_scale: f64,
+    /// The value, base unit.
+    value: f64,
+    /// `min` or `max` when on a bound.
+    at_bound: Option<&'static str>,
+}
+
+/// One fold as the report reads it.
+struct FoldResult {
+    /// The group left out.
+    group: String,
+    /// Each free parameter's value (base unit) and bound.
+    params: Vec<(f64, Option<&'static str>)>,
+    /// Its objectives, when it refit something.
+    objectives: Option<FoldObjectives>,
+}
+
+/// One seed's cross-validation as the report reads it: whole, or the folds
+/// a shard ran.
+#[derive(Default)]
+struct SeedResult {
+    /// Held-out figures with their place among the fit's figures, in order.
+    held: Vec<(usize, HeldOut)>,
+    /// The full fit (empty in a shard without the seed's first fold).
+    all: Vec<FitValue>,
+    /// The folds with their index among the groups, in order.
+    folds: Vec<(usize, FoldResult)>,
+}
+
+impl SeedResult {
+    /// From a cross-validation of the folds of `groups` it ran (the full
+    /// fit's values kept if `with_fit`); `ids` are the fit's figures in
+    /// order.
+    fn of(
+        cv: &iosim::calibrate::CrossValidation,
+        groups: &[String],
+        ids: &[String],
+        with_fit: bool,
+    ) -> iosim::Result<SeedResult> {
+        let lost = |what: &str| Error::Internal(format!("cross-validation: {what} lost"));
+        let held = cv
+            .held
+            .iter()
+            .map(|h| {
+                let at = ids.iter().position(|id| *id == h.row.id);
+                at.map(|at| (at, h.clone()))
+                    .ok_or_else(|| lost(&format!("figure `{}`", h.row.id)))
+            })
+            .collect::<iosim::Result<_>>()?;
+        let folds = cv
+            .folds
+            .iter()
+            .map(|f| {
+                let g = groups.iter().position(|g| *g == f.group);
+                g.map(|g| {
+                    (
+                        g,
+                        FoldResult {
+                            group: f.group.clone(),
+                            params: f.params.iter().map(|p| (p.value, p.at_bound)).collect(),
+                            objectives: f.objectives,
+                        },
+                    )
+                })
+                .ok_or_else(|| lost(&format!("group `{}`", f.group)))
+            })
+            .collect::<iosim::Result<_>>()?;
+        let all = if with_fit {
+            cv.all
+                .iter()
+                .map(|a| FitValue {
+                    path: a.free.path.clone(),
+                    unit: a.free.unit.clone(),
+                    unit_scale: a.free.unit_scale,
+                    value: a.value,
+                    at_bound: a.at_bound,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(SeedResult { held, all, folds })
+    }
+}
+
+/// What the report is made of: whole, from one run or from every part.
+struct Outcome {
+    words: Words,
+    seeds: Vec<u64>,
+    /// Per seed.
+    results: Vec<SeedResult>,
+    /// Per seed, the figures of the values in use.
+    at_seed: Vec<Vec<FigureRow>>,
+}
+
+/// The sections of a part, and their fields: each record starts with its
+/// seed.
+const PART_SECTIONS: [(&str, &[&str]); 5] = [
+    (
+        "full_fit",
+        &[
+            "seed",
+            "parameter",
+            "path",
+            "unit",
+            "unit_scale",
+            "value",
+            "bound",
+        ],
+    ),
+    (
+        "folds",
+        &[
+            "seed",
+            "fold",
+            "group",
+            "objective_fold_fit",
+            "objective_full_fit",
+        ],
+    ),
+    (
+        "fold_values",
+        &["seed", "fold", "parameter", "value", "bound"],
+    ),
+    (
+        "held_out",
+        &[
+            "seed",
+            "figure",
+            "group",
+            "fitted_error_pct",
+            "id",
+            "paper",
+            "source",
+            "experiment",
+            "published",
+            "predicted",
+            "unit",
+            "error_pct",
+            "pi90_low",
+            "pi90_high",
+            "param_pct",
+            "structural_pct",
+            "family",
+            "family_pinned",
+        ],
+    ),
+    (
+        "in_use",
+        &[
+            "seed",
+            "id",
+            "paper",
+            "source",
+            "experiment",
+            "published",
+            "predicted",
+            "unit",
+            "error_pct",
+            "pi90_low",
+            "pi90_high",
+            "param_pct",
+            "structural_pct",
+            "family",
+            "family_pinned",
+        ],
+    ),
+];
+
+/// A number to the bit.
+fn num(v: f64) -> Cell {
+    Cell::Num(v, 0)
+}
+
+/// A bound: `min`, `max` or blank.
+fn bound_of(b: Option<&'static str>) -> Cell {
+    b.map_or(Cell::Blank, |b| Cell::Text(b.into()))
+}
+
+/// A figure row's cells in a part.
+fn figure_record(r: &FigureRow) -> Vec<Cell> {
+    let iv = &r.interval;
+    vec![
+        Cell::Text(r.id.clone()),
+        Cell::Text(r.paper.clone()),
+        Cell::Text(r.source.clone()),
+        Cell::Text(r.experiment.clone()),
+        num(r.published),
+        num(r.predicted),
+        Cell::Text(r.unit.clone()),
+        num(r.error_pct),
+        num(iv.low),
+        num(iv.high),
+        num(iv.param_pct),
+        num(iv.structural_pct),
+        Cell::Text(iv.family.name().into()),
+        Cell::Int(u64::from(iv.pinned)),
+    ]
+}
+
+/// Writes what a shard found: per seed its full fit, folds and held-out
+/// figures, and the figures of the values in use it validated.
+fn write_part<W: std::io::Write>(
+    w: &mut PartWriter<W>,
+    seeds: &[u64],
+    results: &[SeedResult],
+    at_seed: &[Vec<FigureRow>],
+) -> std::io::Result<()> {
+    for ((&seed, r), in_use) in seeds.iter().zip(results).zip(at_seed) {
+        let s = Cell::Int(seed);
+        for (i, a) in r.all.iter().enumerate() {
+            w.row(
+                0,
+                &[
+                    s.clone(),
+                    Cell::Int(i as u64),
+                    Cell::Text(a.path.clone()),
+                    Cell::Text(a.unit.clone()),
+                    num(a.unit_scale),
+                    num(a.value),
+                    bound_of(a.at_bound),
+                ],
+            )?;
+        }
+        for (g, f) in &r.folds {
+            let (fold_fit, full_fit) = f.objectives.map_or((Cell::Blank, Cell::Blank), |o| {
+                (num(o.at_fold_fit), num(o.at_full_fit))
+            });
+            w.row(
+                1,
+                &[
+                    s.clone(),
+                    Cell::Int(*g as u64),
+                    Cell::Text(f.group.clone()),
+                    fold_fit,
+                    full_fit,
+                ],
+            )?;
+            for (i, (value, at_bound)) in f.params.iter().enumerate() {
+                w.row(
+                    2,
+                    &[
+                        s.clone(),
+                        Cell::Int(*g as u64),
+                        Cell::Int(i as u64),
+                        num(*value),
+                        bound_of(*at_bound),
+                    ],
+                )?;
+            }
+        }
+        for (at, h) in &r.held {
+            let mut cells = vec![
+                s.clone(),
+                Cell::Int(*at as u64),
+                Cell::Text(h.group.clone()),
+                num(h.fitted_error_pct),
+            ];
+            cells.extend(figure_record(&h.row));
+            w.row(3, &cells)?;
+        }
+        for row in in_use {
+            let mut cells = vec![s.clone()];
+            cells.extend(figure_record(row));
+            w.row(4, &cells)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads one record of section `s` (its cells after the seed) into its
+/// seed's results; `None` if it is malformed.
+fn read_record(
+    s: usize,
+    c: &[Cell],
+    r: &mut SeedResult,
+    in_use: &mut Vec<FigureRow>,
+    validated: &mut bool,
+) -> Option<()> {
+    let text = |i: usize| match c.get(i)? {
+        Cell::Text(t) => Some(t.clone()),
+        _ => None,
+    };
+    let number = |i: usize| match c.get(i)? {
+        Cell::Num(v, _) => Some(*v),
+        _ => None,
+    };
+    let index = |i: usize| match c.get(i)? {
+        Cell::Int(v) => usize::try_from(*v).ok(),
+        _ => None,
+    };
+    let bound = |i: usize| match c.get(i)? {
+        Cell::Blank => Some(None),
+        Cell::Text(t) if t == "min" => Some(Some("min")),
+        Cell::Text(t) if t == "max" => Some(Some("max")),
+        _ => None,
+    };
+    let figure = |from: usize| -> Option<FigureRow> {
+        let predicted = number(from + 5)?;
+        let family = Family::named(&text(from + 12)?)?;
+        Some(FigureRow {
+            id: text(from)?,
+            paper: text(from + 1)?,
+            source: text(from + 2)?,
+            experiment: text(from + 3)?,
+            published: number(from + 4)?,
+            predicted,
+            unit: text(from + 6)?,
+            error_pct: number(from + 7)?,
+            interval: Interval {
+                low: number(from + 8)?,
+                high: number(from + 9)?,
+                param_pct: number(from + 10)?,
+                structural_pct: number(from + 11)?,
+                family,
+                pinned: index(from + 13)? == 1,
+            },
+        })
+    };
+    match s {
+        0 => {
+            if index(0)? != r.all.len() {
+                return None;
+            }
+            r.all.push(FitValue {
+                path: text(1)?,
+                unit: text(2)?,
+                unit_scale: number(3)?,
+                value: number(4)?,
+                at_bound: bound(5)?,
+            });
+        }
+        1 => {
+            let g = index(0)?;
+            if r.folds.iter().any(|(x, _)| *x == g) {
+                return None;
+            }
+            let objectives = match (c.get(2)?, c.get(3)?) {
+                (Cell::Blank, Cell::Blank) => None,
+                _ => Some(FoldObjectives {
+                    at_fold_fit: number(2)?,
+                    at_full_fit: number(3)?,
+                }),
+            };
+            r.folds.push((
+                g,
+                FoldResult {
+                    group: text(1)?,
+                    params: Vec::new(),
+                    objectives,
+                },
+            ));
+        }
+        2 => {
+            let g = index(0)?;
+            let (_, f) = r.folds.iter_mut().find(|(x, _)| *x == g)?;
+            if index(1)? != f.params.len() {
+                return None;
+            }
+            f.params.push((number(2)?, bound(3)?));
+        }
+        3 => r.held.push((
+            index(0)?,
+            HeldOut {
+                row: figure(3)?,
+                fitted_error_pct: number(2)?,
+                group: text(1)?,
+            },
+        )),
+        4 => {
+            *validated = true;
+            in_use.push(figure(0)?);
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// The report of a cross-validation from what it found, rendered in
+/// `format`; with `spread_out`, the spread it measured written there.
+fn finish(
+    mut o: Outcome,
+    seed: u64,
+    format: Format,
+    spread_out: Option<&iosim::report::Output>,
+) -> iosim::Result<String> {
+    let seeds = &o.seeds;
     let mut rep = Report {
-        command: "validate --cross-validate".into(),
-        seed: common.seed,
+        command: COMMAND.into(),
+        seed,
         ..Default::default()
     };
+    if let Some(p) = &o.words.paper {
+        rep.meta.push((
+            "paper".into(),
+            format!("{p} (its figures alone: the full fit and every fold see no other paper's)"),
+        ));
+    }
     rep.meta
-        .push(("calibration".into(), spec.file.display().to_string()));
-    rep.meta.push(("objective".into(), objective_text(spec)));
+        .push(("calibration".into(), o.words.calibration.clone()));
+    rep.meta
+        .push(("objective".into(), o.words.objective.clone()));
     rep.meta.push((
         "predicted".into(),
         "each figure by a fit that left out its fold (its paper figure or table with every figure of the same simulated run), from the initial values across each parameter's range; structural choices are not refit per fold".into(),
@@ -81,37 +727,20 @@ pub fn execute(
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(", "),
-            common.seed
+            seed
         ),
     ));
-    rep.meta.push((
-        "full_fit".into(),
-        if cold {
-            "every figure, from the initial values across each parameter's range".to_string()
-        } else {
-            format!(
-                "every figure, refit from the values in use ({}), near them only",
-                setup.in_use_label
-            )
-        },
-    ));
-    // The full fit's figures at each seed: each figure's mechanism family
-    // and the parameter part of its interval.
-    let (used, _) = common.registry()?;
-    let mut at_seed = Vec::new();
-    for &seed in &seeds {
-        at_seed.push(iosim::app::validation(&used, None, seed, runner)?.rows);
-    }
-    let cov = coverage(&cvs, &at_seed, &seeds);
+    rep.meta.push(("full_fit".into(), o.words.full_fit.clone()));
+    let cov = coverage(&o.results, &o.at_seed, seeds);
     // The first seed's figures carry the intervals the coverage judged.
-    if let Some(first) = cvs.first_mut() {
-        for h in &mut first.held {
+    if let Some(first) = o.results.first_mut() {
+        for (_, h) in &mut first.held {
             if let Some(iv) = cov.first_seed.get(&h.row.id) {
                 h.row.interval = *iv;
             }
         }
     }
-    rep.sections.extend(held_out_sections(&cvs, &seeds));
+    rep.sections.extend(held_out_sections(&o.results, seeds));
     rep.meta.push((
         "coverage".into(),
         format!(
@@ -123,26 +752,35 @@ pub fn execute(
     rep.sections.push(cov.section);
     rep.sections.push(spread_section(&cov.spread));
     if let Some(out) = spread_out {
-        let comment = format!(
-            "Written by iosim {} validate --cross-validate (seeds {}) from {}.\nThe structural spread of the model by mechanism family: the root mean square of ln(published / predicted)\nover the figures held out of the fit, every paper, every seed; a family with fewer than {} held-out figures\ntakes the default, {} times the spread of all of them. Read by the prediction intervals (--spread FILE).",
-            env!("CARGO_PKG_VERSION"),
-            seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
-            spec.file.display(),
-            iosim::interval::MIN_FAMILY_FIGURES,
-            iosim::interval::DEFAULT_SPREAD_FACTOR
-        );
-        out.write(iosim::loader::spread_file_text(&comment, &cov.spread)?.as_bytes())?;
+        out.write(spread_file(&o.words, seeds, &cov.spread)?.as_bytes())?;
     }
-    if let Some(cv) = cvs.first() {
+    if let Some(cv) = o.results.first() {
         rep.sections.push(folds_section(cv));
         rep.sections.push(fold_objectives_section(cv));
     }
-    Ok(rep.render(common.out_format()))
+    Ok(rep.render(format))
+}
+
+/// The text of the spread file `--spread-out` writes.
+fn spread_file(words: &Words, seeds: &[u64], spread: &StructuralSpread) -> iosim::Result<String> {
+    let (flag, papers) = match &words.paper {
+        Some(p) => (format!(" --paper {p}"), "that paper's"),
+        None => (String::new(), "every paper"),
+    };
+    let comment = format!(
+        "Written by iosim {} validate --cross-validate{flag} (seeds {}) from {}.\nThe structural spread of the model by mechanism family: the root mean square of ln(published / predicted)\nover the figures held out of the fit, {papers}, every seed; a family with fewer than {} held-out figures\ntakes the default, {} times the spread of all of them. Read by the prediction intervals (--spread FILE).",
+        env!("CARGO_PKG_VERSION"),
+        seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+        words.calibration,
+        iosim::interval::MIN_FAMILY_FIGURES,
+        iosim::interval::DEFAULT_SPREAD_FACTOR
+    );
+    iosim::loader::spread_file_text(&comment, spread)
 }
 
 /// Each free parameter as the full fit and every fold found it: a value that
 /// moves far when a group is left out is one that group alone pins.
-fn folds_section(cv: &CrossValidation) -> Section {
+fn folds_section(cv: &SeedResult) -> Section {
     let mut s = Section::new(
         "folds",
         &[
@@ -155,18 +793,18 @@ fn folds_section(cv: &CrossValidation) -> Section {
         ],
     );
     for (i, a) in cv.all.iter().enumerate() {
-        let k = a.free.unit_scale;
-        for fold in &cv.folds {
-            let Some(p) = fold.params.get(i) else {
+        let k = a.unit_scale;
+        for (_, fold) in &cv.folds {
+            let Some((value, at_bound)) = fold.params.get(i) else {
                 continue;
             };
             s.rows.push(vec![
-                Cell::Text(a.free.path.clone()),
-                Cell::Text(a.free.unit.clone()),
+                Cell::Text(a.path.clone()),
+                Cell::Text(a.unit.clone()),
                 Cell::Num(a.value / k, 4),
                 Cell::Text(fold.group.clone()),
-                Cell::Num(p.value / k, 4),
-                bound_cell(p.at_bound),
+                Cell::Num(value / k, 4),
+                bound_cell(*at_bound),
             ]);
         }
     }
@@ -181,7 +819,7 @@ fn folds_section(cv: &CrossValidation) -> Section {
 /// the group better: see README.md). Beside them, the group's held-out
 /// MAPE (its figures with a finite error). Folds that refit nothing are
 /// left out.
-fn fold_objectives_section(cv: &CrossValidation) -> Section {
+fn fold_objectives_section(cv: &SeedResult) -> Section {
     let mut s = Section::new(
         "fold_objectives",
         &[
@@ -192,7 +830,7 @@ fn fold_objectives_section(cv: &CrossValidation) -> Section {
             "full_fit_lower_pct",
         ],
     );
-    for fold in &cv.folds {
+    for (_, fold) in &cv.folds {
         let Some(o) = fold.objectives else {
             continue;
         };
@@ -200,6 +838,7 @@ fn fold_objectives_section(cv: &CrossValidation) -> Section {
         let rows: Vec<FigureRow> = cv
             .held
             .iter()
+            .map(|(_, h)| h)
             .filter(|h| h.group == fold.group && h.row.error_pct.is_finite())
             .map(|h| h.row.clone())
             .collect();
@@ -231,7 +870,7 @@ const CV_SEEDS: u64 = 3;
 /// judged; per paper, the held-out MAPE at each
 /// seed, their mean, the worst held-out error at any seed and the fitted
 /// MAPE's mean.
-fn held_out_sections(cvs: &[CrossValidation], seeds: &[u64]) -> Vec<Section> {
+fn held_out_sections(cvs: &[SeedResult], seeds: &[u64]) -> Vec<Section> {
     let Some(first) = cvs.first() else {
         return Vec::new();
     };
@@ -243,7 +882,7 @@ fn held_out_sections(cvs: &[CrossValidation], seeds: &[u64]) -> Vec<Section> {
         ]
         .concat(),
     );
-    for h in &first.held {
+    for (_, h) in &first.held {
         let mut cells = figure_cells(&h.row);
         cells.extend([
             Cell::Num(h.fitted_error_pct, 1),
@@ -256,11 +895,11 @@ fn held_out_sections(cvs: &[CrossValidation], seeds: &[u64]) -> Vec<Section> {
     let per_seed: Vec<(Vec<PaperSummary>, Vec<PaperSummary>)> = cvs
         .iter()
         .map(|cv| {
-            let rows: Vec<FigureRow> = cv.held.iter().map(|h| h.row.clone()).collect();
+            let rows: Vec<FigureRow> = cv.held.iter().map(|(_, h)| h.row.clone()).collect();
             let fitted: Vec<FigureRow> = cv
                 .held
                 .iter()
-                .map(|h| FigureRow {
+                .map(|(_, h)| FigureRow {
                     error_pct: h.fitted_error_pct,
                     ..h.row.clone()
                 })
@@ -344,7 +983,7 @@ fn log_residual(r: &FigureRow) -> f64 {
 /// (`at_seed`: the full fit's rows at each seed, with their families) and
 /// the structural spread estimated from the other papers' held-out
 /// figures at that seed.
-fn coverage(cvs: &[CrossValidation], at_seed: &[Vec<FigureRow>], seeds: &[u64]) -> Coverage {
+fn coverage(cvs: &[SeedResult], at_seed: &[Vec<FigureRow>], seeds: &[u64]) -> Coverage {
     use iosim::interval::{spread_from, Interval, Z90};
     use std::collections::HashMap;
     let mut columns: Vec<String> = vec!["paper".into(), "figures".into()];
@@ -362,7 +1001,7 @@ fn coverage(cvs: &[CrossValidation], at_seed: &[Vec<FigureRow>], seeds: &[u64]) 
         let held: Vec<(&FigureRow, iosim::model::Family, f64)> = cv
             .held
             .iter()
-            .filter_map(|h| {
+            .filter_map(|(_, h)| {
                 let f = by_id.get(h.row.id.as_str())?;
                 let sigma_p = f.interval.param_pct / (100.0 * Z90);
                 Some((&h.row, f.interval.family, sigma_p))

@@ -71,6 +71,31 @@ impl Setup {
         })
     }
 
+    /// Keeps only the figures of one paper (`validate --cross-validate
+    /// --paper`, see [`iosim::validate::keep_paper`]); the paper's name.
+    pub fn keep_paper(&mut self, name: &str) -> iosim::Result<String> {
+        iosim::validate::keep_paper(&mut self.scenarios, name)?;
+        Ok(self
+            .scenarios
+            .first()
+            .map_or_else(String::new, |sc| sc.source.clone()))
+    }
+
+    /// The groups a cross-validation leaves out, in order.
+    pub fn groups(&self) -> Vec<String> {
+        iosim::calibrate::fold_groups(&self.scenarios)
+    }
+
+    /// Every figure's id in the order of a fit's figure rows (scenario,
+    /// experiment, then file order).
+    pub fn figure_ids(&self) -> Vec<String> {
+        self.scenarios
+            .iter()
+            .flat_map(|sc| &sc.experiments)
+            .flat_map(|e| e.figures.iter().map(|f| f.id.clone()))
+            .collect()
+    }
+
     /// The fit's view of the models, figures and free parameters.
     pub fn problem(&self, common: &Common, runner: &Runner) -> Problem<'_> {
         self.problem_at(common.seed, runner)

@@ -1,6 +1,17 @@
 //! `iosim place`: slot placement advice for a request (a file, or the
 //! simple form on the command line): the placements searched, the best
 //! simulated, ranked by the request's objective, the top ones in detail.
+//!
+//! With `--shard I/N` it searches as one run does and simulates the I-th
+//! of N equal parts of the placements a sharded run simulates
+//! ([`iosim::place::place_shard`]: the pick, or every leader of a split
+//! search up to the cap where one run would stop early by the bound),
+//! then writes their results to standard output as a part: its header
+//! names the flags that decide the answer, as JSON. `iosim merge` reads
+//! them back ([`merge`]): it loads the same request and models, searches
+//! again, takes the placements' simulations from the parts
+//! ([`iosim::place::place_merged`]) and reports as one run does, byte for
+//! byte; so it needs the files the shards read, at the same paths.
 
 use std::path::PathBuf;
 
@@ -54,8 +65,11 @@ pub struct Args {
     /// wall-clock seconds (checked as the search and the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
-    /// Not supported yet: `place` runs whole on one machine (sharding its
-    /// simulation phase is planned; `sweep` and `merge` shard today).
+    /// Search as one run does, simulate the I-th of N equal parts of the
+    /// placements (after a split search, every leader up to the cap, which
+    /// one run may stop short of) and write a part file to standard
+    /// output; `iosim merge` joins the parts into the output one run gives,
+    /// byte for byte (not with --html).
     #[arg(long, value_name = "I/N", value_parser = super::shard)]
     pub shard: Option<(u64, u64)>,
     /// Also the calibration status of the best placement (`calibration`,
@@ -75,9 +89,9 @@ pub struct Args {
 
 /// `iosim place`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
-    if a.shard.is_some() {
+    if a.shard.is_some() && a.html.is_some() {
         return Err(iosim::Error::Usage(
-            "place --shard: not supported yet (place runs whole on one machine; `sweep --shard` and `iosim merge` split and join sweeps)".into(),
+            "--html with --shard: not supported yet (the page needs every placement; write it with an unsharded run)".into(),
         ));
     }
     // The output is checked before any work, never over an input.
@@ -107,45 +121,253 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             ))
         }
     };
-    place_cmd(
-        &from,
-        &a.common,
-        a.top,
-        a.simulate,
-        a.sensitivity,
-        html,
-        runner,
-    )
+    let how = How {
+        from,
+        common: a.common,
+        top: a.top,
+        simulate: a.simulate,
+        sensitivity: a.sensitivity,
+    };
+    if let Some((part, parts)) = a.shard {
+        return shard_cmd(&how, part, parts, runner);
+    }
+    let format = how.common.out_format();
+    place_cmd(&how, html, None, format, runner)
 }
 
-/// Where `iosim place` takes its request from.
-enum PlaceFrom {
-    /// A request file.
-    File(PathBuf),
-    /// The simple command-line form.
-    Args {
-        server: String,
-        testbed: String,
-        cells: u32,
-        objective: String,
-        min_mb_s: Option<f64>,
-        cards: Vec<String>,
-        workloads: Vec<String>,
-    },
-}
-
-/// `iosim place`: loads the request, searches, and reports.
-fn place_cmd(
-    from: &PlaceFrom,
-    common: &Common,
+/// What decides a placement answer: the request and the flags.
+struct How {
+    from: PlaceFrom,
+    common: Common,
     top: usize,
     simulate: Option<usize>,
     sensitivity: bool,
-    html: Option<iosim::report::Output>,
+}
+
+/// The start of the identity of a part of `place`: the flags follow as
+/// JSON.
+const IDENTITY: &str = "place ";
+
+/// The section of a part of `place`, and its fields.
+const PART_SECTION: (&str, [&str; 4]) = (
+    "placements_simulated",
+    ["index", "label", "system", "result"],
+);
+
+/// Whether `head` is the header of a part of `place`.
+pub fn is_place_part(head: &iosim::part::PartHead) -> bool {
+    head.identity.starts_with(IDENTITY)
+}
+
+/// A path as JSON text (a part's header is text).
+fn path_json(p: &std::path::Path) -> iosim::Result<serde_json::Value> {
+    p.to_str().map(serde_json::Value::from).ok_or_else(|| {
+        Error::Usage(format!(
+            "--shard: `{}` is not UTF-8 text, which a part's header needs",
+            p.display()
+        ))
+    })
+}
+
+impl How {
+    /// The flags as JSON: what a part's identity holds and a merge reads.
+    fn to_json(&self) -> iosim::Result<serde_json::Value> {
+        use serde_json::json;
+        let c = &self.common;
+        let request = match &self.from {
+            PlaceFrom::File(f) => json!({ "file": path_json(f)? }),
+            PlaceFrom::Args {
+                server,
+                testbed,
+                cells,
+                objective,
+                min_mb_s,
+                cards,
+                workloads,
+            } => json!({
+                "server": server,
+                "testbed": testbed,
+                "cells": cells,
+                "objective": objective,
+                "min_mb_s": min_mb_s.map(f64::to_bits),
+                "cards": cards,
+                "workloads": workloads,
+            }),
+        };
+        Ok(json!({
+            "request": request,
+            "seed": c.seed,
+            "models": c.models.iter().map(|m| path_json(m)).collect::<iosim::Result<Vec<_>>>()?,
+            "params": c.params.as_deref().map(path_json).transpose()?,
+            "hand_set": c.hand_set,
+            "spread": c.spread.as_deref().map(path_json).transpose()?,
+            "top": self.top,
+            "simulate": self.simulate,
+            "sensitivity": self.sensitivity,
+        }))
+    }
+
+    /// Reads [`How::to_json`] back; `None` if `v` is not one.
+    fn from_json(v: &serde_json::Value) -> Option<How> {
+        use serde_json::Value;
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        let texts = |v: &Value| -> Option<Vec<String>> { v.as_array()?.iter().map(text).collect() };
+        let path = |v: &Value| -> Option<Option<PathBuf>> {
+            match v {
+                Value::Null => Some(None),
+                v => Some(Some(PathBuf::from(v.as_str()?))),
+            }
+        };
+        let r = v.get("request")?;
+        let from = match r.get("file") {
+            Some(f) => PlaceFrom::File(PathBuf::from(f.as_str()?)),
+            None => PlaceFrom::Args {
+                server: text(r.get("server")?)?,
+                testbed: text(r.get("testbed")?)?,
+                cells: u32::try_from(r.get("cells")?.as_u64()?).ok()?,
+                objective: text(r.get("objective")?)?,
+                min_mb_s: match r.get("min_mb_s")? {
+                    Value::Null => None,
+                    m => Some(f64::from_bits(m.as_u64()?)),
+                },
+                cards: texts(r.get("cards")?)?,
+                workloads: texts(r.get("workloads")?)?,
+            },
+        };
+        let common = Common {
+            seed: v.get("seed")?.as_u64()?,
+            format: super::FormatArg::Table,
+            wide: false,
+            models: texts(v.get("models")?)?
+                .into_iter()
+                .map(PathBuf::from)
+                .collect(),
+            threads: 1,
+            params: path(v.get("params")?)?,
+            hand_set: v.get("hand_set")?.as_bool()?,
+            spread: path(v.get("spread")?)?,
+        };
+        Some(How {
+            from,
+            common,
+            top: usize::try_from(v.get("top")?.as_u64()?).ok()?,
+            simulate: match v.get("simulate")? {
+                Value::Null => None,
+                k => Some(usize::try_from(k.as_u64()?).ok()?),
+            },
+            sensitivity: v.get("sensitivity")?.as_bool()?,
+        })
+    }
+}
+
+/// `iosim place --shard I/N`: the search, the part's simulations, written
+/// to standard output as a part.
+fn shard_cmd(how: &How, part: u64, parts: u64, runner: &Runner) -> iosim::Result<String> {
+    use iosim::report::Cell;
+    let identity = format!("{IDENTITY}{}", how.to_json()?);
+    let (reg, _, req, request) = load(how)?;
+    let sims = iosim::place::place_shard(&reg, &req, options(how), runner, part, parts)?;
+    let head = iosim::part::PartHead {
+        command: format!("place {request}"),
+        seed: how.common.seed,
+        meta: Vec::new(),
+        warnings: None,
+        sections: vec![(
+            PART_SECTION.0.into(),
+            PART_SECTION.1.iter().map(|f| f.to_string()).collect(),
+        )],
+        identity,
+        part,
+        parts,
+    };
+    let out_err = |source| Error::Write {
+        path: "<standard output>".into(),
+        source,
+    };
+    let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut w = iosim::part::PartWriter::new(stdout, &head).map_err(out_err)?;
+    for s in &sims {
+        w.row(
+            0,
+            &[
+                Cell::Int(s.index as u64),
+                Cell::Text(s.label.clone()),
+                Cell::Text(s.system.clone()),
+                Cell::Text(iosim::part::result_json(&s.result).to_string()),
+            ],
+        )
+        .map_err(out_err)?;
+    }
+    w.finish().map_err(out_err)?;
+    Ok(String::new())
+}
+
+/// `iosim merge` of the parts of a sharded `place` (`head`, `parts`, as
+/// [`iosim::loader::open_parts`] checked them): the answer one run gives,
+/// in `format`, from the request and models its flags name, read again.
+pub fn merge(
+    head: &iosim::part::PartHead,
+    parts: &mut dyn iosim::part::Records,
+    format: iosim::report::Format,
     runner: &Runner,
 ) -> iosim::Result<String> {
-    let (reg, parameters) = common.registry()?;
-    let (req, request) = match from {
+    use iosim::part::Record;
+    use iosim::report::Cell;
+    let bad = |what: &str| Error::Usage(format!("merge: {what} in the parts of `place`"));
+    let how = head
+        .identity
+        .strip_prefix(IDENTITY)
+        .and_then(|j| serde_json::from_str(j).ok())
+        .and_then(|v| How::from_json(&v))
+        .ok_or_else(|| bad("a malformed header"))?;
+    let mut given = Vec::new();
+    parts.each(iosim::part::Want::All, &mut |r| {
+        let Record::Row(_, cells) = r else {
+            return Ok(());
+        };
+        let one = match &cells[..] {
+            [Cell::Int(index), Cell::Text(label), Cell::Text(system), Cell::Text(result)] => {
+                serde_json::from_str(result)
+                    .ok()
+                    .and_then(|v| iosim::part::result_from_json(&v))
+                    .and_then(|result| {
+                        Some(iosim::place::Simulated {
+                            index: usize::try_from(*index).ok()?,
+                            label: label.clone(),
+                            system: system.clone(),
+                            result,
+                        })
+                    })
+            }
+            _ => None,
+        };
+        given.push(one.ok_or_else(|| bad("a malformed record"))?);
+        Ok(())
+    })?;
+    place_cmd(&how, None, Some(&given), format, runner)
+}
+
+/// The placement options of the flags.
+fn options(how: &How) -> iosim::place::PlaceOptions {
+    iosim::place::PlaceOptions {
+        seed: how.common.seed,
+        simulate: how.simulate,
+        ..Default::default()
+    }
+}
+
+/// The registry (and which fitted values it holds), the request and how
+/// the report names it.
+fn load(
+    how: &How,
+) -> iosim::Result<(
+    iosim::model::Registry,
+    String,
+    iosim::model::PlaceRequest,
+    String,
+)> {
+    let (reg, parameters) = how.common.registry()?;
+    let (req, request) = match &how.from {
         PlaceFrom::File(path) => (
             iosim::loader::load_place_request(path, &reg)?,
             path.display().to_string(),
@@ -165,12 +387,42 @@ fn place_cmd(
             format!("--server {server}"),
         ),
     };
-    let opt = iosim::place::PlaceOptions {
-        seed: common.seed,
-        simulate,
-        ..Default::default()
+    Ok((reg, parameters, req, request))
+}
+
+/// Where `iosim place` takes its request from.
+enum PlaceFrom {
+    /// A request file.
+    File(PathBuf),
+    /// The simple command-line form.
+    Args {
+        server: String,
+        testbed: String,
+        cells: u32,
+        objective: String,
+        min_mb_s: Option<f64>,
+        cards: Vec<String>,
+        workloads: Vec<String>,
+    },
+}
+
+/// `iosim place`: loads the request, searches, simulates (or, for a
+/// merge, takes the simulations `given`) and reports in `format`.
+fn place_cmd(
+    how: &How,
+    html: Option<iosim::report::Output>,
+    given: Option<&[iosim::place::Simulated]>,
+    format: iosim::report::Format,
+    runner: &Runner,
+) -> iosim::Result<String> {
+    let common = &how.common;
+    let top = how.top;
+    let (reg, parameters, req, request) = load(how)?;
+    let opt = options(how);
+    let p = match given {
+        Some(given) => iosim::place::place_merged(&reg, &req, opt, runner, given)?,
+        None => iosim::place::place(&reg, &req, opt, runner)?,
     };
-    let p = iosim::place::place(&reg, &req, opt, runner)?;
     let mut rep = Report {
         command: format!("place {request}"),
         seed: common.seed,
@@ -206,7 +458,7 @@ fn place_cmd(
     ));
     rep.sections
         .push(placement_intervals(&reg, &p, common.seed, runner)?);
-    if sensitivity {
+    if how.sensitivity {
         rep.sections
             .extend(best_status(&reg, &p, common.seed, runner)?);
     }
@@ -218,7 +470,7 @@ fn place_cmd(
     if let Some(out) = html {
         out.write(place_html(&rep, &p).as_bytes())?;
     }
-    Ok(rep.render(common.out_format()))
+    Ok(rep.render(format))
 }
 
 /// The HTML report of `place --html`: why the best wins, the winner's

@@ -27,8 +27,12 @@ pub struct Args {
     pub force: bool,
     /// Only the figures of this paper (its name as the papers section
     /// prints it, or the start of that name: hp-rp8400, hp-atm, matrox);
-    /// each run and prediction is what the whole validation gives.
-    #[arg(long, value_name = "NAME", conflicts_with = "cross_validate")]
+    /// each run and prediction is what the whole validation gives. With
+    /// --cross-validate: the cross-validation of that paper's figures
+    /// alone (its fit and folds see no other paper's figures; no coverage,
+    /// which needs other papers; --spread-out writes the spread of that
+    /// paper's held-out figures).
+    #[arg(long, value_name = "NAME")]
     pub paper: Option<String>,
     /// Predict each figure group from a fit that left it out (slow: one fit per group).
     #[arg(long)]
@@ -62,20 +66,16 @@ pub struct Args {
     /// wall-clock seconds (checked as the simulations run).
     #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub max_wall_seconds: Option<f64>,
-    /// With --cross-validate: not supported yet (cross-validation runs
-    /// whole on one machine; `sweep --shard` and `iosim merge` split and
-    /// join sweeps).
+    /// With --cross-validate: run the I-th of N equal parts of its work
+    /// (each fold at each seed, then the validation at each seed) and
+    /// write a part file to standard output; `iosim merge` joins the parts
+    /// into the output one run gives, byte for byte.
     #[arg(long, value_name = "I/N", value_parser = super::shard, requires = "cross_validate")]
     pub shard: Option<(u64, u64)>,
 }
 
 /// `iosim validate`.
 pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
-    if a.shard.is_some() {
-        return Err(iosim::Error::Usage(
-            "validate --cross-validate --shard: not supported yet (cross-validation runs whole on one machine; `sweep --shard` and `iosim merge` split and join sweeps)".into(),
-        ));
-    }
     if a.cross_validate {
         let spread_out = a
             .spread_out
@@ -97,6 +97,8 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
             &a.calibration,
             a.cold,
             spread_out.as_ref(),
+            a.paper.as_deref(),
+            a.shard,
             runner,
         );
     }

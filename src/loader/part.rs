@@ -36,6 +36,16 @@ pub fn open_parts(paths: &[PathBuf]) -> Result<(PartHead, FileParts)> {
         return Err(Error::Usage("merge: give the part files to join".into()));
     };
     let (first, first_name) = (first.clone(), first_name.clone());
+    // Refusals name the part's header line.
+    let at = |name: &str, message: String| Error::Invalid {
+        at: crate::error::Location {
+            file: name.into(),
+            key: String::new(),
+            line: 1,
+            column: 0,
+        },
+        message,
+    };
     for (h, name, _) in &parts {
         if !first.same_run(h) {
             let what = if h.parts != first.parts {
@@ -47,18 +57,22 @@ pub fn open_parts(paths: &[PathBuf]) -> Result<(PartHead, FileParts)> {
             } else {
                 "their models, headers or warnings differ".to_string()
             };
-            return Err(Error::Usage(format!(
-                "merge: {name} and {first_name} are parts of different runs ({what})"
-            )));
+            return Err(at(
+                name,
+                format!("merge: this and {first_name} are parts of different runs ({what})"),
+            ));
         }
     }
     parts.sort_by_key(|p| p.0.part);
     for w in parts.windows(2) {
         if w[0].0.part == w[1].0.part {
-            return Err(Error::Usage(format!(
-                "merge: part {} of {} is given twice ({} and {})",
-                w[0].0.part, first.parts, w[0].1, w[1].1
-            )));
+            return Err(at(
+                &w[1].1,
+                format!(
+                    "merge: part {} of {} is given twice (also {})",
+                    w[0].0.part, first.parts, w[0].1
+                ),
+            ));
         }
     }
     let missing: Vec<String> = (1..=first.parts)
@@ -66,12 +80,15 @@ pub fn open_parts(paths: &[PathBuf]) -> Result<(PartHead, FileParts)> {
         .map(|k| k.to_string())
         .collect();
     if !missing.is_empty() {
-        return Err(Error::Usage(format!(
-            "merge: {} {} of {} missing (every part of the run is needed)",
-            if missing.len() == 1 { "part" } else { "parts" },
-            missing.join(", "),
-            first.parts,
-        )));
+        return Err(at(
+            &first_name,
+            format!(
+                "merge: {} {} of {} missing (every part of this part's run is needed)",
+                if missing.len() == 1 { "part" } else { "parts" },
+                missing.join(", "),
+                first.parts,
+            ),
+        ));
     }
     let mut files = FileParts::new(
         parts

@@ -499,6 +499,177 @@ pub fn place(
     opt: PlaceOptions,
     runner: &Runner,
 ) -> Result<Placement> {
+    match place_with(reg, req, opt, runner, Sims::Run)? {
+        Outcome::Whole(p) => Ok(*p),
+        Outcome::Shard(_) => Err(Error::Internal("a whole placement ran as a shard".into())),
+    }
+}
+
+/// One placement a shard of `place` simulated ([`place_shard`]).
+#[derive(Debug, Clone)]
+pub struct Simulated {
+    /// Its index in the list of placements a sharded run simulates.
+    pub index: usize,
+    /// `card@slot card@slot ...`.
+    pub label: String,
+    /// A digest of the system it simulated (its assembled configuration)
+    /// and the run's settings, which [`place_merged`] checks against its
+    /// own.
+    pub system: String,
+    /// What its simulation measured.
+    pub result: ExperimentResult,
+}
+
+/// The part `part` of `parts` (1-based) of a sharded `place`: the search
+/// as [`place`] makes it (every shard makes it alike, with its alone
+/// runs), then the simulations of the `part`-th of `parts` equal parts of
+/// the list of placements a sharded run simulates, in list order.
+///
+/// That list is fixed before any simulation: the placements [`place`]
+/// picks (the best by estimate and the worst two), or, after a split
+/// search, every leader up to the cap and the worst two. There [`place`]
+/// simulates in rounds and leaves out the leaders whose bound cannot beat
+/// the best found, which depends on the rounds' results; a shard cannot
+/// know the others' results, so the shards simulate every leader, and
+/// [`place_merged`] plays the rounds again on the results and keeps what
+/// [`place`] simulates. The leaders the rounds leave out are the cost of
+/// sharding.
+pub fn place_shard(
+    reg: &Registry,
+    req: &PlaceRequest,
+    opt: PlaceOptions,
+    runner: &Runner,
+    part: u64,
+    parts: u64,
+) -> Result<Vec<Simulated>> {
+    match place_with(reg, req, opt, runner, Sims::Shard(part, parts))? {
+        Outcome::Shard(s) => Ok(s),
+        Outcome::Whole(_) => Err(Error::Internal("a shard of a placement ran whole".into())),
+    }
+}
+
+/// The answer [`place`] gives, with the simulations of the placements taken
+/// from `given` (every part of a sharded run, [`place_shard`]) instead of
+/// run: the search and the alone runs are made again, the rounds played on
+/// the given results. Refused when `given` is not the list this search
+/// makes, placement for placement and system for system (the parts were
+/// written for another request, other models or other fitted values).
+pub fn place_merged(
+    reg: &Registry,
+    req: &PlaceRequest,
+    opt: PlaceOptions,
+    runner: &Runner,
+    given: &[Simulated],
+) -> Result<Placement> {
+    match place_with(reg, req, opt, runner, Sims::Given(given))? {
+        Outcome::Whole(p) => Ok(*p),
+        Outcome::Shard(_) => Err(Error::Internal("a merged placement ran as a shard".into())),
+    }
+}
+
+/// Where the simulations of the placements come from.
+enum Sims<'a> {
+    /// Run here, in rounds where the search splits.
+    Run,
+    /// A shard: part `.0` of `.1` of the list is run, and nothing more.
+    Shard(u64, u64),
+    /// Given by every part of a sharded run.
+    Given(&'a [Simulated]),
+}
+
+/// What [`place_with`] gives.
+enum Outcome {
+    /// The answer.
+    Whole(Box<Placement>),
+    /// A shard's simulations.
+    Shard(Vec<Simulated>),
+}
+
+/// A digest of what the simulation of `e` in `sc` depends on (FNV-1a of
+/// its assembled configuration's fingerprint and of the run's settings),
+/// in hexadecimal.
+fn system_of(reg: &Registry, sc: &Scenario, e: &Experiment) -> Result<String> {
+    let text = format!(
+        "{} {:?}",
+        crate::sim::config::assemble(reg, e)?.fingerprint(),
+        sc.run
+    );
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    Ok(format!("{h:016x}"))
+}
+
+/// The results of the placements of `list` from `given`, in list order,
+/// each checked to be the placement and system of the list's entry.
+fn given_results(
+    reg: &Registry,
+    sc: &Scenario,
+    list: &[&Candidate],
+    exp_of: &dyn Fn(usize) -> Experiment,
+    given: &[Simulated],
+) -> Result<Vec<ExperimentResult>> {
+    let mut at: Vec<Option<&Simulated>> = vec![None; list.len()];
+    // Refused at the request (it, or the models, changed since).
+    let other = |why: String| Error::Invalid {
+        at: crate::error::Location {
+            file: sc.file.clone(),
+            key: String::new(),
+            line: 0,
+            column: 0,
+        },
+        message: format!(
+            "merge: the parts do not hold this request's placements ({why}): the request, \
+             the models or the fitted values differ from those the shards read"
+        ),
+    };
+    for s in given {
+        match at.get_mut(s.index) {
+            Some(slot @ None) => *slot = Some(s),
+            Some(Some(_)) => return Err(other(format!("placement {} twice", s.index + 1))),
+            None => {
+                return Err(other(format!(
+                    "{} placements simulated, this search has {}",
+                    given.len(),
+                    list.len()
+                )))
+            }
+        }
+    }
+    at.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let s = s.ok_or_else(|| other(format!("placement {} missing", i + 1)))?;
+            if s.label != list[i].label {
+                return Err(other(format!(
+                    "placement {} is `{}` there, `{}` here",
+                    i + 1,
+                    s.label,
+                    list[i].label
+                )));
+            }
+            if s.system != system_of(reg, sc, &exp_of(i))? {
+                return Err(other(format!(
+                    "placement `{}` simulated another system",
+                    s.label
+                )));
+            }
+            Ok(s.result.clone())
+        })
+        .collect()
+}
+
+/// [`place`], [`place_shard`] and [`place_merged`]: the search, then the
+/// simulations as `sims` says.
+fn place_with(
+    reg: &Registry,
+    req: &PlaceRequest,
+    opt: PlaceOptions,
+    runner: &Runner,
+    sims: Sims<'_>,
+) -> Result<Outcome> {
     let mut reg = reg.clone();
     if let Some(n) = req.cpus_per_cell {
         let path = format!("server.{}.cpus_per_cell", req.server);
@@ -1131,16 +1302,72 @@ pub fn place(
     worst.reverse();
     let distinct = cands.len() + worst.len();
     let leaders_kept = cands.len();
-    // 4. Simulate the best by estimate, and the two worst (why they lose).
+    // 4. Simulate the best by estimate, and the two worst (why they lose):
+    // after a split search in rounds, from the leaders up to the cap;
+    // else a fixed pick.
+    let cap = want.min(cands.len());
+    let (pick, best_picked): (Vec<usize>, usize) = if split_leaders {
+        (Vec::new(), 0)
+    } else {
+        let k = match opt.simulate {
+            Some(k) => k.max(1),
+            None if distinct <= SIMULATE_ALL => distinct,
+            None => SIMULATE_MANY,
+        };
+        let mut pick: Vec<usize> = (0..distinct.min(k)).collect();
+        let best = pick.len();
+        for i in distinct.saturating_sub(2)..distinct {
+            if !pick.contains(&i) {
+                pick.push(i);
+            }
+        }
+        (pick, best)
+    };
+    // Every placement the run may simulate, in order: the leaders up to
+    // the cap then the worst two, or the pick. A shard simulates its share
+    // of all of them; the rounds may leave some of the leaders out.
+    let list: Vec<&Candidate> = if split_leaders {
+        cands[..cap].iter().chain(&worst).collect()
+    } else {
+        pick.iter().map(|&i| &cands[i]).collect()
+    };
+    let exp_of = |i: usize| experiment(req, &names, list[i].label.clone(), &list[i].slots);
+    let given = match sims {
+        Sims::Run => None,
+        Sims::Shard(part, parts) => {
+            let range = crate::part::share(list.len(), part, parts);
+            let exps: Vec<Experiment> = range.clone().map(exp_of).collect();
+            let results = simulate(reg, &sc, &exps, &opt, runner)?;
+            return range
+                .zip(exps)
+                .zip(results)
+                .map(|((index, e), result)| {
+                    Ok(Simulated {
+                        index,
+                        label: e.id.clone(),
+                        system: system_of(reg, &sc, &e)?,
+                        result,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Outcome::Shard);
+        }
+        Sims::Given(given) => Some(given_results(reg, &sc, &list, &exp_of, given)?),
+    };
     let mut ranked: Vec<Candidate> = Vec::new();
     let mut pruned = 0;
-    let simulate_these = |picked: Vec<Candidate>, ranked: &mut Vec<Candidate>| -> Result<()> {
-        let exps: Vec<Experiment> = picked
-            .iter()
-            .map(|c| experiment(req, &names, c.label.clone(), &c.slots))
-            .collect();
-        let results = simulate(reg, &sc, &exps, &opt, runner)?;
-        for (mut c, r) in picked.into_iter().zip(results) {
+    // Simulates the placements `at` of the list (or takes their given
+    // results) and adds them to `ranked`.
+    let simulate_these = |at: Vec<usize>, ranked: &mut Vec<Candidate>| -> Result<()> {
+        let results = match &given {
+            Some(g) => at.iter().map(|&i| g[i].clone()).collect(),
+            None => {
+                let exps: Vec<Experiment> = at.iter().map(|&i| exp_of(i)).collect();
+                simulate(reg, &sc, &exps, &opt, runner)?
+            }
+        };
+        for (i, r) in at.into_iter().zip(results) {
+            let mut c = list[i].clone();
             c.tput = per_card(req, &r);
             c.score = score_of(&c.tput);
             c.result = Some(r);
@@ -1152,10 +1379,9 @@ pub fn place(
     if split_leaders {
         // In rounds of the leaders (and the worst two with the first),
         // until no leader left can beat the best found by its bound.
-        let cap = want.min(cands.len());
         let mut next = ROUND.min(cap);
-        let mut first: Vec<Candidate> = cands[..next].to_vec();
-        first.extend(worst.iter().cloned());
+        let mut first: Vec<usize> = (0..next).collect();
+        first.extend(cap..list.len());
         simulate_these(first, &mut ranked)?;
         while next < cap {
             let top = ranked
@@ -1173,29 +1399,12 @@ pub fn place(
             };
             pruned += last + 1 - next - open.len();
             next = last + 1;
-            simulate_these(
-                open.iter().map(|&i| cands[i].clone()).collect(),
-                &mut ranked,
-            )?;
+            simulate_these(open, &mut ranked)?;
         }
         best_simulated = ranked.len() - worst.len();
     } else {
-        let k = match opt.simulate {
-            Some(k) => k.max(1),
-            None if distinct <= SIMULATE_ALL => distinct,
-            None => SIMULATE_MANY,
-        };
-        let mut pick: Vec<usize> = (0..distinct.min(k)).collect();
-        best_simulated = pick.len();
-        for i in distinct.saturating_sub(2)..distinct {
-            if !pick.contains(&i) {
-                pick.push(i);
-            }
-        }
-        simulate_these(
-            pick.iter().map(|&i| cands[i].clone()).collect(),
-            &mut ranked,
-        )?;
+        best_simulated = best_picked;
+        simulate_these((0..list.len()).collect(), &mut ranked)?;
     }
     rank_with_ties(req.objective, &mut ranked);
     let simulated = ranked.len();
@@ -1206,7 +1415,7 @@ pub fn place(
         .unwrap_or([f64::NEG_INFINITY; 3]);
     let every_one = en.complete && simulated == distinct;
     let by_bound = !bound::can_beat(req.objective, &bound, &top, TIE_PCT);
-    Ok(Placement {
+    Ok(Outcome::Whole(Box::new(Placement {
         request: req.clone(),
         slot_names: names,
         demand,
@@ -1242,7 +1451,7 @@ pub fn place(
             .map(|(c, b)| (c.name.clone(), *b))
             .collect(),
         cpus,
-    })
+    })))
 }
 
 /// Simulates `exps` of the request's scenario `sc` in `runner`'s pool,
