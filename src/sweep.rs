@@ -866,18 +866,7 @@ impl Plan<'_> {
         let (reg, sc) = self.baseline_point()?;
         let exps = self.with_setups(&sc);
         let s0 = replication_seed(seed, 0);
-        let jobs: Vec<Job> = exps
-            .iter()
-            .map(|&(scenario, experiment, setup)| Job {
-                reg: &reg,
-                scenario,
-                experiment,
-                setup,
-                cost: 0,
-            })
-            .collect();
-        let base = run_experiments(&jobs, s0, runner, None)?;
-        let moved = crate::app::parameter_moves(&reg, &exps, s0, runner)?;
+        let (base, moved) = base_and_moved(&reg, &exps, s0, runner)?;
         let mut out = HashMap::new();
         for ((e, b), ms) in sc.experiments.iter().zip(&base).zip(&moved) {
             let moved_metrics: Vec<Vec<(String, &'static str, f64)>> =
@@ -944,18 +933,7 @@ impl Plan<'_> {
         let (reg, sc) = self.baseline_point()?;
         let exps = self.with_setups(&sc);
         let s0 = replication_seed(seed, 0);
-        let jobs: Vec<Job> = exps
-            .iter()
-            .map(|&(scenario, experiment, setup)| Job {
-                reg: &reg,
-                scenario,
-                experiment,
-                setup,
-                cost: 0,
-            })
-            .collect();
-        let base = run_experiments(&jobs, s0, runner, None)?;
-        let moved = crate::app::parameter_moves(&reg, &exps, s0, runner)?;
+        let (base, moved) = base_and_moved(&reg, &exps, s0, runner)?;
         let runs = crate::app::assumed_moves(&reg, &exps, s0, runner)?;
         let effects = crate::app::run_effects(&reg, &base, &moved, &runs);
         Ok((runs.values, effects))
@@ -1466,6 +1444,39 @@ fn check_cells(reg: &Registry, sc: &Scenario, cells: f64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The results of some experiments, and per experiment its runs with each
+/// fitted value it reads moved.
+type BaseAndMoved = (Vec<ExperimentResult>, Vec<Vec<ExperimentResult>>);
+
+/// Experiments `exps` (each with its scenario and the experiment whose
+/// setup seeds it) run on `reg` with `seed`, and again with each fitted
+/// value they read moved by its standard error
+/// ([`crate::app::parameter_moves`]).
+fn base_and_moved(
+    reg: &crate::model::Registry,
+    exps: &[(
+        &Scenario,
+        &crate::model::Experiment,
+        &crate::model::Experiment,
+    )],
+    seed: u64,
+    runner: &Runner,
+) -> Result<BaseAndMoved> {
+    let jobs: Vec<Job> = exps
+        .iter()
+        .map(|&(scenario, experiment, setup)| Job {
+            reg,
+            scenario,
+            experiment,
+            setup,
+            cost: 0,
+        })
+        .collect();
+    let base = run_experiments(&jobs, seed, runner, None)?;
+    let moved = crate::app::parameter_moves(reg, exps, seed, runner)?;
+    Ok((base, moved))
 }
 
 #[cfg(test)]
