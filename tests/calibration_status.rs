@@ -20,32 +20,6 @@ extends = "rp8400-seu"
 cpu_per_packet = { value = 60, unit = "us", source = "assumed: a what-if guess"RANGE }
 "#;
 
-const SCENARIO: &str = r#"[scenario]
-name = "status-test"
-
-[run]
-warmup_ms = 2
-duration_ms = 10
-
-[[experiment]]
-id = "rx"
-server = "cpu-guess"
-testbed = "hp-2004-lab"
-cells = 1
-
-[[experiment.card]]
-adapter = "a9782a"
-slot = "seu-1"
-
-[[experiment.workload]]
-card = "a9782a"
-function = "gige"
-kind = "netperf-tcp-stream"
-direction = "receive"
-socket_kib = 128
-message_kib = 32
-"#;
-
 /// `iosim run --format json` of the scenario on the server with `range`.
 fn run(range: &str, extra: &[&str]) -> (Value, String) {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -53,7 +27,11 @@ fn run(range: &str, extra: &[&str]) -> (Value, String) {
     std::fs::create_dir_all(&models).expect("mkdir");
     std::fs::write(models.join("guess.toml"), SERVER.replace("RANGE", range)).expect("write");
     let scen = dir.path().join("scen.toml");
-    std::fs::write(&scen, SCENARIO).expect("write");
+    std::fs::write(
+        &scen,
+        common::gige_receive_scenario("status-test", "cpu-guess", 10),
+    )
+    .expect("write");
     let (m, s) = (models.to_string_lossy(), scen.to_string_lossy());
     let mut args = vec!["run", &*s, "--format", "json", "--models", &*m];
     args.extend_from_slice(extra);

@@ -19,33 +19,6 @@ extends = "rp8400-seu"
 cpu_per_io = { value = 35, unit = "us", source = "assumed: a what-if" }
 "#;
 
-/// GigE receive on the A9782A in the SEU's first slot, on `SERVER`.
-const SCENARIO: &str = r#"[scenario]
-name = "extends-test"
-
-[run]
-warmup_ms = 2
-duration_ms = 6
-
-[[experiment]]
-id = "rx"
-server = "SERVER"
-testbed = "hp-2004-lab"
-cells = 1
-
-[[experiment.card]]
-adapter = "a9782a"
-slot = "seu-1"
-
-[[experiment.workload]]
-card = "a9782a"
-function = "gige"
-kind = "netperf-tcp-stream"
-direction = "receive"
-socket_kib = 128
-message_kib = 32
-"#;
-
 fn write(dir: &Path, rel: &str, text: &str) {
     let p = dir.join(rel);
     std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
@@ -76,7 +49,11 @@ fn params(args: &[&str]) -> std::collections::HashMap<String, (f64, String, Stri
 /// The throughput of the run's only function (MB/s).
 fn throughput(models: &Path, server: &str, extra: &[&str]) -> String {
     let scen = models.join(format!("../{server}.toml"));
-    std::fs::write(&scen, SCENARIO.replace("SERVER", server)).expect("write");
+    std::fs::write(
+        &scen,
+        common::gige_receive_scenario("extends-test", server, 6),
+    )
+    .expect("write");
     let mut args = vec!["run", "--format", "csv", "--models"];
     let m = models.to_str().expect("utf-8");
     args.push(m);

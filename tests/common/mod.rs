@@ -248,3 +248,37 @@ pub fn names_in(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// A scenario `name` of one experiment `rx`: GigE receive (netperf TCP
+/// stream, 128 KiB socket, 32 KiB messages) on the A9782A in the SEU's
+/// first slot of `server` (an rp8400 + SEU or a model extending it), one
+/// cell, `duration_ms` measured.
+pub fn gige_receive_scenario(name: &str, server: &str, duration_ms: u32) -> String {
+    format!(
+        r#"[scenario]
+name = "{name}"
+
+[run]
+warmup_ms = 2
+duration_ms = {duration_ms}
+
+[[experiment]]
+id = "rx"
+server = "{server}"
+testbed = "hp-2004-lab"
+cells = 1
+
+[[experiment.card]]
+adapter = "a9782a"
+slot = "seu-1"
+
+[[experiment.workload]]
+card = "a9782a"
+function = "gige"
+kind = "netperf-tcp-stream"
+direction = "receive"
+socket_kib = 128
+message_kib = 32
+"#
+    )
+}
