@@ -136,10 +136,11 @@ pub fn execute(
             warnings: None,
             sections: PART_SECTIONS
                 .iter()
-                .map(|(name, fields)| {
+                .map(|&(name, fields, figures)| {
+                    let tail: &[&str] = if figures { &FIGURE_FIELDS } else { &[] };
                     (
                         name.to_string(),
-                        fields.iter().map(|f| f.to_string()).collect(),
+                        fields.iter().chain(tail).map(|f| f.to_string()).collect(),
                     )
                 })
                 .collect(),
@@ -408,8 +409,8 @@ struct Outcome {
 }
 
 /// The sections of a part, and their fields: each record starts with its
-/// seed.
-const PART_SECTIONS: [(&str, &[&str]); 5] = [
+/// seed; a section that holds figures ends with [`FIGURE_FIELDS`] (true).
+const PART_SECTIONS: [(&str, &[&str], bool); 5] = [
     (
         "full_fit",
         &[
@@ -421,6 +422,7 @@ const PART_SECTIONS: [(&str, &[&str]); 5] = [
             "value",
             "bound",
         ],
+        false,
     ),
     (
         "folds",
@@ -431,54 +433,37 @@ const PART_SECTIONS: [(&str, &[&str]); 5] = [
             "objective_fold_fit",
             "objective_full_fit",
         ],
+        false,
     ),
     (
         "fold_values",
         &["seed", "fold", "parameter", "value", "bound"],
+        false,
     ),
     (
         "held_out",
-        &[
-            "seed",
-            "figure",
-            "group",
-            "fitted_error_pct",
-            "id",
-            "paper",
-            "source",
-            "experiment",
-            "published",
-            "predicted",
-            "unit",
-            "error_pct",
-            "pi90_low",
-            "pi90_high",
-            "param_pct",
-            "structural_pct",
-            "family",
-            "family_pinned",
-        ],
+        &["seed", "figure", "group", "fitted_error_pct"],
+        true,
     ),
-    (
-        "in_use",
-        &[
-            "seed",
-            "id",
-            "paper",
-            "source",
-            "experiment",
-            "published",
-            "predicted",
-            "unit",
-            "error_pct",
-            "pi90_low",
-            "pi90_high",
-            "param_pct",
-            "structural_pct",
-            "family",
-            "family_pinned",
-        ],
-    ),
+    ("in_use", &["seed"], true),
+];
+
+/// The fields of a figure in a part's record.
+const FIGURE_FIELDS: [&str; 14] = [
+    "id",
+    "paper",
+    "source",
+    "experiment",
+    "published",
+    "predicted",
+    "unit",
+    "error_pct",
+    "pi90_low",
+    "pi90_high",
+    "param_pct",
+    "structural_pct",
+    "family",
+    "family_pinned",
 ];
 
 /// A number to the bit.
