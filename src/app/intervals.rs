@@ -68,6 +68,28 @@ pub fn moved_registry(reg: &Registry, m: &Move) -> Registry {
     r
 }
 
+/// The fingerprint of each experiment of `exps` assembled on `reg` (`None`
+/// for one that does not assemble).
+pub(crate) fn fingerprints(
+    reg: &Registry,
+    exps: &[(&Scenario, &Experiment, &Experiment)],
+) -> Vec<Option<String>> {
+    exps.iter()
+        .map(|(_, e, _)| assemble(reg, e).ok().map(|c| c.fingerprint()))
+        .collect()
+}
+
+/// Whether experiment `e` reads what `moved` changes: it assembles on
+/// `moved` to another fingerprint than `base`, its fingerprint on the
+/// models before the move.
+pub(crate) fn reads(moved: &Registry, e: &Experiment, base: &Option<String>) -> bool {
+    base.as_ref().is_some_and(|b| {
+        assemble(moved, e)
+            .ok()
+            .is_some_and(|c| &c.fingerprint() != b)
+    })
+}
+
 /// Per experiment of `exps` (each with its scenario, and the experiment
 /// whose setup seeds it: itself, or the one a sweep's point changes), the
 /// results of the experiment simulated again with each fitted value it
@@ -82,17 +104,12 @@ pub fn parameter_moves(
 ) -> Result<Vec<Vec<ExperimentResult>>> {
     let moves = fitted_moves(reg);
     let regs: Vec<Registry> = moves.iter().map(|m| moved_registry(reg, m)).collect();
-    let base: Vec<Option<String>> = exps
-        .iter()
-        .map(|(_, e, _)| assemble(reg, e).ok().map(|c| c.fingerprint()))
-        .collect();
+    let base = fingerprints(reg, exps);
     let mut jobs: Vec<Job> = Vec::new();
     let mut owner: Vec<usize> = Vec::new();
     for (i, &(sc, e, setup)) in exps.iter().enumerate() {
-        let Some(b) = &base[i] else { continue };
         for r in &regs {
-            let moved = assemble(r, e).ok().map(|c| c.fingerprint());
-            if moved.as_ref().is_some_and(|m| m != b) {
+            if reads(r, e, &base[i]) {
                 jobs.push(Job {
                     reg: r,
                     scenario: sc,

@@ -14,10 +14,10 @@ use crate::error::Result;
 use crate::interval::{run_throughputs, throughput_intervals};
 use crate::model::{Experiment, Registry, Scenario};
 use crate::sensitivity::{assumed_values, Assumed, Effect, ExperimentEffects};
-use crate::sim::config::assemble;
 use crate::sim::ExperimentResult;
 use crate::validate::experiment_rows;
 
+use super::intervals::{fingerprints, moved_registry, reads, Move};
 use super::{run_experiments, Job, Runner};
 
 /// The precision (percent, 95% interval of every watched throughput) the
@@ -85,9 +85,13 @@ pub struct ExperimentRuns {
 
 /// `reg` with the value at `path` set to `base`.
 fn with_value(reg: &Registry, path: &str, base: f64) -> Registry {
-    let mut r = reg.clone();
-    r.set_param(path, base);
-    r
+    moved_registry(
+        reg,
+        &Move {
+            paths: vec![path.to_string()],
+            to: base,
+        },
+    )
 }
 
 /// For each experiment of `exps` (each with its scenario and the
@@ -103,17 +107,8 @@ pub fn assumed_moves(
     runner: &Runner,
 ) -> Result<AssumedRuns> {
     let values = assumed_values(reg);
-    let base: Vec<Option<String>> = exps
-        .iter()
-        .map(|(_, e, _)| assemble(reg, e).ok().map(|c| c.fingerprint()))
-        .collect();
-    let reads = |r: &Registry, i: usize| -> bool {
-        base[i].as_ref().is_some_and(|b| {
-            assemble(r, exps[i].1)
-                .ok()
-                .is_some_and(|c| &c.fingerprint() != b)
-        })
-    };
+    let base = fingerprints(reg, exps);
+    let reads = |r: &Registry, i: usize| reads(r, exps[i].1, &base[i]);
     let mut per_experiment: Vec<ExperimentRuns> = vec![ExperimentRuns::default(); exps.len()];
     for (chunk_at, chunk) in values.chunks(VALUES_PER_BATCH).enumerate() {
         // Per value of the chunk: its moved models (low, high) where the

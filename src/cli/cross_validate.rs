@@ -159,14 +159,9 @@ pub fn execute(
             part,
             parts,
         };
-        let out_err = |source| Error::Write {
-            path: "<standard output>".into(),
-            source,
-        };
-        let stdout = std::io::BufWriter::new(std::io::stdout().lock());
-        let mut w = PartWriter::new(stdout, &head).map_err(out_err)?;
-        write_part(&mut w, &seeds, &results, &at_seed).map_err(out_err)?;
-        w.finish().map_err(out_err)?;
+        super::part_to_stdout(&head, |w| {
+            write_part(w, &seeds, &results, &at_seed).map_err(super::stdout_error)
+        })?;
         return Ok(String::new());
     }
     let outcome = Outcome {

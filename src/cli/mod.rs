@@ -173,6 +173,29 @@ pub fn shard(s: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
+/// The error of a failed write to standard output.
+pub fn stdout_error(source: std::io::Error) -> iosim::Error {
+    iosim::Error::Write {
+        path: "<standard output>".into(),
+        source,
+    }
+}
+
+/// A shard's part on standard output: the header `head`, what `body`
+/// writes through the part writer, and the end line.
+pub fn part_to_stdout(
+    head: &iosim::part::PartHead,
+    body: impl FnOnce(
+        &mut iosim::part::PartWriter<std::io::BufWriter<std::io::StdoutLock<'static>>>,
+    ) -> iosim::Result<()>,
+) -> iosim::Result<()> {
+    let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut w = iosim::part::PartWriter::new(stdout, head).map_err(stdout_error)?;
+    body(&mut w)?;
+    w.finish().map_err(stdout_error)?;
+    Ok(())
+}
+
 /// Renders a streamed report ([`iosim::part::render`]) to standard output;
 /// a reader that went away ends it quietly, as [`emit`] does.
 pub fn stream_out(

@@ -280,25 +280,21 @@ fn shard_cmd(how: &How, part: u64, parts: u64, runner: &Runner) -> iosim::Result
         part,
         parts,
     };
-    let out_err = |source| Error::Write {
-        path: "<standard output>".into(),
-        source,
-    };
-    let stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut w = iosim::part::PartWriter::new(stdout, &head).map_err(out_err)?;
-    for s in &sims {
-        w.row(
-            0,
-            &[
-                Cell::Int(s.index as u64),
-                Cell::Text(s.label.clone()),
-                Cell::Text(s.system.clone()),
-                Cell::Text(iosim::part::result_json(&s.result).to_string()),
-            ],
-        )
-        .map_err(out_err)?;
-    }
-    w.finish().map_err(out_err)?;
+    super::part_to_stdout(&head, |w| {
+        for s in &sims {
+            w.row(
+                0,
+                &[
+                    Cell::Int(s.index as u64),
+                    Cell::Text(s.label.clone()),
+                    Cell::Text(s.system.clone()),
+                    Cell::Text(iosim::part::result_json(&s.result).to_string()),
+                ],
+            )
+            .map_err(super::stdout_error)?;
+        }
+        Ok(())
+    })?;
     Ok(String::new())
 }
 

@@ -167,17 +167,12 @@ pub fn execute(a: Args, runner: &Runner) -> iosim::Result<String> {
     let sharded = a.shard.is_some();
     let name = sc.name.clone();
     if a.shard.is_some() {
-        let stdout = std::io::BufWriter::new(std::io::stdout().lock());
-        let out_err = |source| Error::Write {
-            path: "<standard output>".into(),
-            source,
-        };
-        let mut w = PartWriter::new(stdout, &head).map_err(out_err)?;
-        plan.run(range, common.seed, runner, &mut |p| {
-            emit_point(&mut w, &name, p, &mut charts, sharded)
+        super::part_to_stdout(&head, |w| {
+            plan.run(range, common.seed, runner, &mut |p| {
+                emit_point(w, &name, p, &mut charts, sharded)
+            })?;
+            write_status(w, &status).map_err(super::stdout_error)
         })?;
-        write_status(&mut w, &status).map_err(out_err)?;
-        w.finish().map_err(out_err)?;
         return Ok(String::new());
     }
     let spool_err = |source| Error::Write {
