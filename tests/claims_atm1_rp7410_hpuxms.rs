@@ -229,11 +229,11 @@ fn rp7410_four_cards_unidirectional_at_link_rate_without_saturating_the_cpus() {
     }
 }
 
+/// Bidirectional costs more than either direction with one, two and four
+/// cards, and four cards bidirectional saturate the CPUs: each card's
+/// interrupt CPU saturates, and the CPUs left free take the processes
+/// placed beside them (src/sim/cpu.rs), as the paper's 99.9% says.
 #[test]
-#[ignore = "model miss (seed 1): bidirectional costs more than either direction with one and two \
-            cards (27.7% against 18.6 and 23.5; 55.3 against 37.3 and 46.9) but not with four \
-            (80.3 against 75.2 and 93.8), and four cards bidirectional use 80.3% of the CPUs, \
-            not saturating them: each card's interrupt CPU saturates first (the paper: 99.9%)"]
 fn rp7410_bidirectional_costs_more_and_saturates_the_cpus_with_four_cards() {
     let r = rp7410();
     for n in [1, 2, 4] {

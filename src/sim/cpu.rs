@@ -20,6 +20,16 @@
 //! is short beside a run); work waits when its CPU is busy, so functions that
 //! outnumber the CPUs share them and the partition saturates.
 //!
+//! The scheduler balances the processes (choice:cpu-idle-takes in
+//! `models/calibration.toml`): a CPU of the pool with nothing of its own to
+//! run takes the first process work waiting on a busier CPU (the
+//! lowest-numbered that has some), one piece at a time, and a process never
+//! runs on two CPUs at once. Interrupt work stays on its CPU. So a process
+//! placed beside interrupts that saturate their CPU still runs, on whatever
+//! CPU comes free, rather than starving while others idle. A piece costs the
+//! same on any CPU of the pool. A process the scenario pins (`process_cpu`)
+//! stays on its CPU.
+//!
 //! So a NIC receiving and sending at once shares one CPU between received data
 //! and received ACKs, while its two applications run elsewhere when the
 //! partition has CPUs to spare.
@@ -101,6 +111,9 @@ pub struct CpuPlacement {
     pub count: usize,
     /// Per function: whether it has a send and a reader process.
     pub processes: Vec<[bool; 2]>,
+    /// Per function: whether the scenario pins its processes to their CPU
+    /// (no other CPU takes their work).
+    pub bound: Vec<bool>,
     /// Per function: what its send and reader processes are called (e.g.
     /// "netperf send", "diskbench"); absent: netperf's.
     pub names: Vec<[&'static str; 2]>,
@@ -117,6 +130,7 @@ impl CpuPlacement {
             per_function: (0..n).map(|f| [f, n + f, 2 * n + f]).collect(),
             count: 3 * n,
             processes: vec![[true, true]; n],
+            bound: vec![false; n],
             names: Vec::new(),
         }
     }
@@ -177,6 +191,7 @@ impl CpuPlacement {
             per_function,
             count: cpus,
             processes: processes.to_vec(),
+            bound: (0..processes.len()).map(|f| pin(f, 1).is_some()).collect(),
             names: Vec::new(),
         }
     }
@@ -185,6 +200,25 @@ impl CpuPlacement {
     pub fn named(mut self, names: Vec<[&'static str; 2]>) -> CpuPlacement {
         self.names = names;
         self
+    }
+
+    /// The number of function `f`'s process in `role` in the table of
+    /// running processes ([`process_id`]), if another CPU may take its
+    /// work: `None` for interrupt work and for a process the scenario pins.
+    pub fn movable_process(&self, f: usize, role: CpuRole) -> Option<usize> {
+        match self.bound.get(f) {
+            Some(true) => None,
+            _ => process_id(f, role),
+        }
+    }
+
+    /// The CPU whose queue process `p` ([`process_id`]) has its work put on.
+    pub fn process_cpu(&self, p: usize) -> usize {
+        let role = match p % 2 {
+            0 => CpuRole::Send,
+            _ => CpuRole::Reader,
+        };
+        self.cpu(role, p / 2)
     }
 
     /// The CPU that plays `role` for function `f`.
@@ -248,6 +282,19 @@ pub struct CpuJob<T> {
     pub done: T,
     /// Register reads after the computing part (a driver's per interrupt).
     pub register_reads: u32,
+    /// The process whose work this is (see [`process_id`]); `None` for
+    /// interrupt work and an on-card processor's, which stay on their CPU.
+    pub process: Option<usize>,
+}
+
+/// The number that names function `f`'s process in `role` (send or reader)
+/// in the pool's table of running processes; `None` for interrupt work.
+pub fn process_id(f: usize, role: CpuRole) -> Option<usize> {
+    match role {
+        CpuRole::Interrupt => None,
+        CpuRole::Send => Some(2 * f),
+        CpuRole::Reader => Some(2 * f + 1),
+    }
 }
 
 /// One CPU.
@@ -266,6 +313,8 @@ pub struct Cpu<T> {
     pio_since: Picos,
     /// Busy time.
     pub meter: BusyMeter,
+    /// Pieces of process work this CPU took from a busier CPU's queue.
+    pub taken: u64,
 }
 
 impl<T> Default for Cpu<T> {
@@ -277,6 +326,7 @@ impl<T> Default for Cpu<T> {
             pio_left: 0,
             pio_since: Picos(0),
             meter: BusyMeter::default(),
+            taken: 0,
         }
     }
 }
@@ -293,20 +343,62 @@ impl<T: Copy> Cpu<T> {
         }
     }
 
-    /// If the CPU is idle, starts the next work waiting (interrupt work
-    /// first) at `now`: its cost, for the platform to schedule its end.
+    /// If the CPU is idle, starts the next work waiting at `now`: interrupt
+    /// work first, then the first process work whose process is not running
+    /// on another CPU (`running[p]`); its cost, for the platform to schedule
+    /// its end.
     #[inline]
-    pub fn start_next(&mut self, now: Picos) -> Option<Picos> {
+    pub fn start_next(&mut self, now: Picos, running: &[bool]) -> Option<Picos> {
         if self.current.is_some() {
             return None;
         }
-        let (cost, job) = self
-            .interrupts
-            .pop_front()
-            .or_else(|| self.queue.pop_front())?;
+        let (cost, job) = match self.interrupts.pop_front() {
+            Some(work) => work,
+            None => {
+                let i = self.runnable(running)?;
+                self.queue.remove(i)?
+            }
+        };
         self.current = Some(job);
         self.meter.start(now);
         Some(cost)
+    }
+
+    /// Whether the CPU has no work under way.
+    #[inline]
+    pub fn idle(&self) -> bool {
+        self.current.is_none()
+    }
+
+    /// Where in the queue the first process work waits whose process is not
+    /// running elsewhere (`running[p]`); work of no process always can run.
+    #[inline]
+    fn runnable(&self, running: &[bool]) -> Option<usize> {
+        self.queue
+            .iter()
+            .position(|(_, j)| j.process.is_none_or(|p| !running[p]))
+    }
+
+    /// Takes, for another CPU, the first process work waiting here whose
+    /// process is not running (`running[p]`): the work of an interrupt or of
+    /// an on-card processor stays where it is.
+    #[inline]
+    pub fn give(&mut self, running: &[bool]) -> Option<(Picos, CpuJob<T>)> {
+        let i = self
+            .queue
+            .iter()
+            .position(|(_, j)| j.process.is_some_and(|p| !running[p]))?;
+        self.queue.remove(i)
+    }
+
+    /// Starts `job` costing `cost`, taken from another CPU's queue, at
+    /// `now` (the CPU is idle).
+    #[inline]
+    pub fn start_taken(&mut self, now: Picos, job: CpuJob<T>) {
+        debug_assert!(self.current.is_none());
+        self.current = Some(job);
+        self.taken += 1;
+        self.meter.start(now);
     }
 
     /// The work under way, if any.
@@ -413,6 +505,49 @@ mod tests {
                 "function {f}'s process on CPU {reader}, beside a busy function's interrupts"
             );
         }
+    }
+
+    #[test]
+    fn a_cpu_gives_away_waiting_process_work_but_never_interrupts_or_a_running_process() {
+        let job = |func, process| CpuJob {
+            func,
+            done: func,
+            register_reads: 0,
+            process,
+        };
+        let mut cpu: Cpu<usize> = Cpu::default();
+        cpu.submit(Picos(10), job(0, None), true);
+        cpu.submit(Picos(20), job(1, Some(2)), false);
+        cpu.submit(Picos(30), job(2, Some(4)), false);
+        cpu.submit(Picos(40), job(3, Some(4)), false);
+        let mut running = vec![false; 6];
+        // Busy with its interrupt work, it gives the first process work
+        // whose process is not running: process 2's, not the interrupt.
+        assert_eq!(cpu.start_next(Picos(0), &running), Some(Picos(10)));
+        running[2] = false;
+        running[4] = true;
+        assert_eq!(
+            cpu.give(&running).map(|(c, j)| (c, j.func)),
+            Some((Picos(20), 1))
+        );
+        // Process 4 runs elsewhere: none of its work is given or started.
+        assert!(cpu.give(&running).is_none());
+        cpu.finish(Picos(10));
+        assert_eq!(cpu.start_next(Picos(10), &running), None);
+        assert!(cpu.idle());
+        // Once it stops running, its work starts here in order.
+        running[4] = false;
+        assert_eq!(cpu.start_next(Picos(10), &running), Some(Picos(30)));
+        running[4] = true;
+        assert!(cpu.give(&running).is_none());
+        // Its piece done, process 4's next piece may go to an idle CPU.
+        cpu.finish(Picos(40));
+        running[4] = false;
+        let mut idle: Cpu<usize> = Cpu::default();
+        let (cost, taken) = cpu.give(&running).expect("process 4's next piece");
+        assert_eq!((cost, taken.func), (Picos(40), 3));
+        idle.start_taken(Picos(40), taken);
+        assert_eq!((idle.taken, idle.idle()), (1, false));
     }
 
     #[test]

@@ -244,7 +244,13 @@ impl System {
             .map(|(c, cpu)| CpuResult {
                 cpu: c,
                 util: util(&cpu.meter),
-                work: p.placement.describe(c, &label),
+                work: match cpu.taken {
+                    0 => p.placement.describe(c, &label),
+                    _ => format!(
+                        "{} + process work taken from busier CPUs",
+                        p.placement.describe(c, &label)
+                    ),
+                },
             })
             .collect();
         (functions, buses, cpus)

@@ -23,12 +23,48 @@ impl<T: Copy> Platform<T> {
     ) {
         self.cpus[c].submit(cost, job, interrupt);
         self.cpu_start(c, s);
+        if job.process.is_some() && !self.cpus[c].idle() {
+            self.cpu_balance(s);
+        }
     }
 
     /// If CPU `c` is idle, it starts its next work; its end is scheduled.
+    /// A CPU of the pool with nothing of its own to run takes waiting
+    /// process work from a busier one ([`Platform::cpu_balance`]).
     fn cpu_start(&mut self, c: usize, s: &mut Scheduler<Ev<T>>) {
-        if let Some(cost) = self.cpus[c].start_next(s.now()) {
-            s.schedule_in(cost, Ev::CpuDone(c));
+        match self.cpus[c].start_next(s.now(), &self.running) {
+            Some(cost) => {
+                if let Some(p) = self.cpus[c].current().and_then(|j| j.process) {
+                    self.running[p] = true;
+                }
+                s.schedule_in(cost, Ev::CpuDone(c));
+            }
+            None if c < self.placement.cpus() && self.cpus[c].idle() => self.cpu_take(c, s),
+            None => {}
+        }
+    }
+
+    /// The scheduler's balance: the lowest-numbered idle CPU of the pool, if
+    /// any, takes process work waiting on a busy one.
+    fn cpu_balance(&mut self, s: &mut Scheduler<Ev<T>>) {
+        if let Some(c) = (0..self.placement.cpus()).find(|&c| self.cpus[c].idle()) {
+            self.cpu_take(c, s);
+        }
+    }
+
+    /// Idle CPU `c` of the pool takes the first process work waiting on the
+    /// lowest-numbered CPU that has some whose process is not running, and
+    /// starts it; its end is scheduled.
+    fn cpu_take(&mut self, c: usize, s: &mut Scheduler<Ev<T>>) {
+        for d in (0..self.placement.cpus()).filter(|&d| d != c) {
+            if let Some((cost, job)) = self.cpus[d].give(&self.running) {
+                if let Some(p) = job.process {
+                    self.running[p] = true;
+                }
+                self.cpus[c].start_taken(s.now(), job);
+                s.schedule_in(cost, Ev::CpuDone(c));
+                return;
+            }
         }
     }
 
@@ -79,7 +115,19 @@ impl<T: Copy> Platform<T> {
         let Some(job) = self.cpus[c].finish(s.now()) else {
             return;
         };
+        if let Some(p) = job.process {
+            self.running[p] = false;
+        }
         self.cpu_start(c, s);
+        if let Some(p) = job.process {
+            // The process's next work may wait on its own CPU, busy or
+            // idle: the CPU starts it, or an idle one takes it.
+            let home = self.placement.process_cpu(p);
+            self.cpu_start(home, s);
+            if !self.cpus[home].idle() {
+                self.cpu_balance(s);
+            }
+        }
         self.tell(e, job.func, job.done, s);
     }
 }

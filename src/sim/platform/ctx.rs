@@ -90,6 +90,7 @@ impl<'a, T: Copy> Ctx<'a, T> {
             func: self.f,
             done,
             register_reads,
+            process: self.p.placement.movable_process(self.f, role),
         };
         self.p
             .cpu_submit(c, cost, job, role == CpuRole::Interrupt, self.s);
@@ -111,6 +112,7 @@ impl<'a, T: Copy> Ctx<'a, T> {
             func: self.f,
             done,
             register_reads: 0,
+            process: None,
         };
         self.p.cpu_submit(c, cost, job, false, self.s);
     }

@@ -115,6 +115,9 @@ pub struct Platform<T> {
     pub(crate) memory: MemoryNode,
     pub(crate) cpus: Vec<Cpu<T>>,
     pub(crate) placement: CpuPlacement,
+    /// Per process ([`crate::sim::cpu::process_id`]): whether a CPU is
+    /// running its work now (a process runs on one CPU at a time).
+    pub(crate) running: Vec<bool>,
     pub(crate) wires: Vec<[Wire; 2]>,
     /// Per function: its half-duplex segment and the preamble each frame
     /// carries on it, if its link is half duplex (then its wires are unused).
@@ -225,6 +228,7 @@ impl<T: Copy> Platform<T> {
             memory: MemoryNode::new(memory_bandwidth),
             cpus,
             placement,
+            running: vec![false; 2 * n],
             wires,
             media,
             shared,
