@@ -156,24 +156,21 @@ fn no_card_starves_when_processes_outnumber_the_free_cpus() {
     // them placed beside the interrupts. The CPUs left free take their work,
     // so every card moves data and the partition saturates (the paper:
     // 99.87%).
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/rp7410/gige-cpu.toml");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_iosim"))
-        .args(["run", "--no-sensitivity", "--format", "json"])
-        .arg(&path)
-        .output()
-        .expect("iosim runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/rp7410/gige-cpu.toml"
     );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json output");
-    let cards: Vec<f64> = v["functions"]
-        .as_array()
-        .expect("functions")
+    let out = common::iosim(&["run", "--no-sensitivity", "--format", "json", path]);
+    let v: Value = serde_json::from_str(&common::succeeded(&out)).expect("json output");
+    let rows = |section: &str| -> Vec<Value> {
+        let all = v[section].as_array().unwrap_or_else(|| panic!("{section}"));
+        all.iter()
+            .filter(|r| r["experiment"] == "bd.4card")
+            .cloned()
+            .collect()
+    };
+    let cards: Vec<f64> = rows("functions")
         .iter()
-        .filter(|f| f["experiment"] == "bd.4card")
         .map(|f| f["total_Mbit_s"].as_f64().expect("Mbit/s"))
         .collect();
     assert_eq!(cards.len(), 4);
@@ -182,19 +179,12 @@ fn no_card_starves_when_processes_outnumber_the_free_cpus() {
         cards.iter().all(|&c| c > 0.5 * mean),
         "every card moves data: {cards:?}"
     );
-    let exp = v["experiments"]
-        .as_array()
-        .expect("experiments")
-        .iter()
-        .find(|e| e["experiment"] == "bd.4card")
-        .expect("bd.4card");
-    let cpu = exp["cpu_util_pct"].as_f64().expect("cpu");
+    let cpu = rows("experiments")[0]["cpu_util_pct"]
+        .as_f64()
+        .expect("cpu");
     assert!(cpu > 95.0, "the CPUs saturate: {cpu}%");
-    let taken = v["cpus"]
-        .as_array()
-        .expect("cpus")
+    let taken = rows("cpus")
         .iter()
-        .filter(|c| c["experiment"] == "bd.4card")
         .filter(|c| {
             c["work"]
                 .as_str()
