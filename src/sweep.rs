@@ -1006,18 +1006,8 @@ impl Plan<'_> {
         for (r, s, _) in &at {
             let sc = &scens[*s].1;
             for e in &sc.experiments {
-                jobs.push(Job {
-                    reg: &regs[*r].1,
-                    scenario: sc,
-                    experiment: e,
-                    setup: self
-                        .base
-                        .experiments
-                        .iter()
-                        .find(|b| b.id == e.id)
-                        .unwrap_or(e),
-                    cost: 0,
-                });
+                let setup = self.base.experiments.iter().find(|b| b.id == e.id);
+                jobs.push(Job::new(&regs[*r].1, sc, e, setup.unwrap_or(e)));
             }
         }
         let reps: Vec<Vec<ExperimentResult>> = (0..n)
@@ -1466,13 +1456,7 @@ fn base_and_moved(
 ) -> Result<BaseAndMoved> {
     let jobs: Vec<Job> = exps
         .iter()
-        .map(|&(scenario, experiment, setup)| Job {
-            reg,
-            scenario,
-            experiment,
-            setup,
-            cost: 0,
-        })
+        .map(|&(scenario, experiment, setup)| Job::new(reg, scenario, experiment, setup))
         .collect();
     let base = run_experiments(&jobs, seed, runner, None)?;
     let moved = crate::app::parameter_moves(reg, exps, seed, runner)?;

@@ -109,6 +109,25 @@ pub struct Job<'a> {
     pub cost: u64,
 }
 
+impl<'a> Job<'a> {
+    /// Experiment `experiment` of `scenario` on `reg`, seeded by `setup`,
+    /// with no cost to rank it by (the pool keeps the given order).
+    pub fn new(
+        reg: &'a Registry,
+        scenario: &'a Scenario,
+        experiment: &'a crate::model::Experiment,
+        setup: &'a crate::model::Experiment,
+    ) -> Job<'a> {
+        Job {
+            reg,
+            scenario,
+            experiment,
+            setup,
+            cost: 0,
+        }
+    }
+}
+
 /// Runs `jobs` in one pool, the costliest first (ties in the given order),
 /// each experiment assembled (and so checked) before any is simulated: one
 /// that cannot run is refused at once, in the given order. Jobs with one
@@ -296,13 +315,7 @@ mod tests {
 
     /// The job of experiment `e` of `sc`, seeded by itself.
     fn job<'a>(reg: &'a Registry, sc: &'a Scenario, e: &'a crate::model::Experiment) -> Job<'a> {
-        Job {
-            reg,
-            scenario: sc,
-            experiment: e,
-            setup: e,
-            cost: 0,
-        }
+        Job::new(reg, sc, e, e)
     }
 
     #[test]
@@ -425,13 +438,7 @@ mod tests {
         let own = run(&point, None);
         let shared = run(&point, Some(&base));
         assert_ne!(own, shared, "the point's own stream and the base's differ");
-        let job = Job {
-            reg: &reg,
-            scenario: &point,
-            experiment: &point.experiments[0],
-            setup: &base.experiments[0],
-            cost: 0,
-        };
+        let job = Job::new(&reg, &point, &point.experiments[0], &base.experiments[0]);
         assert_eq!(
             run_experiments(&[job], 3, &runner(1), None).unwrap()[0],
             shared

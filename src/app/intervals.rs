@@ -110,13 +110,7 @@ pub fn parameter_moves(
     for (i, &(sc, e, setup)) in exps.iter().enumerate() {
         for r in &regs {
             if reads(r, e, &base[i]) {
-                jobs.push(Job {
-                    reg: r,
-                    scenario: sc,
-                    experiment: e,
-                    setup,
-                    cost: 0,
-                });
+                jobs.push(Job::new(r, sc, e, setup));
                 owner.push(i);
             }
         }

@@ -142,13 +142,7 @@ pub fn assumed_moves(
                 });
                 for end in read_ends {
                     if let Some(r) = &ends[end] {
-                        jobs.push(Job {
-                            reg: r,
-                            scenario: sc,
-                            experiment: e,
-                            setup,
-                            cost: 0,
-                        });
+                        jobs.push(Job::new(r, sc, e, setup));
                         owner.push((i, per_experiment[i].values.len() - 1, end));
                     }
                 }
@@ -174,13 +168,7 @@ pub fn assumed_moves(
         .collect();
     let jobs: Vec<Job> = moved
         .iter()
-        .map(|&i| Job {
-            reg,
-            scenario: exps[i].0,
-            experiment: exps[i].1,
-            setup: exps[i].2,
-            cost: 0,
-        })
+        .map(|&i| Job::new(reg, exps[i].0, exps[i].1, exps[i].2))
         .collect();
     let results = run_experiments(&jobs, seed, runner, Some(SCREEN_PRECISION_PCT))?;
     for (i, r) in moved.into_iter().zip(results) {

@@ -1463,16 +1463,7 @@ fn simulate(
     opt: &PlaceOptions,
     runner: &Runner,
 ) -> Result<Vec<ExperimentResult>> {
-    let jobs: Vec<Job> = exps
-        .iter()
-        .map(|e| Job {
-            reg,
-            scenario: sc,
-            experiment: e,
-            setup: e,
-            cost: 0,
-        })
-        .collect();
+    let jobs: Vec<Job> = exps.iter().map(|e| Job::new(reg, sc, e, e)).collect();
     run_experiments(&jobs, opt.seed, runner, None)
 }
 

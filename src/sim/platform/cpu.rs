@@ -21,9 +21,10 @@ impl<T: Copy> Platform<T> {
         interrupt: bool,
         s: &mut Scheduler<Ev<T>>,
     ) {
+        let waits = !self.cpus[c].idle();
         self.cpus[c].submit(cost, job, interrupt);
         self.cpu_start(c, s);
-        if job.process.is_some() && !self.cpus[c].idle() {
+        if job.process.is_some() && waits {
             self.cpu_balance(s);
         }
     }
@@ -123,7 +124,9 @@ impl<T: Copy> Platform<T> {
             // The process's next work may wait on its own CPU, busy or
             // idle: the CPU starts it, or an idle one takes it.
             let home = self.placement.process_cpu(p);
-            self.cpu_start(home, s);
+            if home != c {
+                self.cpu_start(home, s);
+            }
             if !self.cpus[home].idle() {
                 self.cpu_balance(s);
             }
