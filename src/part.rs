@@ -118,6 +118,7 @@ pub fn result_json(r: &ExperimentResult) -> Value {
                 bits(f.app_cpu_util),
                 bits(f.card_cpu_util),
                 f.register_read.0,
+                bits(f.tx_underruns_per_s),
                 bits(f.wire_out_util),
                 bits(f.wire_in_util),
             ])
@@ -179,7 +180,7 @@ pub fn result_from_json(v: &Value) -> Option<ExperimentResult> {
     let functions = list("functions")?
         .iter()
         .map(|f| {
-            let f = items(f, 11)?;
+            let f = items(f, 12)?;
             Some(FunctionResult {
                 label: text(&f[0])?,
                 link: text(&f[1])?,
@@ -190,8 +191,9 @@ pub fn result_from_json(v: &Value) -> Option<ExperimentResult> {
                 app_cpu_util: num(&f[6])?,
                 card_cpu_util: num(&f[7])?,
                 register_read: Picos(f[8].as_u64()?),
-                wire_out_util: num(&f[9])?,
-                wire_in_util: num(&f[10])?,
+                tx_underruns_per_s: num(&f[9])?,
+                wire_out_util: num(&f[10])?,
+                wire_in_util: num(&f[11])?,
             })
         })
         .collect::<Option<Vec<_>>>()?;
@@ -901,6 +903,7 @@ mod tests {
                 app_cpu_util: 0.0,
                 card_cpu_util: -0.0,
                 register_read: Picos(u64::MAX),
+                tx_underruns_per_s: 5.0,
                 wire_out_util: 0.2,
                 wire_in_util: 0.3,
             }],

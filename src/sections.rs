@@ -182,6 +182,7 @@ pub fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section 
             "app_cpu_util_pct",
             "card_cpu_util_pct",
             "register_read_us",
+            "tx_underruns_per_s",
             "link_out_util_pct",
             "link_in_util_pct",
         ],
@@ -202,6 +203,7 @@ pub fn functions_section(all: &[(&Scenario, Vec<ExperimentResult>)]) -> Section 
                     Cell::Num(f.app_cpu_util * 100.0, 1),
                     Cell::Num(f.card_cpu_util * 100.0, 1),
                     Cell::Num(f.register_read.secs() * 1e6, 2),
+                    Cell::Num(f.tx_underruns_per_s, 0),
                     Cell::Num(f.wire_out_util * 100.0, 1),
                     Cell::Num(f.wire_in_util * 100.0, 1),
                 ]);

@@ -54,6 +54,22 @@ pub struct ReadOp<T> {
     pub remaining: u64,
     /// Whom to tell when done.
     pub done: DmaDone<T>,
+    /// A watermark: once no more than `.0` bytes remain (and some still
+    /// do), the engine hears `.1` at every delivery (a done read tells
+    /// `done` instead).
+    pub watch: Option<(u64, T)>,
+}
+
+impl<T: Copy> ReadOp<T> {
+    /// `bytes` more delivered: the watermark's event, if the read is past
+    /// it and not done.
+    pub fn delivered(&mut self, bytes: u64) -> Option<T> {
+        self.remaining = self.remaining.saturating_sub(bytes);
+        match self.watch {
+            Some((left, ev)) if self.remaining <= left && self.remaining > 0 => Some(ev),
+            _ => None,
+        }
+    }
 }
 
 /// Operations in progress by id: few at a time, so a vector searched from
@@ -99,6 +115,9 @@ pub struct DmaPort<T> {
     pub unissued: VecDeque<(u64, u64)>,
     /// PCI-X read requests issued and not yet completed.
     pub outstanding: u32,
+    /// Bytes still to arrive of the read whose watermark event the engine
+    /// is hearing.
+    pub watched_left: u64,
 }
 
 impl<T> Default for DmaPort<T> {
@@ -109,6 +128,7 @@ impl<T> Default for DmaPort<T> {
             writes: InFlight::default(),
             unissued: VecDeque::new(),
             outstanding: 0,
+            watched_left: 0,
         }
     }
 }
@@ -118,5 +138,24 @@ impl<T> DmaPort<T> {
     pub fn new_op(&mut self) -> u64 {
         self.next_op += 1;
         self.next_op
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watermark_tells_every_delivery_past_it_until_the_read_is_done() {
+        let mut r = ReadOp {
+            remaining: 1000,
+            done: DmaDone::Engine(0u8),
+            watch: Some((1000 - 128, 7u8)),
+        };
+        assert_eq!(r.delivered(100), None, "100 of 1000 bytes: below 128");
+        assert_eq!(r.delivered(100), Some(7), "200 bytes: past the watermark");
+        assert_eq!(r.delivered(500), Some(7), "700 bytes: still past it");
+        assert_eq!(r.delivered(300), None, "done: the read's own event tells");
+        assert_eq!(r.remaining, 0);
     }
 }

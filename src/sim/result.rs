@@ -27,6 +27,9 @@ pub struct FunctionResult {
     /// reads, from the read leaving the CPU to its value coming back (zero
     /// when the driver makes none).
     pub register_read: Picos,
+    /// Frames per second the outbound wire sent with the transmit FIFO run
+    /// dry under it (transmit underruns; zero for a store-and-forward MAC).
+    pub tx_underruns_per_s: f64,
     /// Utilisation of the outbound wire.
     pub wire_out_util: f64,
     /// Utilisation of the inbound wire.

@@ -28,6 +28,8 @@ pub struct System {
     pub(crate) engines: Vec<Engine>,
     /// The functions as assembled (labels and links, for the results).
     functions: Vec<PlacedFunction>,
+    /// Each engine's transmit underruns at the last reset of the counters.
+    underruns_at_reset: Vec<u64>,
 }
 
 impl Model for System {
@@ -54,7 +56,7 @@ impl Model for System {
 impl System {
     /// Wires the components of `cfg`; `seed` seeds the memory stream.
     pub fn new(cfg: SystemCfg, seed: u64) -> System {
-        let engines = cfg
+        let engines: Vec<Engine> = cfg
             .functions
             .iter()
             .map(|pf| Engine::new(&pf.cfg))
@@ -87,6 +89,7 @@ impl System {
         };
         System {
             p: Platform::new(platform, cfg.placement, seed),
+            underruns_at_reset: vec![0; engines.len()],
             engines,
             functions: cfg.functions,
         }
@@ -144,8 +147,9 @@ impl System {
         for r in &mut p.register_reads {
             *r = (0, Picos(0));
         }
-        for e in &mut self.engines {
+        for (e, u) in self.engines.iter_mut().zip(&mut self.underruns_at_reset) {
             e.reset_counters();
+            *u = e.underruns();
         }
     }
 
@@ -193,6 +197,9 @@ impl System {
                         (0, _) => Picos(0),
                         (count, total) => Picos(total.0 / count),
                     },
+                    tx_underruns_per_s: (self.engines[i].underruns() - self.underruns_at_reset[i])
+                        as f64
+                        / secs,
                     wire_out_util: match (&p.media[i], &p.shared[i]) {
                         (Some((m, _)), _) => util(&m.meter),
                         (_, Some(b)) => util(&b.meter),

@@ -220,6 +220,13 @@ macro_rules! engines {
                 }
             }
 
+            /// Transmit underruns since the engine was built.
+            pub fn underruns(&self) -> u64 {
+                match self {
+                    $( $(#[cfg($cfg)])? Engine::$variant(e) => EngineType::underruns(e), )*
+                }
+            }
+
             /// Payload ceiling per direction of what the function drives (its
             /// link; for a function without a link, none: zero).
             pub fn ceiling(&self) -> BytesPerSec {

@@ -10,8 +10,21 @@
 //! all of it. On a full-duplex link the frame on the wire gives its room
 //! back as it is sent (at the line rate), so the next frame's fetch overlaps
 //! the wire; on a half-duplex link a frame keeps its room until it has left,
-//! since a collision sends it again from the FIFO. The wire starts a frame
-//! only once it is whole in the FIFO (no transmit threshold).
+//! since a collision sends it again from the FIFO. Without a transmit
+//! threshold (`tx_threshold` absent) the wire starts a frame only once it is
+//! whole in the FIFO (store and forward). With one, the wire may start the
+//! frame once `tx_threshold` of its bytes have arrived, while the fetch goes
+//! on. If a part of the frame arrived after the wire needed its first byte
+//! (the wire's start, known at the frame's end as its end less its time on
+//! the wire, plus the preamble and the bytes before it at the line rate),
+//! the FIFO ran dry under the wire (an underrun): the peer discards the
+//! frame, the port doubles its threshold (the Tulip driver's step: 128,
+//! 256, 512, 1024 bytes, then store and forward once the threshold reaches
+//! the frame), and the frame goes again: from the FIFO once whole if its
+//! fetch is still going, else fetched again first. The frame sent again
+//! stands for the drop and TCP retransmission the driver would cause (no
+//! loss is modelled): it goes at once. The wire carries the spoilt frame
+//! to its end (a real MAC cuts it short).
 //!
 //! Per received frame (data segment or ACK):
 //! 1. posted write of the frame, in `write_burst` bursts;
@@ -113,6 +126,9 @@ pub struct NicCfg {
     pub rx_checksum: bool,
     /// Whether the card computes sent checksums.
     pub tx_checksum: bool,
+    /// Bytes of a frame in the transmit FIFO at which the wire may start
+    /// it (`None`: store and forward).
+    pub tx_threshold: Option<u64>,
 }
 
 /// An adapter's own processor: its time per frame each way and per cell.
@@ -219,6 +235,9 @@ dma_engine_kind! {
         tx_checksum_offload: Count whole, 0.0, 1.0,
             "1 if the card computes the TCP checksum of what it sends, so the host only copies it; 0: the host checksums each KiB sent at the server's `cpu_checksum_per_kb`, beside its copy",
             absent = "0: the host checksums what it sends";
+        tx_threshold: Size whole, 16.0, 65536.0,
+            "bytes of a frame in the transmit FIFO at which the MAC starts it on the wire while the rest is fetched; after an underrun (the frame's end reaches the wire before its fetch is done) the port doubles it, and at or above the frame's size the MAC stores the whole frame first",
+            absent = "store and forward: the MAC starts a frame once it is whole in the transmit FIFO";
         tso_segments: Count whole, 1.0, 64.0,
             "TCP segmentation offload: segments one large send carries; the host's per-segment protocol cost (the server's `cpu_per_segment_sent`) is paid once per large send and the card cuts it into frames (the per-KiB copy cost stays per byte; descriptor reads stay per frame)",
             absent = "no segmentation offload: the host builds every segment";
@@ -310,6 +329,7 @@ impl EngineType for Nic {
             tso_segments: fp.tso_segments.map_or(1, whole).max(1),
             rx_checksum: fp.rx_checksum_offload.is_some_and(|v| v > 0.0),
             tx_checksum: fp.tx_checksum_offload.is_some_and(|v| v > 0.0),
+            tx_threshold: fp.tx_threshold.map(whole),
         };
         if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
             return Err(Error::Invalid {
@@ -330,6 +350,9 @@ impl EngineType for Nic {
         Nic::new(c.nic.clone(), c.eth.clone(), c.streams, c.message).routed(c.route)
     }
     inherent_behaviour!(Nic, NicEv, link);
+    fn underruns(&self) -> u64 {
+        self.underruns
+    }
     fn ceiling(&self) -> BytesPerSec {
         self.eth.goodput_ceiling()
     }
@@ -393,6 +416,9 @@ pub enum NicEv {
     TxDesc,
     /// DMA: a frame to transmit has been read.
     TxData,
+    /// DMA: the transmit threshold's bytes of the frame being read are in
+    /// the FIFO.
+    TxThreshold,
     /// Card processor: the oldest frame read for transmission is segmented.
     TxSegmented,
     /// Card processor: the oldest frame received is reassembled.
@@ -463,6 +489,30 @@ impl Drain {
     }
 }
 
+/// Where the frame being fetched is, once the wire may start it before
+/// its fetch is done (a transmit threshold).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Early {
+    /// Not started early: it joins the FIFO's queue when whole.
+    No,
+    /// Queued for the wire, its fetch going on.
+    Queued,
+    /// On the wire, its fetch going on.
+    OnWire,
+}
+
+/// Whether a wire that started a frame at `start` (its `preamble` first,
+/// then the frame's bytes at `rate`) ran dry: a part of the frame arrived
+/// in the FIFO after the wire needed that part's first byte. `pieces`: when
+/// each part arrived and the frame's bytes in the FIFO then, from the part
+/// that crossed the threshold (before the start) to the last.
+fn fifo_ran_dry(pieces: &[(Picos, u64)], start: Picos, preamble: u64, rate: MoveRate) -> bool {
+    pieces.windows(2).any(|w| {
+        let needed = start.0 + rate.time(preamble + w[0].1).0;
+        w[1].0 .0 > needed
+    })
+}
+
 /// NIC state.
 #[derive(Debug)]
 pub struct Nic {
@@ -481,6 +531,18 @@ pub struct Nic {
     draining: Option<Drain>,
     /// A wake-up is set for when the draining frame leaves room.
     room_timer: bool,
+    /// The transmit threshold now (it doubles after each underrun).
+    threshold: Option<u64>,
+    /// The frame being fetched, when the wire may start it early.
+    early: Early,
+    /// When each part of the frame being fetched arrived since its
+    /// threshold, and the bytes in the FIFO then.
+    pieces: Vec<(Picos, u64)>,
+    /// The parts of the frame on the wire that started before its fetch
+    /// was done, its fetch done since.
+    on_wire_pieces: Option<Vec<(Picos, u64)>>,
+    /// Frames the wire sent with their fetch not done (transmit underruns).
+    pub underruns: u64,
     rx_fifo: VecDeque<Frame>,
     rx_fifo_used: u64,
     rx_dma_busy: bool,
@@ -500,6 +562,7 @@ impl Nic {
     pub fn new(cfg: NicCfg, eth: EthCfg, streams: (Option<u64>, Option<u64>), message: u64) -> Nic {
         Nic {
             tcp: TcpConn::new(eth.mss, streams, message),
+            threshold: cfg.tx_threshold,
             cfg,
             eth,
             tx_ring: VecDeque::new(),
@@ -510,6 +573,10 @@ impl Nic {
             tx_fifo_used: 0,
             draining: None,
             room_timer: false,
+            early: Early::No,
+            pieces: Vec::new(),
+            on_wire_pieces: None,
+            underruns: 0,
             rx_fifo: VecDeque::new(),
             rx_fifo_used: 0,
             rx_dma_busy: false,
@@ -534,7 +601,7 @@ impl Nic {
         self.tx_ring.len()
             + self.segmenting.len()
             + self.tx_fifo.len()
-            + usize::from(self.fetching.is_some())
+            + usize::from(self.fetching.is_some() && self.early != Early::Queued)
     }
 
     fn data_frame(&self, end: u64) -> Frame {
@@ -570,6 +637,12 @@ impl Nic {
             started = frame;
             frame
         });
+        if way == Way::Out && started.is_some() && self.early == Early::Queued {
+            // The early frame is the last queued: the fetch is one at a time.
+            if self.tx_fifo.is_empty() {
+                self.early = Early::OnWire;
+            }
+        }
         if let (Way::Out, Some(frame), None) = (way, started, &self.eth.csma) {
             self.draining = Some(Drain {
                 start: cx.now(),
@@ -654,12 +727,37 @@ impl Nic {
         match e {
             NicEv::TxDesc => {
                 let bytes = self.fetching.map(|fr| fr.bytes).unwrap_or(0);
-                cx.dma_read(bytes, ev(NicEv::TxData));
+                match self.threshold {
+                    Some(t) if t < bytes && !self.cfg.processor.present() => {
+                        cx.dma_read_watched(bytes, t, ev(NicEv::TxThreshold), ev(NicEv::TxData))
+                    }
+                    _ => cx.dma_read(bytes, ev(NicEv::TxData)),
+                }
+            }
+            NicEv::TxThreshold => {
+                let Some(frame) = self.fetching else {
+                    return;
+                };
+                let arrived = frame.bytes - cx.dma_read_left().min(frame.bytes);
+                self.pieces.push((cx.now(), arrived));
+                if self.pieces.len() == 1 {
+                    self.tx_fifo.push_back(frame);
+                    self.early = Early::Queued;
+                    self.kick(Way::Out, cx);
+                }
             }
             NicEv::TxData => {
                 if let Some(frame) = self.fetching.take() {
                     let p = self.cfg.processor;
-                    if p.present() {
+                    let mut pieces = std::mem::take(&mut self.pieces);
+                    if self.early != Early::No {
+                        // Queued or on the wire already as its bytes came.
+                        if self.early == Early::OnWire {
+                            pieces.push((cx.now(), frame.bytes));
+                            self.on_wire_pieces = Some(pieces);
+                        }
+                        self.early = Early::No;
+                    } else if p.present() {
                         let cost = p.frame_cost(true, self.eth.cells_of(frame.bytes));
                         self.segmenting.push_back(frame);
                         cx.card_engine(p.engine(true), cost, ev(NicEv::TxSegmented));
@@ -785,6 +883,25 @@ impl Nic {
         }
     }
 
+    /// The frame on the wire ran dry: the port raises its threshold.
+    fn underrun(&mut self) {
+        self.underruns += 1;
+        self.threshold = self.threshold.map(|t| t.saturating_mul(2));
+        self.draining = None;
+    }
+
+    /// Whether the frame ending on the wire `now`, if it started before its
+    /// fetch was done, had a part arrive after the wire needed it (forgets
+    /// the parts).
+    fn ran_dry(&mut self, frame: Frame, now: Picos) -> bool {
+        let Some(pieces) = self.on_wire_pieces.take() else {
+            return false;
+        };
+        let rate = MoveRate::new(self.eth.rate);
+        let start = Picos(now.0.saturating_sub(rate.time(frame.wire_bytes).0));
+        fifo_ran_dry(&pieces, start, self.eth.preamble, rate)
+    }
+
     /// An ACK up to `ack` is built: it joins the transmit ring.
     fn ack_built<T: Token<NicEv>>(&mut self, ack: u64, cx: &mut Ctx<'_, T>) {
         let frame = self.ack_frame(ack);
@@ -823,6 +940,20 @@ impl Nic {
     /// A frame reached the end of wire `way`.
     pub fn frame_arrived<T: Token<NicEv>>(&mut self, way: Way, frame: Frame, cx: &mut Ctx<'_, T>) {
         match way {
+            Way::Out if self.early == Early::OnWire => {
+                // Its end reached the wire before its fetch was done: the
+                // peer discards it; it goes again from the FIFO once whole.
+                self.underrun();
+                self.early = Early::No;
+            }
+            Way::Out if self.ran_dry(frame, cx.now()) => {
+                // A part came after the wire needed it: the peer discards
+                // the frame; it is fetched again.
+                self.underrun();
+                self.tx_fifo_used -= frame.bytes;
+                self.tx_ring.push_front(frame);
+                self.tx_pump(cx);
+            }
             Way::Out => {
                 self.tx_fifo_used -= frame.bytes;
                 self.draining = None;
@@ -887,6 +1018,37 @@ mod tests {
             assert!(d.sent(Picos(t.0 - 1)) < bytes, "{bytes} bytes before {t:?}");
         }
         assert_eq!(d.sent_at(5000), Picos(1_000 + 123_040_000));
+    }
+
+    #[test]
+    fn a_wire_runs_dry_when_a_part_comes_after_the_wire_needs_it() {
+        // 100 Mbit/s: a byte each 80 ns; 256-byte parts every 25.2 us
+        // (the wire sends 256 bytes in 20.48 us).
+        let rate = MoveRate::new(BytesPerSec(12.5e6));
+        let us = |t: f64| Picos::from_ns(t * 1e3);
+        let parts = |first: u64| -> Vec<(Picos, u64)> {
+            let mut v = vec![(us(0.0), first)];
+            let mut bytes = first;
+            let mut t = 0.0;
+            while bytes < 1518 {
+                t += 25.2;
+                bytes = (bytes + 256).min(1518);
+                v.push((us(t), bytes));
+            }
+            v
+        };
+        // Started on 256 bytes: byte 256 is needed at 0.64 + 20.48 us,
+        // before the second part at 25.2.
+        assert!(fifo_ran_dry(&parts(256), us(0.0), 8, rate));
+        // Started on 512: each part comes before the wire reaches it.
+        assert!(!fifo_ran_dry(&parts(512), us(0.0), 8, rate));
+        // The same parts with the wire started 20 us later: the fetch falls
+        // 4.7 us further behind at each part and the last comes late
+        // (needed at 123.0, arrives at 126.0); 40 us later, never.
+        assert!(fifo_ran_dry(&parts(256), us(20.0), 8, rate));
+        assert!(!fifo_ran_dry(&parts(256), us(40.0), 8, rate));
+        // A whole frame in one part: nothing to run dry on.
+        assert!(!fifo_ran_dry(&[(us(0.0), 1518)], us(0.0), 8, rate));
     }
 
     #[test]

@@ -147,6 +147,11 @@ pub trait EngineType: Sized + std::fmt::Debug {
     fn delivered(&self) -> (u64, u64);
     /// Forgets the payload counters (end of warm-up).
     fn reset_counters(&mut self);
+    /// Frames its MAC sent with the transmit FIFO run dry under the wire
+    /// (transmit underruns), since it was built.
+    fn underruns(&self) -> u64 {
+        0
+    }
     /// Payload ceiling per direction of its link (zero without one).
     fn ceiling(&self) -> BytesPerSec {
         BytesPerSec(0.0)

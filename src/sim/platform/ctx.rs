@@ -71,7 +71,23 @@ impl<'a, T: Copy> Ctx<'a, T> {
     /// the engine when the last byte has arrived.
     pub fn dma_read(&mut self, bytes: u64, done: T) {
         self.p
-            .dma_read(self.f, bytes, DmaDone::Engine(done), self.s);
+            .dma_read(self.f, bytes, DmaDone::Engine(done), None, self.s);
+    }
+
+    /// As [`Ctx::dma_read`], and `at_watermark` comes back to the engine
+    /// at every delivery of data once `watermark` bytes have arrived, until
+    /// the read is done (a transmit FIFO's threshold, then its filling);
+    /// [`Ctx::dma_read_left`] says how many bytes are still to come.
+    pub fn dma_read_watched(&mut self, bytes: u64, watermark: u64, at_watermark: T, done: T) {
+        let watch = Some((watermark, at_watermark));
+        self.p
+            .dma_read(self.f, bytes, DmaDone::Engine(done), watch, self.s);
+    }
+
+    /// Bytes still to arrive of the read whose watermark event the engine
+    /// is handling (see [`Ctx::dma_read_watched`]).
+    pub fn dma_read_left(&self) -> u64 {
+        self.p.ports[self.f].watched_left
     }
 
     /// Starts a posted DMA write of `bytes` to host memory; `done` comes back

@@ -31,12 +31,15 @@ impl<T: Copy> Platform<T> {
         self.bus_enqueue(pl.bus, 2 * pl.local, item, s);
     }
 
-    /// Starts a DMA read of `bytes` by DMA port `f`.
+    /// Starts a DMA read of `bytes` by DMA port `f`; `watch`: its engine
+    /// hears the event at every delivery once `at` bytes have arrived,
+    /// until the read is done.
     pub(crate) fn dma_read(
         &mut self,
         f: usize,
         bytes: u64,
         done: DmaDone<T>,
+        watch: Option<(u64, T)>,
         s: &mut Scheduler<Ev<T>>,
     ) {
         let bytes = bytes.max(1);
@@ -46,6 +49,7 @@ impl<T: Copy> Platform<T> {
             ReadOp {
                 remaining: bytes,
                 done,
+                watch: watch.map(|(at, ev)| (bytes.saturating_sub(at), ev)),
             },
         );
         let pl = self.place[f];
@@ -101,15 +105,19 @@ impl<T: Copy> Platform<T> {
         if request_done && self.ports[f].outstanding > 0 {
             self.ports[f].outstanding -= 1;
         }
-        let done = match self.ports[f].reads.get_mut(op) {
+        let (done, watched) = match self.ports[f].reads.get_mut(op) {
             Some(r) => {
-                r.remaining = r.remaining.saturating_sub(bytes);
-                r.remaining == 0
+                let watched = r.delivered(bytes).map(|ev| (ev, r.remaining));
+                (r.remaining == 0, watched)
             }
-            None => false,
+            None => (false, None),
         };
         if request_done {
             self.dma_issue_reads(f, s);
+        }
+        if let Some((ev, left)) = watched {
+            self.ports[f].watched_left = left;
+            self.tell(e, f, ev, s);
         }
         if done {
             if let Some(r) = self.ports[f].reads.remove(op) {

@@ -241,7 +241,7 @@ impl<T: Copy> Platform<T> {
         match item {
             RopeItem::Write { bytes, .. } => self.dma_write(port, bytes, forwarded(item), s),
             RopeItem::ReadReq(f) => {
-                self.dma_read(port, f.bytes, forwarded(RopeItem::ReadData(f)), s)
+                self.dma_read(port, f.bytes, forwarded(RopeItem::ReadData(f)), None, s)
             }
             RopeItem::PioData { .. } => {
                 let parent = self.cfg.card_bridges[cb].parent;
