@@ -135,6 +135,16 @@ fn on_half_duplex_the_threshold_overlaps_the_fetch_with_the_wire() {
     );
 }
 
+/// Port 1's transmit throughput over full-duplex Fast Ethernet to a fast
+/// client, with the host's reads `read_ns` long: with the Tulip's
+/// threshold, and storing whole frames.
+fn with_and_without_threshold(read_ns: f64) -> (f64, f64) {
+    let slow = ("server.pc-440bx.io_read_latency", read_ns);
+    let (threshold, _) = transmit_with(5.0, "fe100", &[slow]);
+    let (whole, _) = transmit_with(5.0, "fe100", &[slow, STORE_AND_FORWARD]);
+    (threshold, whole)
+}
+
 #[test]
 fn a_fetch_far_slower_than_the_wire_ends_in_store_and_forward() {
     // A host read 100 us long: the bridge fetches a frame in 256-byte
@@ -142,9 +152,7 @@ fn a_fetch_far_slower_than_the_wire_ends_in_store_and_forward() {
     // bytes in 20 us. Even 1024 bytes ahead the wire runs dry before the
     // next part comes: after its underruns the port stores whole frames,
     // and sends no faster than a port that always did.
-    let slow = ("server.pc-440bx.io_read_latency", 100_000.0);
-    let (threshold, _) = transmit_with(5.0, "fe100", &[slow]);
-    let (whole, _) = transmit_with(5.0, "fe100", &[slow, STORE_AND_FORWARD]);
+    let (threshold, whole) = with_and_without_threshold(100_000.0);
     assert!(
         (threshold - whole).abs() <= 0.03 * whole,
         "with the threshold {:.3} MB/s, store and forward {:.3}",
@@ -161,9 +169,7 @@ fn a_fetch_a_little_slower_than_the_wire_settles_on_a_threshold_it_keeps_ahead_o
     // threshold and sends faster than store and forward, but never faster
     // than the fetch brings frames (about 1448 bytes of payload per six
     // parts, 9.6 MB/s).
-    let slow = ("server.pc-440bx.io_read_latency", 20_000.0);
-    let (threshold, _) = transmit_with(5.0, "fe100", &[slow]);
-    let (whole, _) = transmit_with(5.0, "fe100", &[slow, STORE_AND_FORWARD]);
+    let (threshold, whole) = with_and_without_threshold(20_000.0);
     assert!(
         threshold > 1.2 * whole && threshold < 9.6e6,
         "with the threshold {:.3} MB/s, store and forward {:.3}",
