@@ -160,21 +160,25 @@ fn models_hint(what: &str) -> &'static str {
 
 impl Error {
     /// One error for a list of errors: `None` for an empty list, the error
-    /// itself for one, [`Error::Many`] (nested lists flattened, at most
-    /// [`MAX_ERRORS`] kept) for more.
+    /// itself for one, [`Error::Many`] (nested lists flattened, each mistake
+    /// once however many runs met it, at most [`MAX_ERRORS`] kept) for more.
     pub fn from_list(list: Vec<Error>) -> Option<Error> {
-        let mut errors = Vec::new();
+        let mut errors: Vec<Error> = Vec::new();
+        let mut said = std::collections::HashSet::new();
         let mut omitted = 0;
-        for e in list {
-            match e {
-                Error::Many {
-                    errors: inner,
-                    omitted: more,
-                } => {
-                    omitted += more;
-                    errors.extend(inner);
-                }
-                e => errors.push(e),
+        let flat = list.into_iter().flat_map(|e| match e {
+            Error::Many {
+                errors: inner,
+                omitted: more,
+            } => {
+                omitted += more;
+                inner
+            }
+            e => vec![e],
+        });
+        for e in flat.collect::<Vec<_>>() {
+            if said.insert(e.to_string()) {
+                errors.push(e);
             }
         }
         if errors.len() > MAX_ERRORS {

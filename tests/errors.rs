@@ -201,3 +201,47 @@ fn an_unknown_name_far_from_every_known_one_suggests_none() {
         "{err}"
     );
 }
+
+#[test]
+fn a_transmit_threshold_on_a_card_with_a_processor_is_one_error_at_its_key() {
+    // The bundled iSCSI HBA (its firmware takes each frame whole) given a
+    // transmit threshold, run by the bundled scenario of four experiments
+    // that use it: one error, at the threshold's line, not one per run.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let adapter = read("models/adapters/i570-iscsi-target.toml")
+        .replace("name = \"i570-iscsi-target\"", "name = \"iscsi-threshold\"")
+        .replacen(
+            "\ntx_fifo = ",
+            "\ntx_threshold = { value = 128, unit = \"bytes\", source = \"test\" }\ntx_fifo = ",
+            1,
+        );
+    let line = adapter
+        .lines()
+        .position(|l| l.starts_with("tx_threshold"))
+        .unwrap()
+        + 1;
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    std::fs::write(models.join("a.toml"), adapter).unwrap();
+    let scenario = dir.path().join("s.toml");
+    let text =
+        read("scenarios/ibm-veth/iscsi.toml").replace("i570-iscsi-target", "iscsi-threshold");
+    assert!(text.matches("iscsi-threshold").count() >= 4, "{text}");
+    std::fs::write(&scenario, text).unwrap();
+    let err = failed(&common::iosim(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--models",
+        models.to_str().unwrap(),
+    ]));
+    let lines = errors(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains(&format!("a.toml:{line}:"))
+            && lines[0].contains("key `function[0].param.tx_threshold`")
+            && lines[0].contains("with an on-card processor"),
+        "{err}"
+    );
+}

@@ -331,6 +331,13 @@ impl EngineType for Nic {
             tx_checksum: fp.tx_checksum_offload.is_some_and(|v| v > 0.0),
             tx_threshold: fp.tx_threshold.map(whole),
         };
+        if nic.tx_threshold.is_some() && nic.processor.present() {
+            let at = f.params.map.get("tx_threshold").map_or(&f.at, |p| &p.at);
+            return Err(Error::Invalid {
+                at: at.clone(),
+                message: "`tx_threshold` with an on-card processor: the processor takes each frame whole before the wire, so the wire never starts a frame as it is fetched; remove one of them".into(),
+            });
+        }
         if nic.tx_fifo < eth.frame || nic.rx_fifo < eth.frame {
             return Err(Error::Invalid {
                 at: f.at.clone(),
