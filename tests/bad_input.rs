@@ -64,17 +64,9 @@ fn iosim(dir: &Path, args: &[&str]) -> Output {
         .expect("the iosim binary runs")
 }
 
-/// The 1-based line of the first line of `text` that starts with `prefix`.
-fn line_of(text: &str, prefix: &str) -> usize {
-    text.lines()
-        .position(|l| l.starts_with(prefix))
-        .unwrap_or_else(|| panic!("no line starting with `{prefix}` in:\n{text}"))
-        + 1
-}
-
 /// `text` with the first line starting with `prefix` replaced by `new`.
 fn replace_line(text: &str, prefix: &str, new: &str) -> String {
-    let n = line_of(text, prefix);
+    let n = common::line_of(text, prefix);
     let mut out: Vec<&str> = text.lines().collect();
     out[n - 1] = new;
     out.join("\n") + "\n"
@@ -197,17 +189,22 @@ fn the_unmodified_fixtures_are_valid() {
 fn malformed_toml_in_a_model_file_is_located() {
     // An unterminated string.
     let text = replace_line(&BUS, "protocol =", "protocol = \"pcix");
-    expect_model_error("bus.toml", &text, "protocol", line_of(&BUS, "protocol ="));
+    expect_model_error(
+        "bus.toml",
+        &text,
+        "protocol",
+        common::line_of(&BUS, "protocol ="),
+    );
     // A missing comma inside an inline table.
     let text = replace_line(
         &BUS,
         "clock =",
         r#"clock = { value = 66.67 unit = "MHz", source = "x" }"#,
     );
-    expect_model_error("bus.toml", &text, "clock", line_of(&BUS, "clock ="));
+    expect_model_error("bus.toml", &text, "clock", common::line_of(&BUS, "clock ="));
     // An unclosed table header.
     let text = replace_line(&BUS, "[param]", "[param");
-    expect_model_error("bus.toml", &text, "param", line_of(&BUS, "[param]"));
+    expect_model_error("bus.toml", &text, "param", common::line_of(&BUS, "[param]"));
     // A key written twice.
     let text = format!(
         "{TESTBED}target_latency = {{ value = 30, unit = \"us\", source = \"assumed\" }}\n"
@@ -227,7 +224,12 @@ fn a_parameter_with_an_unknown_unit_is_located() {
         "clock =",
         r#"clock = { value = 66.67, unit = "furlongs", source = "x" }"#,
     );
-    let msg = expect_model_error("bus.toml", &text, "param.clock", line_of(&BUS, "clock ="));
+    let msg = expect_model_error(
+        "bus.toml",
+        &text,
+        "param.clock",
+        common::line_of(&BUS, "clock ="),
+    );
     assert!(msg.contains("furlongs"), "{msg}");
 }
 
@@ -238,7 +240,12 @@ fn a_parameter_with_a_unit_of_the_wrong_dimension_is_located() {
         "clock =",
         r#"clock = { value = 15, unit = "ns", source = "x" }"#,
     );
-    expect_model_error("bus.toml", &text, "param.clock", line_of(&BUS, "clock ="));
+    expect_model_error(
+        "bus.toml",
+        &text,
+        "param.clock",
+        common::line_of(&BUS, "clock ="),
+    );
     let text = replace_line(
         TESTBED,
         "target_latency =",
@@ -248,7 +255,7 @@ fn a_parameter_with_a_unit_of_the_wrong_dimension_is_located() {
         "testbed.toml",
         &text,
         "param.target_latency",
-        line_of(TESTBED, "target_latency ="),
+        common::line_of(TESTBED, "target_latency ="),
     );
 }
 
@@ -259,7 +266,12 @@ fn a_parameter_outside_its_plausible_range_is_located() {
         "clock =",
         r#"clock = { value = 5000, unit = "MHz", source = "x" }"#,
     );
-    let msg = expect_model_error("bus.toml", &text, "param.clock", line_of(&BUS, "clock ="));
+    let msg = expect_model_error(
+        "bus.toml",
+        &text,
+        "param.clock",
+        common::line_of(&BUS, "clock ="),
+    );
     assert!(msg.contains("5000"), "{msg}");
     // A negative latency.
     let text = replace_line(
@@ -271,7 +283,7 @@ fn a_parameter_outside_its_plausible_range_is_located() {
         "testbed.toml",
         &text,
         "param.peer_turnaround",
-        line_of(TESTBED, "peer_turnaround ="),
+        common::line_of(TESTBED, "peer_turnaround ="),
     );
     // Not a number at all.
     let text = replace_line(
@@ -279,7 +291,12 @@ fn a_parameter_outside_its_plausible_range_is_located() {
         "width =",
         r#"width = { value = nan, unit = "bit", source = "x" }"#,
     );
-    expect_model_error("bus.toml", &text, "param.width", line_of(&BUS, "width ="));
+    expect_model_error(
+        "bus.toml",
+        &text,
+        "param.width",
+        common::line_of(&BUS, "width ="),
+    );
 }
 
 #[test]
@@ -290,7 +307,12 @@ fn a_missing_required_parameter_is_located_at_its_table() {
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
-    let msg = expect_model_error("bus.toml", &text, "param.width", line_of(&BUS, "[param]"));
+    let msg = expect_model_error(
+        "bus.toml",
+        &text,
+        "param.width",
+        common::line_of(&BUS, "[param]"),
+    );
     assert!(msg.contains("missing"), "{msg}");
 }
 
@@ -315,7 +337,7 @@ fn an_empty_source_is_located() {
             "bus.toml",
             &text,
             "param.max_burst",
-            line_of(&BUS, "max_burst ="),
+            common::line_of(&BUS, "max_burst ="),
         );
         assert!(msg.contains("source"), "{msg}");
     }
@@ -330,7 +352,11 @@ fn an_unknown_model_kind_is_located() {
 #[test]
 fn a_scenario_naming_an_unknown_server_is_located() {
     let text = replace_line(SCENARIO, "server =", "server = \"no-such-server\"");
-    let msg = expect_scenario_error(&text, "experiment[0].server", line_of(SCENARIO, "server ="));
+    let msg = expect_scenario_error(
+        &text,
+        "experiment[0].server",
+        common::line_of(SCENARIO, "server ="),
+    );
     assert!(msg.contains("no-such-server"), "{msg}");
 }
 
@@ -340,7 +366,7 @@ fn a_scenario_naming_an_unknown_adapter_is_located() {
     let msg = expect_scenario_error(
         &text,
         "experiment[0].card[0].adapter",
-        line_of(SCENARIO, "adapter ="),
+        common::line_of(SCENARIO, "adapter ="),
     );
     assert!(msg.contains("no-such-card"), "{msg}");
 }
@@ -351,7 +377,7 @@ fn a_scenario_naming_an_unknown_slot_is_located() {
     let msg = expect_scenario_error(
         &text,
         "experiment[0].card[0].slot",
-        line_of(SCENARIO, "slot ="),
+        common::line_of(SCENARIO, "slot ="),
     );
     assert!(msg.contains("seu-99"), "{msg}");
 }
@@ -362,14 +388,14 @@ fn a_scenario_naming_an_unknown_function_is_located() {
     let msg = expect_scenario_error(
         &text,
         "experiment[0].workload[0].function",
-        line_of(SCENARIO, "function ="),
+        common::line_of(SCENARIO, "function ="),
     );
     assert!(msg.contains("no-such-fn"), "{msg}");
 }
 
 #[test]
 fn a_figure_naming_an_unknown_function_is_located() {
-    let figure = line_of(SCENARIO, "[[experiment.figure]]");
+    let figure = common::line_of(SCENARIO, "[[experiment.figure]]");
     let mut lines: Vec<String> = SCENARIO.lines().map(String::from).collect();
     let at = lines
         .iter()
@@ -388,7 +414,7 @@ fn an_unknown_function_is_at_least_reported_at_its_line() {
     let msg = expect_scenario_error(
         &text,
         "experiment[0].workload[0]",
-        line_of(SCENARIO, "function ="),
+        common::line_of(SCENARIO, "function ="),
     );
     assert!(msg.contains("unknown function `no-such-fn`"), "{msg}");
 }
@@ -399,13 +425,13 @@ fn a_scenario_naming_an_unknown_card_or_testbed_is_located() {
     expect_scenario_error(
         &text,
         "experiment[0].workload[0].card",
-        line_of(SCENARIO, "card ="),
+        common::line_of(SCENARIO, "card ="),
     );
     let text = replace_line(SCENARIO, "testbed =", "testbed = \"no-such-lab\"");
     expect_scenario_error(
         &text,
         "experiment[0].testbed",
-        line_of(SCENARIO, "testbed ="),
+        common::line_of(SCENARIO, "testbed ="),
     );
 }
 
@@ -413,7 +439,11 @@ fn a_scenario_naming_an_unknown_card_or_testbed_is_located() {
 fn a_scenario_with_more_cells_than_the_server_has_is_located() {
     for cells in ["9", "0", "-1"] {
         let text = replace_line(SCENARIO, "cells =", &format!("cells = {cells}"));
-        let msg = expect_scenario_error(&text, "experiment[0].cells", line_of(SCENARIO, "cells ="));
+        let msg = expect_scenario_error(
+            &text,
+            "experiment[0].cells",
+            common::line_of(SCENARIO, "cells ="),
+        );
         assert!(msg.contains("rp8400-seu"), "{msg}");
     }
 }
@@ -422,12 +452,24 @@ fn a_scenario_with_more_cells_than_the_server_has_is_located() {
 fn a_scenario_with_an_absurd_run_length_is_located() {
     for v in ["-5", "0", "1e12", "nan", "inf"] {
         let text = replace_line(SCENARIO, "duration_ms =", &format!("duration_ms = {v}"));
-        expect_scenario_error(&text, "run.duration_ms", line_of(SCENARIO, "duration_ms ="));
+        expect_scenario_error(
+            &text,
+            "run.duration_ms",
+            common::line_of(SCENARIO, "duration_ms ="),
+        );
     }
     let text = replace_line(SCENARIO, "warmup_ms =", "warmup_ms = -1");
-    expect_scenario_error(&text, "run.warmup_ms", line_of(SCENARIO, "warmup_ms ="));
+    expect_scenario_error(
+        &text,
+        "run.warmup_ms",
+        common::line_of(SCENARIO, "warmup_ms ="),
+    );
     let text = replace_line(SCENARIO, "warmup_ms =", "max_events = 5");
-    expect_scenario_error(&text, "run.max_events", line_of(SCENARIO, "warmup_ms ="));
+    expect_scenario_error(
+        &text,
+        "run.max_events",
+        common::line_of(SCENARIO, "warmup_ms ="),
+    );
 }
 
 #[test]
@@ -436,22 +478,22 @@ fn a_scenario_with_a_bad_workload_is_located() {
     expect_scenario_error(
         &text,
         "experiment[0].workload[0].direction",
-        line_of(SCENARIO, "direction ="),
+        common::line_of(SCENARIO, "direction ="),
     );
     let text = replace_line(SCENARIO, "kind =", "kind = \"diskbench\"");
     expect_scenario_error(
         &text,
         "experiment[0].workload[0].kind",
-        line_of(SCENARIO, "kind ="),
+        common::line_of(SCENARIO, "kind ="),
     );
 }
 
 #[test]
 fn malformed_toml_in_a_scenario_is_located() {
     let text = replace_line(SCENARIO, "cells =", "cells = ");
-    expect_scenario_error(&text, "cells", line_of(SCENARIO, "cells ="));
+    expect_scenario_error(&text, "cells", common::line_of(SCENARIO, "cells ="));
     let text = replace_line(SCENARIO, "cells =", "cells = \"one\"");
-    expect_scenario_error(&text, "cells", line_of(SCENARIO, "cells ="));
+    expect_scenario_error(&text, "cells", common::line_of(SCENARIO, "cells ="));
 }
 
 #[test]
@@ -512,7 +554,7 @@ fn a_workload_key_of_the_other_workload_kind_is_located() {
         let msg = expect_scenario_error(
             &text,
             &format!("experiment[0].workload[0].{name}"),
-            line_of(SCENARIO, "direction =") + 1,
+            common::line_of(SCENARIO, "direction =") + 1,
         );
         assert!(msg.contains("netperf-tcp-stream"), "{msg}");
     }
@@ -530,7 +572,7 @@ fn a_workload_key_of_the_other_workload_kind_is_located() {
         let msg = expect_scenario_error(
             &text,
             &format!("experiment[0].workload[0].{name}"),
-            line_of(SCENARIO, "direction =") + 1,
+            common::line_of(SCENARIO, "direction =") + 1,
         );
         assert!(msg.contains("diskbench"), "{msg}");
     }
@@ -543,7 +585,7 @@ fn a_published_value_that_is_not_positive_is_located() {
         expect_scenario_error(
             &text,
             "experiment[0].figure[0].published",
-            line_of(SCENARIO, "published ="),
+            common::line_of(SCENARIO, "published ="),
         );
     }
 }

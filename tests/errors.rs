@@ -216,11 +216,7 @@ fn a_transmit_threshold_on_a_card_with_a_processor_is_one_error_at_its_key() {
             "\ntx_threshold = { value = 128, unit = \"bytes\", source = \"test\" }\ntx_fifo = ",
             1,
         );
-    let line = adapter
-        .lines()
-        .position(|l| l.starts_with("tx_threshold"))
-        .unwrap()
-        + 1;
+    let line = common::line_of(&adapter, "tx_threshold");
     let dir = tempfile::tempdir().unwrap();
     let models = dir.path().join("models");
     std::fs::create_dir(&models).unwrap();

@@ -694,11 +694,7 @@ fn a_size_in_kib_that_is_no_whole_number_of_bytes_is_refused_not_rounded() {
         "direction = \"receive\"\n",
         "direction = \"receive\"\nsocket_kib = 64.0001\n",
     );
-    let line = text
-        .lines()
-        .position(|l| l.starts_with("socket_kib"))
-        .unwrap()
-        + 1;
+    let line = common::line_of(&text, "socket_kib");
     let col = col_of(&text, line, "64.0001");
     let file = tmp.path().join("frac.toml");
     std::fs::write(&file, &text).unwrap();

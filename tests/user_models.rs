@@ -239,11 +239,7 @@ fn a_card_in_a_slot_without_a_common_mode_is_rejected_with_file_key_and_line() {
     assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(out.stdout.is_empty(), "nothing on stdout on error");
-    let line = SCENARIO
-        .lines()
-        .position(|l| l.starts_with("slot = "))
-        .unwrap()
-        + 1;
+    let line = common::line_of(SCENARIO, "slot = ");
     assert!(
         stderr.contains(&format!("{scenario_s}:{line}")),
         "stderr does not name {scenario_s}:{line}:\n{stderr}"
@@ -273,11 +269,7 @@ fn cells_beyond_the_user_servers_maximum_are_rejected() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
-    let line = text
-        .lines()
-        .position(|l| l.starts_with("cells = "))
-        .unwrap()
-        + 1;
+    let line = common::line_of(&text, "cells = ");
     assert!(stderr.contains(&format!("{scenario_s}:{line}")), "{stderr}");
     assert!(stderr.contains("key `experiment[0].cells`"), "{stderr}");
 }

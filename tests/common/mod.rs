@@ -7,6 +7,14 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The 1-based line of the first line of `text` that starts with `prefix`.
+pub fn line_of(text: &str, prefix: &str) -> usize {
+    text.lines()
+        .position(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting with `{prefix}` in:\n{text}"))
+        + 1
+}
+
 /// Runs the iosim binary with `args` and returns what it did.
 pub fn iosim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_iosim"))
