@@ -163,24 +163,22 @@ impl Error {
     /// itself for one, [`Error::Many`] (nested lists flattened, each mistake
     /// once however many runs met it, at most [`MAX_ERRORS`] kept) for more.
     pub fn from_list(list: Vec<Error>) -> Option<Error> {
-        let mut errors: Vec<Error> = Vec::new();
-        let mut said = std::collections::HashSet::new();
+        let mut errors = Vec::new();
         let mut omitted = 0;
-        let flat = list.into_iter().flat_map(|e| match e {
-            Error::Many {
-                errors: inner,
-                omitted: more,
-            } => {
-                omitted += more;
-                inner
-            }
-            e => vec![e],
-        });
-        for e in flat.collect::<Vec<_>>() {
-            if said.insert(e.to_string()) {
-                errors.push(e);
+        for e in list {
+            match e {
+                Error::Many {
+                    errors: inner,
+                    omitted: more,
+                } => {
+                    omitted += more;
+                    errors.extend(inner);
+                }
+                e => errors.push(e),
             }
         }
+        let mut said = std::collections::HashSet::new();
+        errors.retain(|e| said.insert(e.to_string()));
         if errors.len() > MAX_ERRORS {
             omitted += errors.len() - MAX_ERRORS;
             errors.truncate(MAX_ERRORS);

@@ -549,7 +549,7 @@ pub struct Nic {
     /// was done, its fetch done since.
     on_wire_pieces: Option<Vec<(Picos, u64)>>,
     /// Frames the wire sent with their fetch not done (transmit underruns).
-    pub underruns: u64,
+    underruns: u64,
     rx_fifo: VecDeque<Frame>,
     rx_fifo_used: u64,
     rx_dma_busy: bool,
@@ -735,7 +735,8 @@ impl Nic {
             NicEv::TxDesc => {
                 let bytes = self.fetching.map(|fr| fr.bytes).unwrap_or(0);
                 match self.threshold {
-                    Some(t) if t < bytes && !self.cfg.processor.present() => {
+                    // `assemble` refuses a threshold beside a card processor.
+                    Some(t) if t < bytes => {
                         cx.dma_read_watched(bytes, t, ev(NicEv::TxThreshold), ev(NicEv::TxData))
                     }
                     _ => cx.dma_read(bytes, ev(NicEv::TxData)),
