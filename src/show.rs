@@ -358,6 +358,28 @@ pub fn status<'a>(sets: impl IntoIterator<Item = &'a crate::model::ParamSet>) ->
     }
 }
 
+/// The CPU costs `server` leaves out and takes, scaled by the CPUs'
+/// ratings, from the server it names in `costs_from`, with their status
+/// there: a value fitted to the papers' figures stays fitted when it is
+/// carried. `None` without such costs.
+fn carried_costs(reg: &Registry, server: &ServerSpec) -> Option<String> {
+    let (name, _) = server.costs_from.as_ref()?;
+    let from = reg.servers.get(name)?;
+    let carried = crate::model::ParamSet {
+        map: crate::model::schema::SCALED_COSTS
+            .iter()
+            .filter(|k| !server.params.map.contains_key(**k))
+            .filter_map(|k| Some((k.to_string(), from.params.map.get(*k)?.clone())))
+            .collect(),
+    };
+    (!carried.map.is_empty()).then(|| {
+        format!(
+            "CPU costs carried from {name} (costs_from, scaled by CPU rating): [{}]",
+            status([&carried])
+        )
+    })
+}
+
 /// Every model of `kind` in `reg`, by name.
 pub fn catalogue(reg: &Registry, kind: ModelKind) -> Vec<CatalogueEntry> {
     let entry = |name: &str,
@@ -376,7 +398,11 @@ pub fn catalogue(reg: &Registry, kind: ModelKind) -> Vec<CatalogueEntry> {
             .map(|s| {
                 let mut sets = vec![&s.params, &s.bridge];
                 sets.extend(s.io_controllers.iter().map(|c| &c.params));
-                entry(&s.name, &s.description, sets, &s.at)
+                let mut e = entry(&s.name, &s.description, sets, &s.at);
+                if let Some(carried) = carried_costs(reg, s) {
+                    e.status = format!("{}; {carried}", e.status);
+                }
+                e
             })
             .collect(),
         ModelKind::Adapters => reg

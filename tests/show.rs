@@ -475,6 +475,23 @@ fn list_names_every_model_of_a_kind_with_its_calibration_and_source() {
         status("a5513a")
     );
     assert!(!status("ab379b").contains("fitted"), "{}", status("ab379b"));
+    // The rp7410 fits nothing of its own, but its CPU costs are the rp8400's,
+    // two of them fitted: its status says so.
+    let out = common::iosim(&["list", "servers", "--format", "json"]);
+    let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rp7410 = js["servers"]
+        .as_array()
+        .expect("servers")
+        .iter()
+        .find(|r| r["name"] == "rp7410")
+        .and_then(|r| r["calibration"].as_str())
+        .expect("rp7410");
+    assert!(
+        rp7410.starts_with("assumed")
+            && rp7410.contains("carried from rp8400-seu")
+            && rp7410.contains("fitted to the papers' figures: 2 of 6 values (cpu_per_packet, cpu_per_segment_sent)"),
+        "{rp7410}"
+    );
     // An unknown kind is a usage error.
     assert_eq!(common::iosim(&["list", "widgets"]).status.code(), Some(2));
 }
