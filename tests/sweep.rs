@@ -305,7 +305,8 @@ fn an_optional_parameter_absent_from_the_model_can_be_swept() {
 #[test]
 fn mtu_sweep_on_atm_lane_9218_beats_1516() {
     // One ATM/622 receiving alone (the ATM report's Table 3) over the two
-    // MTUs: the larger frames carry more per frame of SAR and CPU work.
+    // MTUs: the larger frames carry more per frame of SAR and CPU work (the
+    // report: 537 against 454 Mbit/s, 1.18 times).
     let csv = sweep_at(
         "scenarios/atm/table3-atm622-n4000-1cpu.toml",
         "atm622.in.lane9218",
@@ -314,7 +315,7 @@ fn mtu_sweep_on_atm_lane_9218_beats_1516() {
     let m = means(&csv, "atm622.in.lane9218", "total throughput");
     assert_eq!(m.len(), 2, "{csv}");
     assert_eq!(m[0].0, "link:*=atm622-lane9218");
-    assert!(m[0].1 > m[1].1 * 1.3, "{m:?}");
+    assert!(m[0].1 > m[1].1 * 1.1, "{m:?}");
     // A card named alone over the two links: only its throughput moves.
     let csv = sweep_at(
         "scenarios/atm/table9-atm622-n4000.toml",

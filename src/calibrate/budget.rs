@@ -460,9 +460,9 @@ mod tests {
             uncounted_choices(&reg, &spec, &[("loud", loud), ("bogus", bogus)]).len(),
             2
         );
-        // The ATM cards' two engines, no longer counted.
+        // The ATM cards' one engine, no longer counted.
         let mut fewer = spec.clone();
-        fewer.choices.retain(|c| c.id != "atm-two-engines");
+        fewer.choices.retain(|c| c.id != "atm-one-engine");
         let missing = uncounted_choices(&reg, &fewer, &[]);
         assert_eq!(missing.len(), 2, "{missing:?}");
         assert!(missing[0].contains("processor_engines"), "{missing:?}");
