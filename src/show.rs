@@ -3,8 +3,8 @@
 //! its capacity. Data only: [`crate::sections`] renders it.
 
 use crate::error::{Error, Location, Result};
-use crate::model::schema::{BridgeParams, IoControllerParams, ServerParams};
-use crate::model::{Registry, ServerSpec, SlotSpec};
+use crate::model::schema::{BridgeParams, IoControllerParams, ServerParams, SCALED_COSTS};
+use crate::model::{ParamSet, Registry, ServerSpec, SlotSpec};
 use crate::sim::config::BusCfg;
 use crate::units::BytesPerSec;
 
@@ -324,7 +324,7 @@ pub fn summary(text: &str) -> String {
 
 /// The calibration status of a model's parameters: how many are fitted to
 /// the papers' figures, how many assumed, out of all.
-pub fn status<'a>(sets: impl IntoIterator<Item = &'a crate::model::ParamSet>) -> String {
+pub fn status<'a>(sets: impl IntoIterator<Item = &'a ParamSet>) -> String {
     let (mut all, mut fitted, mut assumed) = (0, 0, 0);
     let mut names: Vec<String> = Vec::new();
     for s in sets {
@@ -365,8 +365,8 @@ pub fn status<'a>(sets: impl IntoIterator<Item = &'a crate::model::ParamSet>) ->
 fn carried_costs(reg: &Registry, server: &ServerSpec) -> Option<String> {
     let (name, _) = server.costs_from.as_ref()?;
     let from = reg.servers.get(name)?;
-    let carried = crate::model::ParamSet {
-        map: crate::model::schema::SCALED_COSTS
+    let carried = ParamSet {
+        map: SCALED_COSTS
             .iter()
             .filter(|k| !server.params.map.contains_key(**k))
             .filter_map(|k| Some((k.to_string(), from.params.map.get(*k)?.clone())))
@@ -382,15 +382,13 @@ fn carried_costs(reg: &Registry, server: &ServerSpec) -> Option<String> {
 
 /// Every model of `kind` in `reg`, by name.
 pub fn catalogue(reg: &Registry, kind: ModelKind) -> Vec<CatalogueEntry> {
-    let entry = |name: &str,
-                 description: &str,
-                 sets: Vec<&crate::model::ParamSet>,
-                 at: &Location| CatalogueEntry {
-        name: name.to_string(),
-        summary: summary(description),
-        status: status(sets),
-        file: at.file.display().to_string(),
-    };
+    let entry =
+        |name: &str, description: &str, sets: Vec<&ParamSet>, at: &Location| CatalogueEntry {
+            name: name.to_string(),
+            summary: summary(description),
+            status: status(sets),
+            file: at.file.display().to_string(),
+        };
     match kind {
         ModelKind::Servers => reg
             .servers
@@ -409,8 +407,7 @@ pub fn catalogue(reg: &Registry, kind: ModelKind) -> Vec<CatalogueEntry> {
             .adapters
             .values()
             .map(|a| {
-                let mut sets: Vec<&crate::model::ParamSet> =
-                    a.functions.iter().map(|f| &f.params).collect();
+                let mut sets: Vec<&ParamSet> = a.functions.iter().map(|f| &f.params).collect();
                 if let Some(b) = &a.bridge {
                     sets.push(&b.secondary);
                     sets.push(&b.primary);

@@ -456,36 +456,27 @@ fn list_names_every_model_of_a_kind_with_its_calibration_and_source() {
             );
         }
     }
-    // The A5513A's SAR processor is fitted; the AB379B's values are not.
-    let out = common::iosim(&["list", "adapters", "--format", "json"]);
-    let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let status = |n: &str| {
-        js["adapters"]
+    // The calibration status `list KIND` gives model `name`.
+    let status = |kind: &str, name: &str| -> String {
+        let out = common::iosim(&["list", kind, "--format", "json"]);
+        let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        js[kind]
             .as_array()
-            .expect("adapters")
+            .expect(kind)
             .iter()
-            .find(|r| r["name"] == n)
+            .find(|r| r["name"] == name)
             .and_then(|r| r["calibration"].as_str())
             .expect("calibration")
             .to_string()
     };
-    assert!(
-        status("a5513a").starts_with("fitted"),
-        "{}",
-        status("a5513a")
-    );
-    assert!(!status("ab379b").contains("fitted"), "{}", status("ab379b"));
+    // The A5513A's SAR processor is fitted; the AB379B's values are not.
+    let a5513a = status("adapters", "a5513a");
+    assert!(a5513a.starts_with("fitted"), "{a5513a}");
+    let ab379b = status("adapters", "ab379b");
+    assert!(!ab379b.contains("fitted"), "{ab379b}");
     // The rp7410 fits nothing of its own, but its CPU costs are the rp8400's,
     // two of them fitted: its status says so.
-    let out = common::iosim(&["list", "servers", "--format", "json"]);
-    let js: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let rp7410 = js["servers"]
-        .as_array()
-        .expect("servers")
-        .iter()
-        .find(|r| r["name"] == "rp7410")
-        .and_then(|r| r["calibration"].as_str())
-        .expect("rp7410");
+    let rp7410 = status("servers", "rp7410");
     assert!(
         rp7410.starts_with("assumed")
             && rp7410.contains("carried from rp8400-seu")
