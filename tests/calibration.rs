@@ -1012,6 +1012,71 @@ fn an_experiment_fingerprint_changes_only_with_what_its_work_reads() {
     assert_eq!(print(&reg, &gige_rx), print(&array, &gige_rx));
 }
 
+/// A server that only receives data sends no segment of its own and no
+/// data reaches the netperf peer; one that only sends takes no payload in.
+/// The fingerprint leaves out what each direction never reads, and the run
+/// with such a value changed is the same run, figure for figure and event
+/// for event (so leaving it out is sound, not only cheaper).
+#[test]
+fn an_experiment_fingerprint_leaves_out_the_costs_of_the_direction_it_does_not_run() {
+    let reg = load_registry(&[]).expect("bundled models");
+    let scenarios = iosim::loader::load_bundled_scenarios(&reg).expect("bundled scenarios");
+    let find = |name: &str, id: &str| {
+        scenarios
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| {
+                s.experiments
+                    .iter()
+                    .find(|e| e.id == id)
+                    .map(|e| (s.clone(), e.clone()))
+            })
+            .expect("the bundled experiment")
+    };
+    let rx = find("hp2g-fig2-gige-receive", "gige-rx.pcix.c1");
+    let tx = find("hp2g-fig3-gige-transmit", "gige-tx.pcix.c1");
+    let with = |path: &str, v: f64| {
+        let mut r = reg.clone();
+        assert!(r.set_param(path, v), "{path}");
+        r
+    };
+    let print = |reg: &Registry, e: &iosim::model::Experiment| {
+        iosim::sim::config::assemble(reg, e)
+            .expect("assembles")
+            .fingerprint()
+    };
+    let sent = with("server.rp8400-seu.cpu_per_segment_sent", 29_000.0);
+    let peer = with("testbed.hp-2004-lab.peer_cpu_per_segment", 50_000.0);
+    let turnaround = with("testbed.hp-2004-lab.peer_turnaround", 500_000.0);
+    let copy = with("server.rp8400-seu.cpu_per_kb", 19_000.0);
+    for (moved, reads_rx, reads_tx) in [
+        (&sent, false, true),
+        (&peer, false, true),
+        (&turnaround, false, true),
+        (&copy, true, false),
+    ] {
+        for ((sc, e), reads) in [(&rx, reads_rx), (&tx, reads_tx)] {
+            let same = print(&reg, e) == print(moved, e);
+            assert_eq!(same, !reads, "{}", e.id);
+            let run = |r: &Registry| {
+                let res = iosim::sim::simulate(r, e, &sc.run, 1).expect("runs");
+                (
+                    res.events,
+                    res.measured,
+                    format!("{:?}", res.functions),
+                    res.cpu_util.to_bits(),
+                )
+            };
+            let changed = run(&reg) != run(moved);
+            assert_eq!(
+                changed, reads,
+                "{}: the run moved with a value it does not read, or not with one it does",
+                e.id
+            );
+        }
+    }
+}
+
 /// `calibrate --refit` of one free value (the N4000's cost per packet, whose
 /// experiments are few): the report says which search ran and the
 /// objective's value where it started and ended, and the fitted file's header

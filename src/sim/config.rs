@@ -20,7 +20,7 @@ pub use super::engines::nic::{CardProcessorCfg, NicCfg, NicFunction, Route};
 pub use super::engines::raw_dma::{RawDmaCfg, RawDmaTest};
 pub use super::engines::veth::VethCfg;
 pub use super::engines::FunctionCfg;
-use super::engines::{whole, FunctionInput};
+use super::engines::{whole, FunctionInput, Reads};
 pub use super::memory::MemoryCfg;
 pub use super::path::{ControllerCfg, PathCfg};
 pub use super::platform::{CardBridgeCfg, PlacedBus};
@@ -207,21 +207,26 @@ impl StackCosts {
 
 impl SystemCfg {
     /// The configuration as text, without what this experiment's work never
-    /// reads: the engine settings of idle functions, the TCP stack costs
-    /// and netperf peer when no NIC is busy, the I/O cost and disk array
-    /// when no HBA is busy. Two configurations with the same fingerprint
+    /// reads: the engine settings of idle functions; the TCP stack costs
+    /// when no NIC is busy, its costs of sending data when no busy function
+    /// sends any of its own, its cost per KiB received when none takes
+    /// payload in, and the netperf peer when no data reaches it; the I/O
+    /// cost and disk array when no HBA is busy. Two configurations with the same fingerprint
     /// give the same simulation (same seed), so the calibration reruns an
     /// experiment only when a parameter changes its fingerprint. Every
     /// engine kind says what it reads ([`super::engines::EngineType::reads`],
     /// no default).
     pub fn fingerprint(&self) -> String {
         let mut c = self.clone();
-        let (mut nic, mut hba) = (false, false);
+        let mut all = Reads::default();
         for f in &mut c.functions {
             let busy = f.cfg.busy();
             let reads = f.cfg.reads();
-            nic |= busy && reads.tcp;
-            hba |= busy && reads.disk;
+            all.tcp |= busy && reads.tcp;
+            all.tcp_sends |= busy && reads.tcp_sends;
+            all.tcp_receives |= busy && reads.tcp_receives;
+            all.peer_receives |= busy && reads.peer_receives;
+            all.disk |= busy && reads.disk;
             if !busy {
                 // Only its place on the bus remains.
                 f.cfg = FunctionCfg::RawDma(RawDmaCfg {
@@ -238,21 +243,27 @@ impl SystemCfg {
                 });
             }
         }
-        if !nic {
+        if !all.tcp {
             c.cpu.per_packet = Picos(0);
-            c.cpu.per_segment_sent = Picos(0);
-            c.cpu.per_kib_ps = 0.0;
-            c.cpu.per_kib_sent_ps = 0.0;
             c.cpu.checksum_kib_ps = 0.0;
-            c.cpu.per_send_call = Picos(0);
             c.cpu.ack_every = 0;
+        }
+        if !all.tcp_sends {
+            c.cpu.per_segment_sent = Picos(0);
+            c.cpu.per_kib_sent_ps = 0.0;
+            c.cpu.per_send_call = Picos(0);
+        }
+        if !all.tcp_receives {
+            c.cpu.per_kib_ps = 0.0;
+        }
+        if !all.peer_receives {
             c.testbed.peer_turnaround = Picos(0);
             c.testbed.peer_per_segment = Picos(0);
             c.testbed.peer_ps_per_kib = 0.0;
             c.testbed.peer_per_ack = Picos(0);
             c.testbed.peer_processor_per_frame = Picos(0);
         }
-        if !hba {
+        if !all.disk {
             c.cpu.per_io = Picos(0);
             c.testbed.target_latency = Picos(0);
             c.testbed.target_ps_per_kib = 0.0;

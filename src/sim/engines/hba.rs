@@ -171,8 +171,8 @@ impl EngineType for Hba {
     }
     fn reads(_: &HbaFunction) -> Reads {
         Reads {
-            tcp: false,
             disk: true,
+            ..Reads::default()
         }
     }
 }

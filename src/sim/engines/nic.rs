@@ -379,9 +379,20 @@ impl EngineType for Nic {
             Some(_) => [false, false],
         }
     }
-    fn reads(_: &NicFunction) -> Reads {
+    fn reads(c: &NicFunction) -> Reads {
+        // A routed port builds no segment of its own (`try_send`), copies
+        // what it forwards through the stack, and sends data to a client
+        // that receives as the netperf peer does.
+        let (out, inn, routed) = (
+            c.streams.0.is_some(),
+            c.streams.1.is_some(),
+            c.route.is_some(),
+        );
         Reads {
             tcp: true,
+            tcp_sends: out && !routed,
+            tcp_receives: inn || routed,
+            peer_receives: out || routed,
             disk: false,
         }
     }

@@ -102,11 +102,22 @@ impl<'a> FunctionInput<'a> {
 
 /// The shared costs a busy function's work reads (what the calibration's
 /// fingerprint keeps): the TCP stack and netperf peer, or the disk I/O cost
-/// and disk array.
+/// and disk array. A value no busy function reads cannot change a run, so
+/// runs that differ only in such values are one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Reads {
-    /// The TCP stack costs and the netperf peer.
+    /// The TCP stack's costs per packet (received, or ACK sent), its ACK
+    /// rule and its checksum cost.
     pub tcp: bool,
+    /// The server sends data segments of its own: its costs per segment
+    /// sent, per KiB sent and per send call.
+    pub tcp_sends: bool,
+    /// The server takes in data segments' payload (to an application, or
+    /// forwarded): its cost per KiB received.
+    pub tcp_receives: bool,
+    /// Data segments reach the test bed's netperf peer: the peer's costs
+    /// and its ACK turnaround.
+    pub peer_receives: bool,
     /// The CPU cost per disk I/O and the disk array.
     pub disk: bool,
 }

@@ -315,9 +315,14 @@ impl EngineType for Veth {
         [c.streams.0.is_some(), c.streams.1.is_some()]
     }
     // It reads the TCP stack costs as a NIC does.
+    // The other partition runs the same stack, so either direction reads
+    // the costs of both; the test bed's peer is never read.
     fn reads(_: &VethCfg) -> Reads {
         Reads {
             tcp: true,
+            tcp_sends: true,
+            tcp_receives: true,
+            peer_receives: false,
             disk: false,
         }
     }
