@@ -973,6 +973,39 @@ fn points_evaluated_together_give_what_each_gives_alone() {
     }
 }
 
+/// A bundled experiment with its scenario, found by scenario name and id.
+fn bundled_experiment(
+    reg: &Registry,
+    name: &str,
+    id: &str,
+) -> (iosim::model::Scenario, iosim::model::Experiment) {
+    let scenarios = iosim::loader::load_bundled_scenarios(reg).expect("bundled scenarios");
+    scenarios
+        .iter()
+        .find(|s| s.name == name)
+        .and_then(|s| {
+            s.experiments
+                .iter()
+                .find(|e| e.id == id)
+                .map(|e| (s.clone(), e.clone()))
+        })
+        .expect("the bundled experiment")
+}
+
+/// `e`'s fingerprint assembled on `reg`.
+fn fingerprint_on(reg: &Registry, e: &iosim::model::Experiment) -> String {
+    iosim::sim::config::assemble(reg, e)
+        .expect("assembles")
+        .fingerprint()
+}
+
+/// `reg` with the value at `path` set to `v` (base unit).
+fn with_value(reg: &Registry, path: &str, v: f64) -> Registry {
+    let mut r = reg.clone();
+    assert!(r.set_param(path, v), "{path}");
+    r
+}
+
 /// The calibration reruns an experiment only when a parameter changes what
 /// its work reads (`SystemCfg::fingerprint`): the TCP stack cost is not
 /// read by an FC-only experiment, the disk array's latency is; an idle
@@ -980,27 +1013,10 @@ fn points_evaluated_together_give_what_each_gives_alone() {
 #[test]
 fn an_experiment_fingerprint_changes_only_with_what_its_work_reads() {
     let reg = load_registry(&[]).expect("bundled models");
-    let scenarios = iosim::loader::load_bundled_scenarios(&reg).expect("bundled scenarios");
-    let find = |name: &str, id: &str| {
-        scenarios
-            .iter()
-            .find(|s| s.name == name)
-            .and_then(|s| s.experiments.iter().find(|e| e.id == id))
-            .cloned()
-            .expect("the bundled experiment")
-    };
-    let fc_read = find("hp2g-fig5-fc-read", "fc-rd.pcix.c1");
-    let gige_rx = find("hp2g-fig2-gige-receive", "gige-rx.pcix.c1");
-    let print = |reg: &Registry, e: &iosim::model::Experiment| {
-        iosim::sim::config::assemble(reg, e)
-            .expect("assembles")
-            .fingerprint()
-    };
-    let with = |path: &str, v: f64| {
-        let mut r = reg.clone();
-        assert!(r.set_param(path, v), "{path}");
-        r
-    };
+    let (_, fc_read) = bundled_experiment(&reg, "hp2g-fig5-fc-read", "fc-rd.pcix.c1");
+    let (_, gige_rx) = bundled_experiment(&reg, "hp2g-fig2-gige-receive", "gige-rx.pcix.c1");
+    let print = fingerprint_on;
+    let with = |path: &str, v: f64| with_value(&reg, path, v);
     let stack = with("server.rp8400-seu.cpu_per_packet", 33_000.0);
     let array = with("testbed.hp-2004-lab.target_latency", 3_000_000.0);
     let driver = with("adapter.a9782a.gige.pio_reads_per_interrupt", 7.0);
@@ -1020,31 +1036,10 @@ fn an_experiment_fingerprint_changes_only_with_what_its_work_reads() {
 #[test]
 fn an_experiment_fingerprint_leaves_out_the_costs_of_the_direction_it_does_not_run() {
     let reg = load_registry(&[]).expect("bundled models");
-    let scenarios = iosim::loader::load_bundled_scenarios(&reg).expect("bundled scenarios");
-    let find = |name: &str, id: &str| {
-        scenarios
-            .iter()
-            .find(|s| s.name == name)
-            .and_then(|s| {
-                s.experiments
-                    .iter()
-                    .find(|e| e.id == id)
-                    .map(|e| (s.clone(), e.clone()))
-            })
-            .expect("the bundled experiment")
-    };
-    let rx = find("hp2g-fig2-gige-receive", "gige-rx.pcix.c1");
-    let tx = find("hp2g-fig3-gige-transmit", "gige-tx.pcix.c1");
-    let with = |path: &str, v: f64| {
-        let mut r = reg.clone();
-        assert!(r.set_param(path, v), "{path}");
-        r
-    };
-    let print = |reg: &Registry, e: &iosim::model::Experiment| {
-        iosim::sim::config::assemble(reg, e)
-            .expect("assembles")
-            .fingerprint()
-    };
+    let rx = bundled_experiment(&reg, "hp2g-fig2-gige-receive", "gige-rx.pcix.c1");
+    let tx = bundled_experiment(&reg, "hp2g-fig3-gige-transmit", "gige-tx.pcix.c1");
+    let print = fingerprint_on;
+    let with = |path: &str, v: f64| with_value(&reg, path, v);
     let sent = with("server.rp8400-seu.cpu_per_segment_sent", 29_000.0);
     let peer = with("testbed.hp-2004-lab.peer_cpu_per_segment", 50_000.0);
     let turnaround = with("testbed.hp-2004-lab.peer_turnaround", 500_000.0);
