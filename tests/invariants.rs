@@ -700,3 +700,84 @@ proptest! {
         }
     }
 }
+
+/// Over every bundled experiment: each TCP cost the fingerprint leaves out
+/// (`SystemCfg::fingerprint`: the costs of a direction no busy function
+/// carries, the netperf peer when no data reaches it) changes nothing in a
+/// short run, event for event. The calibration, the intervals and the
+/// calibration status skip such runs as the same run; this is what makes
+/// that sound. Some values must be left out and some kept, or the test
+/// would check nothing.
+#[test]
+fn a_value_the_fingerprint_leaves_out_changes_no_run() {
+    use iosim::sim::config::{assemble, SystemCfg};
+    use iosim::units::Picos;
+    let reg = registry();
+    let scenarios = iosim::loader::load_bundled_scenarios(reg).expect("bundled scenarios");
+    let short = RunSpec {
+        warmup_ms: WARMUP_MS,
+        duration_ms: DURATION_MS,
+        precision_pct: None,
+        ..scenarios[0].run
+    };
+    type Change = (&'static str, fn(&mut SystemCfg));
+    let changes: [Change; 8] = [
+        ("per segment sent", |c| {
+            c.cpu.per_segment_sent += Picos::from_ns(7000.0)
+        }),
+        ("per KiB sent", |c| c.cpu.per_kib_sent_ps += 3e6),
+        ("per send call", |c| {
+            c.cpu.per_send_call += Picos::from_ns(5000.0)
+        }),
+        ("per KiB received", |c| c.cpu.per_kib_ps += 3e6),
+        ("peer turnaround", |c| {
+            c.testbed.peer_turnaround += Picos::from_ns(90_000.0)
+        }),
+        ("peer per segment", |c| {
+            c.testbed.peer_per_segment += Picos::from_ns(20_000.0)
+        }),
+        ("peer per KiB", |c| c.testbed.peer_ps_per_kib += 5e6),
+        ("peer per ACK", |c| {
+            c.testbed.peer_per_ack += Picos::from_ns(9000.0)
+        }),
+    ];
+    let (mut left_out, mut kept) = (0, 0);
+    for sc in &scenarios {
+        for e in &sc.experiments {
+            let base = assemble(reg, e).expect("a bundled experiment assembles");
+            let print = base.fingerprint();
+            let run = |cfg: &SystemCfg| {
+                let r =
+                    iosim::sim::simulate_assembled(cfg.clone(), e, &short, &Default::default(), 1)
+                        .expect("runs");
+                (
+                    r.events,
+                    r.measured,
+                    format!("{:?}", r.functions),
+                    format!("{:?}", r.cpu_list),
+                )
+            };
+            let mut before = None;
+            for (what, change) in &changes {
+                let mut moved = base.clone();
+                change(&mut moved);
+                if moved.fingerprint() != print {
+                    kept += 1;
+                    continue;
+                }
+                left_out += 1;
+                let before = before.get_or_insert_with(|| run(&base));
+                assert!(
+                    *before == run(&moved),
+                    "{}/{}: the {what} cost is left out of the fingerprint but changes the run",
+                    sc.name,
+                    e.id
+                );
+            }
+        }
+    }
+    assert!(
+        left_out > 100 && kept > 100,
+        "left out {left_out}, kept {kept}"
+    );
+}
