@@ -211,23 +211,20 @@ impl SystemCfg {
     /// when no NIC is busy, its costs of sending data when no busy function
     /// sends any of its own, its cost per KiB received when none takes
     /// payload in, and the netperf peer when no data reaches it; the I/O
-    /// cost and disk array when no HBA is busy. Two configurations with the same fingerprint
-    /// give the same simulation (same seed), so the calibration reruns an
-    /// experiment only when a parameter changes its fingerprint. Every
-    /// engine kind says what it reads ([`super::engines::EngineType::reads`],
-    /// no default).
+    /// cost and disk array when no HBA is busy. Two configurations with the
+    /// same fingerprint give the same simulation (same seed), so the
+    /// calibration reruns an experiment only when a parameter changes its
+    /// fingerprint. Every engine kind says what it reads
+    /// ([`super::engines::EngineType::reads`], no default).
     pub fn fingerprint(&self) -> String {
         let mut c = self.clone();
-        let mut all = Reads::default();
+        let all = c
+            .functions
+            .iter()
+            .filter(|f| f.cfg.busy())
+            .fold(Reads::default(), |all, f| all.or(f.cfg.reads()));
         for f in &mut c.functions {
-            let busy = f.cfg.busy();
-            let reads = f.cfg.reads();
-            all.tcp |= busy && reads.tcp;
-            all.tcp_sends |= busy && reads.tcp_sends;
-            all.tcp_receives |= busy && reads.tcp_receives;
-            all.peer_receives |= busy && reads.peer_receives;
-            all.disk |= busy && reads.disk;
-            if !busy {
+            if !f.cfg.busy() {
                 // Only its place on the bus remains.
                 f.cfg = FunctionCfg::RawDma(RawDmaCfg {
                     dma: DmaCfg {

@@ -122,6 +122,19 @@ pub struct Reads {
     pub disk: bool,
 }
 
+impl Reads {
+    /// What either reads.
+    pub fn or(self, o: Reads) -> Reads {
+        Reads {
+            tcp: self.tcp || o.tcp,
+            tcp_sends: self.tcp_sends || o.tcp_sends,
+            tcp_receives: self.tcp_receives || o.tcp_receives,
+            peer_receives: self.peer_receives || o.peer_receives,
+            disk: self.disk || o.disk,
+        }
+    }
+}
+
 /// An engine kind: its description, its configuration and its behaviour.
 /// The methods on the configuration say what the platform needs to place
 /// the function (its DMA settings, its wire rate, its netperf processes).

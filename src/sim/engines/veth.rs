@@ -314,9 +314,9 @@ impl EngineType for Veth {
     fn processes(c: &VethCfg) -> [bool; 2] {
         [c.streams.0.is_some(), c.streams.1.is_some()]
     }
-    // It reads the TCP stack costs as a NIC does.
-    // The other partition runs the same stack, so either direction reads
-    // the costs of both; the test bed's peer is never read.
+    // It reads the TCP stack costs as a NIC does; the other partition runs
+    // the same stack, so either direction reads the costs of both, and the
+    // test bed's peer is never read.
     fn reads(_: &VethCfg) -> Reads {
         Reads {
             tcp: true,
