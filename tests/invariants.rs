@@ -781,3 +781,69 @@ fn a_value_the_fingerprint_leaves_out_changes_no_run() {
         "left out {left_out}, kept {kept}"
     );
 }
+
+/// Every bundled scenario with published figures warms up long enough: with
+/// four times its warm-up (same seed, so other random numbers in the
+/// measured window), each function's throughput and each experiment's
+/// whole-machine CPU utilisation move by less than three times the
+/// scenario's precision, and the functions' throughputs by less than half
+/// of it on average: what two runs measured to that precision differ by,
+/// with no transient left. A warm-up cut below the transient moves them by
+/// more (the ATM report's at 5 ms instead of its 20: up to 5%).
+#[test]
+fn the_bundled_warm_ups_reach_the_steady_state() {
+    let mut fitted = registry().clone();
+    iosim::loader::apply_bundled_fitted(&mut fitted).expect("the bundled fit applies");
+    let reg = &fitted;
+    let scenarios = iosim::loader::load_bundled_scenarios(reg).expect("bundled scenarios");
+    let runner = Runner::new(2).expect("a pool");
+    let mut checked = 0;
+    for sc in scenarios
+        .iter()
+        .filter(|sc| sc.experiments.iter().any(|e| !e.figures.is_empty()))
+    {
+        let mut longer = sc.clone();
+        longer.run.warmup_ms *= 4.0;
+        let given = run_scenario(reg, sc, 1, &runner).expect("runs");
+        let warmer = run_scenario(reg, &longer, 1, &runner).expect("runs");
+        let within = sc.run.precision_pct.unwrap_or(1.0);
+        let when = format!(
+            "after {} ms of warm-up against {} ms",
+            sc.run.warmup_ms, longer.run.warmup_ms
+        );
+        // Signed moves, percent of the longer warm-up's value.
+        let moved = |a: f64, b: f64| 100.0 * (a - b) / b.abs().max(1e-12);
+        let mut moves = Vec::new();
+        for (a, b) in given.iter().zip(&warmer) {
+            for (fa, fb) in a.functions.iter().zip(&b.functions) {
+                let (ta, tb) = (fa.out.0 + fa.inn.0, fb.out.0 + fb.inn.0);
+                if tb > 0.0 {
+                    let m = moved(ta, tb);
+                    assert!(
+                        m.abs() < 3.0 * within,
+                        "{}/{} {}: throughput moves by {m:.2}% {when}",
+                        sc.name,
+                        a.id,
+                        fa.label
+                    );
+                    moves.push(m);
+                }
+            }
+            let m = moved(a.cpu_util, b.cpu_util);
+            assert!(
+                m.abs() < 3.0 * within,
+                "{}/{}: CPU utilisation moves by {m:.2}% {when}",
+                sc.name,
+                a.id
+            );
+            checked += 1;
+        }
+        let mean = moves.iter().sum::<f64>() / moves.len().max(1) as f64;
+        assert!(
+            mean.abs() < within / 2.0,
+            "{}: throughputs move by {mean:.2}% on average {when}",
+            sc.name
+        );
+    }
+    assert!(checked > 50, "{checked} experiments checked");
+}
