@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::report::{
     csv_quote, csv_text, escape_control, Cell, ColumnStats, Format, Layout, Report,
 };
-use crate::sim::{BusResult, CpuResult, ExperimentResult, FunctionResult, Totals};
+use crate::sim::{BusResult, CpuResult, ExperimentResult, FunctionResult, StartDrift, Totals};
 use crate::units::{BytesPerSec, Picos};
 
 /// The longest line a part may have, in bytes.
@@ -162,6 +162,7 @@ pub fn result_json(r: &ExperimentResult) -> Value {
         "events": r.events,
         "measured": r.measured.0,
         "ci95_pct": bits(r.ci95_pct),
+        "start_drift": r.start_drift.map(|d| json!([bits(d.bias_pct), bits(d.ci95_pct), bits(d.first_ms)])),
         "totals": [
             t.bus_write_bytes,
             t.rope_write_bytes,
@@ -252,6 +253,17 @@ pub fn result_from_json(v: &Value) -> Option<ExperimentResult> {
         events: field("events")?.as_u64()?,
         measured: Picos(field("measured")?.as_u64()?),
         ci95_pct: num(field("ci95_pct")?)?,
+        start_drift: match field("start_drift")? {
+            Value::Null => None,
+            d => {
+                let d = items(d, 3)?;
+                Some(StartDrift {
+                    bias_pct: num(&d[0])?,
+                    ci95_pct: num(&d[1])?,
+                    first_ms: num(&d[2])?,
+                })
+            }
+        },
         totals: Totals {
             bus_write_bytes: t[0].as_u64()?,
             rope_write_bytes: t[1].as_u64()?,
@@ -933,6 +945,11 @@ mod tests {
             events: 12_345,
             measured: Picos(7),
             ci95_pct: 0.8,
+            start_drift: Some(StartDrift {
+                bias_pct: -1.0 / 3.0,
+                ci95_pct: 0.2,
+                first_ms: 4.0,
+            }),
             totals: Totals {
                 bus_write_bytes: 1,
                 rope_write_bytes: 2,
@@ -953,6 +970,12 @@ mod tests {
         );
         let mut v: Value = serde_json::from_str(&text).expect("JSON");
         v["buses"][0][10] = json!("sba0");
+        assert!(result_from_json(&v).is_none());
+        let mut v: Value = serde_json::from_str(&text).expect("JSON");
+        v["start_drift"] = Value::Null;
+        let none = result_from_json(&v).expect("reads back");
+        assert_eq!(none.start_drift, None);
+        v["start_drift"] = json!([1, 2]);
         assert!(result_from_json(&v).is_none());
     }
 

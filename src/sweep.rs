@@ -1049,6 +1049,12 @@ impl Plan<'_> {
                 if let Some(w) = crate::warnings::short_of_precision(&sc.run, &e.id, widest) {
                     p.warnings.push(format!("point `{}`: {w}", p.label));
                 }
+                if let Some(w) = reps
+                    .iter()
+                    .find_map(|rep| crate::warnings::start_drift(&sc.run, &rep[j]))
+                {
+                    p.warnings.push(format!("point `{}`: {w}", p.label));
+                }
                 j += 1;
                 let Some(names) = runs.first() else { continue };
                 for (mi, (name, unit, _)) in names.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! Doubts about an answer, in words: a run that ended at its ceiling short
-//! of the precision its scenario asks for, and a test bed that lacks what a
-//! workload needs (a netperf peer, a disk array) as far as the model can
+//! of the precision its scenario asks for, a run whose measured window
+//! starts with a transient its warm-up left (`sim::StartDrift`), and a test
+//! bed that lacks what a workload needs (a netperf peer, a disk array) as far as the model can
 //! tell. `run`, `sweep`, `validate`, `place` and `report` print them on
 //! standard error and in their reports (`# warning:` header lines, a
 //! `warnings` array in JSON; a section of the HTML report).
@@ -51,6 +52,25 @@ pub fn short_of_precision_as(run: &RunSpec, what: &str, ci95_pct: f64) -> Option
         what,
         readable(run.duration_ms),
         readable(p)
+    ))
+}
+
+/// The warning for result `r` of a run with settings `run`, if its
+/// measured window starts with a transient its warm-up left (see
+/// [`crate::sim::StartDrift`]).
+pub fn start_drift(run: &RunSpec, r: &ExperimentResult) -> Option<String> {
+    start_drift_as(run, &format!("experiment `{}`", r.id), r)
+}
+
+/// [`start_drift`] for a run named `what` in words.
+pub fn start_drift_as(run: &RunSpec, what: &str, r: &ExperimentResult) -> Option<String> {
+    let d = r.start_drift?;
+    Some(format!(
+        "{what} had not settled when its measurement began: the first {} ms of its measured window move the mean of a throughput it watched by {:+.2}%, more than the 95% interval of the rest of the window ({:.2}%); lengthen [run] warmup_ms (now {})",
+        readable(d.first_ms),
+        d.bias_pct,
+        d.ci95_pct,
+        readable(run.warmup_ms)
     ))
 }
 
@@ -108,7 +128,10 @@ pub fn of_scenario(reg: &Registry, sc: &Scenario, results: &[ExperimentResult]) 
         .iter()
         .flat_map(|e| testbed(reg, e))
         .collect();
-    out.extend(results.iter().filter_map(|r| precision(&sc.run, r)));
+    for r in results {
+        out.extend(precision(&sc.run, r));
+        out.extend(start_drift(&sc.run, r));
+    }
     out
 }
 
@@ -137,9 +160,11 @@ pub fn of_placement(reg: &Registry, p: &Placement) -> Vec<String> {
             )
         })
         .collect();
-    out.extend(p.ranked.iter().filter_map(|c| {
-        let r = c.result.as_ref()?;
-        short_of_precision_as(&req.run, &format!("placement `{}`", c.label), r.ci95_pct)
-    }));
+    for c in &p.ranked {
+        let Some(r) = c.result.as_ref() else { continue };
+        let what = format!("placement `{}`", c.label);
+        out.extend(short_of_precision_as(&req.run, &what, r.ci95_pct));
+        out.extend(start_drift_as(&req.run, &what, r));
+    }
     out
 }

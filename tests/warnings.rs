@@ -1,6 +1,7 @@
 //! Warnings of `run` and `sweep`, driven through the real binary: a run that
-//! ends at its ceiling short of its precision, a test bed without a netperf
-//! peer or a disk array; on standard error, as `# warning:` header lines of
+//! ends at its ceiling short of its precision, a measured window that starts
+//! before the steady state, a test bed without a netperf peer or a disk
+//! array; on standard error, as `# warning:` header lines of
 //! the table and CSV, and as the JSON `warnings` array (empty when there is
 //! none).
 
@@ -279,4 +280,98 @@ fn the_html_report_has_a_warnings_section() {
             .count(),
         w.len()
     );
+}
+
+/// A scratch directory with a test bed whose disk array answers a 128 KB
+/// read in 3 ms with 16 reads outstanding, and an FC read on the rp8400
+/// against it with `warmup_ms` of warm-up and a fixed 15 ms window: the
+/// array answers nothing for the first 3 ms, then the link runs full.
+fn slow_array_read(warmup_ms: u32) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).expect("a models directory");
+    std::fs::write(
+        models.join("slow-array-lab.toml"),
+        r#"kind = "testbed"
+name = "slow-array-lab"
+description = "A disk array slow to answer, with many reads outstanding"
+
+[param]
+peer_turnaround = { value = 20, unit = "us", source = "assumed" }
+peer_cpu_per_segment = { value = 0, unit = "us", source = "assumed" }
+target_latency = { value = 3000, unit = "us", source = "assumed" }
+diskbench_outstanding = { value = 16, unit = "count", source = "assumed" }
+"#,
+    )
+    .expect("the test bed");
+    let path = dir.path().join("read.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"[scenario]
+name = "slow-array-read"
+title = "FC reads from a slow array"
+
+[run]
+warmup_ms = {warmup_ms}
+duration_ms = 15
+batch_ms = 0.5
+
+[[experiment]]
+id = "fc-rd"
+server = "rp8400-seu"
+testbed = "slow-array-lab"
+cells = 1
+
+[[experiment.card]]
+adapter = "a9782a"
+slot = "seu-1"
+
+[[experiment.workload]]
+card = "a9782a"
+function = "fc"
+kind = "diskbench"
+direction = "read"
+block_kib = 128
+"#
+        ),
+    )
+    .expect("the scenario");
+    let file = path.to_str().expect("a UTF-8 path").to_string();
+    let models = models.to_str().expect("a UTF-8 path").to_string();
+    (dir, models, file)
+}
+
+#[test]
+fn a_window_that_starts_before_the_steady_state_is_warned_of_and_one_after_is_not() {
+    let (_dir, models, file) = slow_array_read(0);
+    let o = iosim(&[
+        "run",
+        "--no-sensitivity",
+        "--format",
+        "json",
+        "--models",
+        &models,
+        &file,
+    ]);
+    let w = warnings(&json(&o));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("experiment `fc-rd` had not settled when its measurement began: the first 3 ms of its measured window move the mean of a throughput it watched by -"),
+        "{w:?}"
+    );
+    assert!(w[0].ends_with("lengthen [run] warmup_ms (now 0)"), "{w:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("had not settled"));
+    // Warmed up past the array's first answers, the window is steady.
+    let (_dir, models, file) = slow_array_read(5);
+    let o = iosim(&[
+        "run",
+        "--no-sensitivity",
+        "--format",
+        "json",
+        "--models",
+        &models,
+        &file,
+    ]);
+    assert_eq!(warnings(&json(&o)), Vec::<String>::new());
 }

@@ -32,6 +32,6 @@ pub mod testbed;
 pub mod wire;
 pub mod workloads;
 
-pub use result::{BusResult, CpuResult, ExperimentResult, FunctionResult, Totals};
+pub use result::{BusResult, CpuResult, ExperimentResult, FunctionResult, StartDrift, Totals};
 pub use run::{simulate, simulate_assembled, simulate_within, Deadline, Watch};
 pub use system::{Ev, System};

@@ -96,6 +96,23 @@ pub struct Totals {
     pub read_bytes_delivered: u64,
 }
 
+/// A transient the warm-up left in a measured window: the first fifth of
+/// the window (at least two sub-batches) differs from the rest by more than
+/// their two 95% intervals (batch means) added, and moves the throughput's
+/// mean over the whole window by more than the 95% interval of the rest and
+/// than the precision the run was asked for. A transient widens the
+/// interval of the window it is in, so that interval would hide it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StartDrift {
+    /// How far the first fifth moves the mean over the whole window, in
+    /// percent of the mean over the rest.
+    pub bias_pct: f64,
+    /// The 95% interval of the mean over the rest, in percent of it.
+    pub ci95_pct: f64,
+    /// The length of the first fifth (ms).
+    pub first_ms: f64,
+}
+
 /// Everything measured in one experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExperimentResult {
@@ -130,6 +147,9 @@ pub struct ExperimentResult {
     /// see `sim::Watch`), in percent of its mean: infinite with fewer than
     /// two batches, 0 when nothing moved.
     pub ci95_pct: f64,
+    /// The transient the warm-up left at the start of the measured window,
+    /// if any (see [`StartDrift`]).
+    pub start_drift: Option<StartDrift>,
     /// Lifetime counters.
     pub totals: Totals,
 }
@@ -190,6 +210,7 @@ impl ExperimentResult {
             events,
             measured: Picos(0),
             ci95_pct: f64::INFINITY,
+            start_drift: None,
             totals,
         }
     }
@@ -199,6 +220,12 @@ impl ExperimentResult {
     pub fn measured(mut self, window: Picos, ci95_pct: f64) -> Self {
         self.measured = window;
         self.ci95_pct = ci95_pct;
+        self
+    }
+
+    /// The result with the transient its measured window starts with.
+    pub fn with_start_drift(mut self, drift: Option<StartDrift>) -> Self {
+        self.start_drift = drift;
         self
     }
 }

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::model::{Experiment, Registry, RunSpec};
 use crate::sim::config::{self, SystemCfg};
 use crate::sim::engines::Engine;
-use crate::sim::result::ExperimentResult;
+use crate::sim::result::{ExperimentResult, StartDrift};
 use crate::sim::system::{Ev, System};
 use crate::units::Picos;
 
@@ -109,15 +109,11 @@ impl Batches {
         self.last = now;
     }
 
-    /// The worst relative half-width in percent of the throughputs `watch`
-    /// names (0 with no moving one; infinite with fewer than two batches).
-    fn worst_ci95_pct(&self, watch: &Watch) -> f64 {
+    /// The series of each throughput `watch` names, one value per
+    /// sub-batch (the bytes it moved).
+    fn watched(&self, watch: &Watch) -> Vec<std::borrow::Cow<'_, [f64]>> {
         match watch {
-            Watch::EachWay => self
-                .series
-                .iter()
-                .map(|xs| relative_ci95_pct(xs))
-                .fold(0.0, f64::max),
+            Watch::EachWay => self.series.iter().map(|xs| xs.as_slice().into()).collect(),
             Watch::Only(sums) => sums
                 .iter()
                 .map(|fs| {
@@ -131,11 +127,66 @@ impl Batches {
                             *x += y;
                         }
                     }
-                    relative_ci95_pct(&xs)
+                    xs.into()
                 })
-                .fold(0.0, f64::max),
+                .collect(),
         }
     }
+
+    /// The worst relative half-width in percent of the throughputs `watch`
+    /// names (0 with no moving one; infinite with fewer than two batches).
+    fn worst_ci95_pct(&self, watch: &Watch) -> f64 {
+        self.watched(watch)
+            .iter()
+            .map(|xs| relative_ci95_pct(xs))
+            .fold(0.0, f64::max)
+    }
+
+    /// The largest [`StartDrift`] of the throughputs `watch` names, over
+    /// their first `whole` sub-batches of `batch_ms` each, of a run asked
+    /// for `precision_pct` (see [`start_drift`]).
+    fn start_drift(
+        &self,
+        watch: &Watch,
+        whole: usize,
+        batch_ms: f64,
+        precision_pct: Option<f64>,
+    ) -> Option<StartDrift> {
+        self.watched(watch)
+            .iter()
+            .filter_map(|xs| start_drift(&xs[..whole.min(xs.len())], batch_ms, precision_pct))
+            .max_by(|a, b| a.bias_pct.abs().total_cmp(&b.bias_pct.abs()))
+    }
+}
+
+/// The [`StartDrift`] of the sub-batch series `xs` (each `batch_ms` long),
+/// if it has one that also moves the mean by more than the `precision_pct`
+/// the run was asked for (a run measured to its precision keeps smaller
+/// transients within what it promises).
+fn start_drift(xs: &[f64], batch_ms: f64, precision_pct: Option<f64>) -> Option<StartDrift> {
+    let k = xs.len() / 5;
+    if k < 2 {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (first, rest) = xs.split_at(k);
+    let (a, b) = (mean(first), mean(rest));
+    if b <= 0.0 {
+        return None;
+    }
+    let (first_pct, rest_pct) = (relative_ci95_pct(first), relative_ci95_pct(rest));
+    // Apart by more than the two intervals added (never when one is unknown).
+    let noise = (first_pct * a + rest_pct * b) / 100.0;
+    if (a - b).abs().partial_cmp(&noise) != Some(std::cmp::Ordering::Greater) {
+        return None;
+    }
+    let all = xs.iter().sum::<f64>() / xs.len() as f64;
+    let bias_pct = 100.0 * (all - b) / b;
+    (bias_pct.abs() > rest_pct.max(precision_pct.unwrap_or(0.0))).then_some(StartDrift {
+        bias_pct,
+        ci95_pct: rest_pct,
+        first_ms: k as f64 * batch_ms,
+    })
 }
 
 /// The relative half-width in percent of the 95% interval of the batch means
@@ -242,6 +293,11 @@ pub fn simulate_within(
         }
     }
     let (functions, buses, cpus) = sys.results(end, end - warm);
+    // A short last sub-batch (a window cut by its ceiling) would weigh as
+    // much as a whole one.
+    let recorded = batches.series.first().map_or(0, Vec::len);
+    let whole = recorded - usize::from(((end - warm).0 % batch.0) != 0);
+    let drift = batches.start_drift(watch, whole, batch.0 as f64 / 1e9, run.precision_pct);
     Ok(ExperimentResult::new(
         exp.id.clone(),
         functions,
@@ -251,5 +307,67 @@ pub fn simulate_within(
         s.events_processed(),
         sys.totals(),
     )
-    .measured(end - warm, batches.worst_ci95_pct(watch)))
+    .measured(end - warm, batches.worst_ci95_pct(watch))
+    .with_start_drift(drift))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` sub-batches about `level`, each off by up to ±3% (uniform, from
+    /// a fixed linear congruential stream).
+    fn steady(n: usize, level: f64) -> Vec<f64> {
+        let mut state: u64 = 12_345;
+        (0..n)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+                level * (1.0 + 0.06 * (u - 0.5))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_steady_window_has_no_start_drift() {
+        assert_eq!(start_drift(&steady(100, 1000.0), 1.0, None), None);
+        assert_eq!(start_drift(&steady(100, 1000.0), 1.0, Some(1.0)), None);
+    }
+
+    #[test]
+    fn a_window_that_starts_low_has_a_start_drift_of_its_size() {
+        // The first fifth at half the rate: the whole window's mean is 10%
+        // below the rest's.
+        let mut xs = steady(100, 1000.0);
+        for x in &mut xs[..20] {
+            *x *= 0.5;
+        }
+        let d = start_drift(&xs, 0.5, None).expect("a drift");
+        assert!((d.bias_pct + 10.0).abs() < 0.1, "{d:?}");
+        assert!(d.ci95_pct < 1.0, "{d:?}");
+        assert_eq!(d.first_ms, 10.0);
+        // Larger than a precision of 5%, not than one of 20%.
+        assert!(start_drift(&xs, 0.5, Some(5.0)).is_some());
+        assert_eq!(start_drift(&xs, 0.5, Some(20.0)), None);
+    }
+
+    #[test]
+    fn a_start_within_the_noise_or_too_short_a_window_has_none() {
+        // The first fifth 0.5% high, within the noise.
+        let mut xs = steady(100, 1000.0);
+        for x in &mut xs[..20] {
+            *x *= 1.005;
+        }
+        assert_eq!(start_drift(&xs, 1.0, None), None);
+        // Nine sub-batches leave a first fifth of one: none is judged.
+        let mut short = steady(9, 1000.0);
+        short[0] = 0.0;
+        assert_eq!(start_drift(&short, 1.0, None), None);
+        // Nothing moving after the start: nothing to compare with.
+        let mut idle = vec![0.0; 50];
+        idle[0] = 5.0;
+        assert_eq!(start_drift(&idle, 1.0, None), None);
+    }
 }
