@@ -8,24 +8,32 @@
 mod common;
 use common::{iosim, succeeded as stdout};
 
-/// A GigE transmit experiment on the rp8400 with test bed `testbed`, in a
-/// scratch directory; returns the directory and the file.
-fn gige_on(testbed: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("a scratch directory");
-    let path = dir.path().join("gige.toml");
+/// A scenario file `name.toml` in `dir`: one experiment `id` with an A9782A
+/// in the rp8400's slot seu-1 on test bed `testbed`, its `[run]` table's
+/// body `run` and the workload of its function `function` (the lines after
+/// `function = ...`); returns the file.
+fn one_card(
+    dir: &std::path::Path,
+    name: &str,
+    id: &str,
+    testbed: &str,
+    run: &str,
+    function: &str,
+    workload: &str,
+) -> String {
+    let path = dir.join(format!("{name}.toml"));
     std::fs::write(
         &path,
         format!(
             r#"[scenario]
-name = "gige-on-{testbed}"
-title = "GigE transmit"
+name = "{name}"
+title = "{name}"
 
 [run]
-warmup_ms = 5
-duration_ms = 20
+{run}
 
 [[experiment]]
-id = "gige-tx"
+id = "{id}"
 server = "rp8400-seu"
 testbed = "{testbed}"
 cells = 1
@@ -36,16 +44,28 @@ slot = "seu-1"
 
 [[experiment.workload]]
 card = "a9782a"
-function = "gige"
-kind = "netperf-tcp-stream"
-direction = "transmit"
-socket_kib = 128
-message_kib = 32
+function = "{function}"
+{workload}
 "#
         ),
     )
     .expect("the scenario");
-    let file = path.to_str().expect("a UTF-8 path").to_string();
+    path.to_str().expect("a UTF-8 path").to_string()
+}
+
+/// A GigE transmit experiment on the rp8400 with test bed `testbed`, in a
+/// scratch directory; returns the directory and the file.
+fn gige_on(testbed: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let file = one_card(
+        dir.path(),
+        &format!("gige-on-{testbed}"),
+        "gige-tx",
+        testbed,
+        "warmup_ms = 5\nduration_ms = 20",
+        "gige",
+        "kind = \"netperf-tcp-stream\"\ndirection = \"transmit\"\nsocket_kib = 128\nmessage_kib = 32",
+    );
     (dir, file)
 }
 
@@ -304,74 +324,37 @@ diskbench_outstanding = { value = 16, unit = "count", source = "assumed" }
 "#,
     )
     .expect("the test bed");
-    let path = dir.path().join("read.toml");
-    std::fs::write(
-        &path,
-        format!(
-            r#"[scenario]
-name = "slow-array-read"
-title = "FC reads from a slow array"
-
-[run]
-warmup_ms = {warmup_ms}
-duration_ms = 15
-batch_ms = 0.5
-
-[[experiment]]
-id = "fc-rd"
-server = "rp8400-seu"
-testbed = "slow-array-lab"
-cells = 1
-
-[[experiment.card]]
-adapter = "a9782a"
-slot = "seu-1"
-
-[[experiment.workload]]
-card = "a9782a"
-function = "fc"
-kind = "diskbench"
-direction = "read"
-block_kib = 128
-"#
-        ),
-    )
-    .expect("the scenario");
-    let file = path.to_str().expect("a UTF-8 path").to_string();
+    let file = one_card(
+        dir.path(),
+        "slow-array-read",
+        "fc-rd",
+        "slow-array-lab",
+        &format!("warmup_ms = {warmup_ms}\nduration_ms = 15\nbatch_ms = 0.5"),
+        "fc",
+        "kind = \"diskbench\"\ndirection = \"read\"\nblock_kib = 128",
+    );
     let models = models.to_str().expect("a UTF-8 path").to_string();
     (dir, models, file)
 }
 
 #[test]
 fn a_window_that_starts_before_the_steady_state_is_warned_of_and_one_after_is_not() {
-    let (_dir, models, file) = slow_array_read(0);
-    let o = iosim(&[
-        "run",
-        "--no-sensitivity",
-        "--format",
-        "json",
-        "--models",
-        &models,
-        &file,
-    ]);
-    let w = warnings(&json(&o));
+    // `run` of the slow array read warmed up for `warmup_ms`.
+    let run = |warmup_ms| {
+        let (_dir, models, file) = slow_array_read(warmup_ms);
+        let args = ["run", "--no-sensitivity", "--format", "json", "--models"];
+        let o = iosim(&[&args[..], &[models.as_str(), file.as_str()]].concat());
+        let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        (warnings(&json(&o)), stderr)
+    };
+    let (w, stderr) = run(0);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
         w[0].starts_with("experiment `fc-rd` had not settled when its measurement began: the first 3 ms of its measured window move the mean of a throughput it watched by -"),
         "{w:?}"
     );
     assert!(w[0].ends_with("lengthen [run] warmup_ms (now 0)"), "{w:?}");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("had not settled"));
+    assert!(stderr.contains("had not settled"));
     // Warmed up past the array's first answers, the window is steady.
-    let (_dir, models, file) = slow_array_read(5);
-    let o = iosim(&[
-        "run",
-        "--no-sensitivity",
-        "--format",
-        "json",
-        "--models",
-        &models,
-        &file,
-    ]);
-    assert_eq!(warnings(&json(&o)), Vec::<String>::new());
+    assert_eq!(run(5).0, Vec::<String>::new());
 }
