@@ -163,6 +163,7 @@ pub fn result_json(r: &ExperimentResult) -> Value {
         "measured": r.measured.0,
         "ci95_pct": bits(r.ci95_pct),
         "start_drift": r.start_drift.map(|d| json!([bits(d.bias_pct), bits(d.ci95_pct), bits(d.first_ms)])),
+        "remeasured_from": r.remeasured_from.map(|t| t.0),
         "totals": [
             t.bus_write_bytes,
             t.rope_write_bytes,
@@ -263,6 +264,10 @@ pub fn result_from_json(v: &Value) -> Option<ExperimentResult> {
                     first_ms: num(&d[2])?,
                 })
             }
+        },
+        remeasured_from: match field("remeasured_from")? {
+            Value::Null => None,
+            t => Some(Picos(t.as_u64()?)),
         },
         totals: Totals {
             bus_write_bytes: t[0].as_u64()?,
@@ -950,6 +955,7 @@ mod tests {
                 ci95_pct: 0.2,
                 first_ms: 4.0,
             }),
+            remeasured_from: Some(Picos(u64::MAX - 1)),
             totals: Totals {
                 bus_write_bytes: 1,
                 rope_write_bytes: 2,
@@ -977,6 +983,12 @@ mod tests {
         assert_eq!(none.start_drift, None);
         v["start_drift"] = json!([1, 2]);
         assert!(result_from_json(&v).is_none());
+        let mut v: Value = serde_json::from_str(&text).expect("JSON");
+        v["remeasured_from"] = Value::Null;
+        assert_eq!(
+            result_from_json(&v).expect("reads back").remeasured_from,
+            None
+        );
     }
 
     #[test]

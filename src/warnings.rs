@@ -55,23 +55,29 @@ pub fn short_of_precision_as(run: &RunSpec, what: &str, ci95_pct: f64) -> Option
     ))
 }
 
-/// The warning for result `r` of a run with settings `run`, if its
-/// measured window starts with a transient its warm-up left (see
-/// [`crate::sim::StartDrift`]).
+/// The warning for result `r` of a run with settings `run`, if its first
+/// measured window started before the steady state (see
+/// [`crate::sim::StartDrift`]): the run was measured again after it, and
+/// the window measured again may not have settled either.
 pub fn start_drift(run: &RunSpec, r: &ExperimentResult) -> Option<String> {
     start_drift_as(run, &format!("experiment `{}`", r.id), r)
 }
 
 /// [`start_drift`] for a run named `what` in words.
 pub fn start_drift_as(run: &RunSpec, what: &str, r: &ExperimentResult) -> Option<String> {
-    let d = r.start_drift?;
-    Some(format!(
-        "{what} had not settled when its measurement began: the first {} ms of its measured window move the mean of a throughput it watched by {:+.2}%, more than the 95% interval of the rest of the window ({:.2}%); lengthen [run] warmup_ms (now {})",
-        readable(d.first_ms),
-        d.bias_pct,
-        d.ci95_pct,
-        readable(run.warmup_ms)
-    ))
+    let from = readable(r.remeasured_from?.secs() * 1e3);
+    let now = readable(run.warmup_ms);
+    Some(match r.start_drift {
+        None => format!(
+            "{what} had not settled when its measurement began: its first window became warm-up and it was measured again from {from} ms; warmup_ms = {from} (now {now}) saves that window"
+        ),
+        Some(d) => format!(
+            "{what} had not settled even when measured again from {from} ms: the first {} ms of that window move the mean of a throughput it watched by {:+.2}%, more than the 95% interval of the rest of the window ({:.2}%); lengthen [run] warmup_ms (now {now}) or duration_ms",
+            readable(d.first_ms),
+            d.bias_pct,
+            d.ci95_pct,
+        ),
+    })
 }
 
 /// What the test bed of experiment `e` lacks for its workloads, as far as

@@ -101,7 +101,8 @@ pub struct Totals {
 /// their two 95% intervals (batch means) added, and moves the throughput's
 /// mean over the whole window by more than the 95% interval of the rest and
 /// than the precision the run was asked for. A transient widens the
-/// interval of the window it is in, so that interval would hide it.
+/// interval of the window it is in, so that interval would hide it. A run
+/// whose first window has one measures again after it (`sim::run`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StartDrift {
     /// How far the first fifth moves the mean over the whole window, in
@@ -150,6 +151,10 @@ pub struct ExperimentResult {
     /// The transient the warm-up left at the start of the measured window,
     /// if any (see [`StartDrift`]).
     pub start_drift: Option<StartDrift>,
+    /// When the first window measured (after the scenario's warm-up)
+    /// started before the steady state: the time the run was measured again
+    /// from, that window joining the warm-up.
+    pub remeasured_from: Option<Picos>,
     /// Lifetime counters.
     pub totals: Totals,
 }
@@ -211,6 +216,7 @@ impl ExperimentResult {
             measured: Picos(0),
             ci95_pct: f64::INFINITY,
             start_drift: None,
+            remeasured_from: None,
             totals,
         }
     }
@@ -223,9 +229,16 @@ impl ExperimentResult {
         self
     }
 
-    /// The result with the transient its measured window starts with.
-    pub fn with_start_drift(mut self, drift: Option<StartDrift>) -> Self {
+    /// The result with the transient its measured window starts with, and
+    /// the time it was measured again from if its first window had not
+    /// settled.
+    pub fn with_start_drift(
+        mut self,
+        drift: Option<StartDrift>,
+        remeasured_from: Option<Picos>,
+    ) -> Self {
         self.start_drift = drift;
+        self.remeasured_from = remeasured_from;
         self
     }
 }

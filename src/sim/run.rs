@@ -252,11 +252,8 @@ pub fn simulate_within(
     let mut s = Scheduler::new();
     let ms = |v: f64| Picos::from_secs(v / 1e3);
     let warm = ms(run.warmup_ms);
-    let ceiling = warm + ms(run.duration_ms);
-    let floor = warm + ms(run.min_ms.min(run.duration_ms));
-    let batch = Picos(ms(run.batch_ms).0.max(1));
     let limits = Limits {
-        max_time: ceiling,
+        max_time: warm + ms(run.duration_ms),
         max_events: run.max_events,
     };
     sys.start(&mut s);
@@ -269,46 +266,105 @@ pub fn simulate_within(
     if run_bounded(&mut sys, &mut s, warm, limits, deadline)? == Stop::EventLimit {
         return Err(hit(&s));
     }
-    sys.reset_measurements(warm);
-    // Running in batches changes nothing in the simulation: the events are
-    // the same, in the same order.
-    // The precision is checked when the window reaches the floor, then each
-    // time it has grown by a quarter ([`CHECK_GROWTH`]).
-    let mut batches = Batches::default();
-    let mut end = warm;
-    let mut check = floor;
-    while end < ceiling {
-        end = (end + batch).min(ceiling);
-        if run_bounded(&mut sys, &mut s, end, limits, deadline)? == Stop::EventLimit {
-            return Err(hit(&s));
-        }
-        batches.record(sys.engines.iter().map(Engine::delivered).collect());
-        if let Some(p) = run.precision_pct {
-            if end >= check {
-                if batches.worst_ci95_pct(watch) <= p {
-                    break;
-                }
-                check = warm + Picos((end - warm).0 / CHECK_GROWTH.1 * CHECK_GROWTH.0);
-            }
-        }
+    let window = Window {
+        run,
+        watch,
+        deadline,
+    };
+    let (mut start, (mut end, mut batches)) = (warm, window.measure(&mut sys, &mut s, warm, &hit)?);
+    let mut drift = window.drift(&batches, start, end);
+    // A window that starts before the steady state joins the warm-up, and
+    // the run is measured again after it, once.
+    let mut remeasured_from = None;
+    if drift.is_some() {
+        start = end;
+        remeasured_from = Some(start);
+        (end, batches) = window.measure(&mut sys, &mut s, start, &hit)?;
+        drift = window.drift(&batches, start, end);
     }
-    let (functions, buses, cpus) = sys.results(end, end - warm);
-    // A short last sub-batch (a window cut by its ceiling) would weigh as
-    // much as a whole one.
-    let recorded = batches.series.first().map_or(0, Vec::len);
-    let whole = recorded - usize::from(((end - warm).0 % batch.0) != 0);
-    let drift = batches.start_drift(watch, whole, batch.0 as f64 / 1e9, run.precision_pct);
+    let (functions, buses, cpus) = sys.results(end, end - start);
     Ok(ExperimentResult::new(
         exp.id.clone(),
         functions,
         buses,
         cpus,
-        sys.p.memory.util(end - warm),
+        sys.p.memory.util(end - start),
         s.events_processed(),
         sys.totals(),
     )
-    .measured(end - warm, batches.worst_ci95_pct(watch))
-    .with_start_drift(drift))
+    .measured(end - start, batches.worst_ci95_pct(watch))
+    .with_start_drift(drift, remeasured_from))
+}
+
+/// How a run measures its windows: its settings, what it watches and its
+/// wall-clock deadline.
+struct Window<'a> {
+    run: &'a RunSpec,
+    watch: &'a Watch,
+    deadline: Deadline,
+}
+
+impl Window<'_> {
+    /// Resets the meters at `start` and measures a window from there in
+    /// batches (see [`RunSpec`]: a fixed window, or until every watched
+    /// throughput is known to the precision asked for); returns the
+    /// window's end and its batches. Running in batches changes nothing in
+    /// the simulation: the events are the same, in the same order.
+    fn measure(
+        &self,
+        sys: &mut System,
+        s: &mut Scheduler<Ev>,
+        start: Picos,
+        hit: &dyn Fn(&Scheduler<Ev>) -> Error,
+    ) -> Result<(Picos, Batches)> {
+        let ms = |v: f64| Picos::from_secs(v / 1e3);
+        let run = self.run;
+        let ceiling = start + ms(run.duration_ms);
+        let floor = start + ms(run.min_ms.min(run.duration_ms));
+        let batch = Picos(ms(run.batch_ms).0.max(1));
+        let limits = Limits {
+            max_time: ceiling,
+            max_events: run.max_events,
+        };
+        sys.reset_measurements(start);
+        // The precision is checked when the window reaches the floor, then
+        // each time it has grown by a quarter ([`CHECK_GROWTH`]).
+        let mut batches = Batches::default();
+        let mut end = start;
+        let mut check = floor;
+        while end < ceiling {
+            end = (end + batch).min(ceiling);
+            if run_bounded(sys, s, end, limits, self.deadline)? == Stop::EventLimit {
+                return Err(hit(s));
+            }
+            batches.record(sys.engines.iter().map(Engine::delivered).collect());
+            if let Some(p) = run.precision_pct {
+                if end >= check {
+                    if batches.worst_ci95_pct(self.watch) <= p {
+                        break;
+                    }
+                    check = start + Picos((end - start).0 / CHECK_GROWTH.1 * CHECK_GROWTH.0);
+                }
+            }
+        }
+        Ok((end, batches))
+    }
+
+    /// The [`StartDrift`] of the window from `start` to `end` measured in
+    /// `batches`.
+    fn drift(&self, batches: &Batches, start: Picos, end: Picos) -> Option<StartDrift> {
+        let batch = Picos(Picos::from_secs(self.run.batch_ms / 1e3).0.max(1));
+        // A short last sub-batch (a window cut by its ceiling) would weigh
+        // as much as a whole one.
+        let recorded = batches.series.first().map_or(0, Vec::len);
+        let whole = recorded - usize::from(!(end - start).0.is_multiple_of(batch.0));
+        batches.start_drift(
+            self.watch,
+            whole,
+            batch.0 as f64 / 1e9,
+            self.run.precision_pct,
+        )
+    }
 }
 
 #[cfg(test)]
