@@ -1,6 +1,8 @@
 //! The run of one experiment: warm-up, then the measured window in
 //! batches until the throughputs are known to the precision asked for (or
-//! the window is over), and the result.
+//! the window is over), and the result. A window that starts before the
+//! steady state ([`StartDrift`]) becomes warm-up, and the run is measured
+//! again after it, once.
 //!
 //! Direction of use: above the [`System`]; uses the assembly, the engine
 //! and the statistics.
