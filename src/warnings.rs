@@ -1,8 +1,8 @@
 //! Doubts about an answer, in words: a run that ended at its ceiling short
-//! of the precision its scenario asks for, a run whose measured window
-//! starts with a transient its warm-up left (`sim::StartDrift`), and a test
-//! bed that lacks what a workload needs (a netperf peer, a disk array) as far as the model can
-//! tell. `run`, `sweep`, `validate`, `place` and `report` print them on
+//! of the precision its scenario asks for, a run measured again because
+//! its first window started before the steady state (`sim::StartDrift`),
+//! and a test bed that lacks what a workload needs (a netperf peer, a disk
+//! array) as far as the model can tell. `run`, `sweep`, `validate`, `place` and `report` print them on
 //! standard error and in their reports (`# warning:` header lines, a
 //! `warnings` array in JSON; a section of the HTML report).
 //!

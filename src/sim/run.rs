@@ -19,6 +19,11 @@ use crate::units::Picos;
 /// Batches of the batch means.
 const BATCHES: usize = 10;
 
+/// `v` milliseconds of simulated time.
+fn ms(v: f64) -> Picos {
+    Picos::from_secs(v / 1e3)
+}
+
 /// A precision-driven run checks its intervals each time its measured window
 /// has grown by this ratio (5/4): often enough that a run stops at most a
 /// quarter past the point where it first could (doubling, the rule before,
@@ -182,8 +187,7 @@ fn start_drift(xs: &[f64], batch_ms: f64, precision_pct: Option<f64>) -> Option<
     if (a - b).abs().partial_cmp(&noise) != Some(std::cmp::Ordering::Greater) {
         return None;
     }
-    let all = xs.iter().sum::<f64>() / xs.len() as f64;
-    let bias_pct = 100.0 * (all - b) / b;
+    let bias_pct = 100.0 * (mean(xs) - b) / b;
     (bias_pct.abs() > rest_pct.max(precision_pct.unwrap_or(0.0))).then_some(StartDrift {
         bias_pct,
         ci95_pct: rest_pct,
@@ -252,7 +256,6 @@ pub fn simulate_within(
 ) -> Result<ExperimentResult> {
     let mut sys = System::new(cfg, seed);
     let mut s = Scheduler::new();
-    let ms = |v: f64| Picos::from_secs(v / 1e3);
     let warm = ms(run.warmup_ms);
     let limits = Limits {
         max_time: warm + ms(run.duration_ms),
@@ -272,8 +275,10 @@ pub fn simulate_within(
         run,
         watch,
         deadline,
+        batch: Picos(ms(run.batch_ms).0.max(1)),
     };
-    let (mut start, (mut end, mut batches)) = (warm, window.measure(&mut sys, &mut s, warm, &hit)?);
+    let mut start = warm;
+    let (mut end, mut batches) = window.measure(&mut sys, &mut s, start, &hit)?;
     let mut drift = window.drift(&batches, start, end);
     // A window that starts before the steady state joins the warm-up, and
     // the run is measured again after it, once.
@@ -298,12 +303,13 @@ pub fn simulate_within(
     .with_start_drift(drift, remeasured_from))
 }
 
-/// How a run measures its windows: its settings, what it watches and its
-/// wall-clock deadline.
+/// How a run measures its windows: its settings, what it watches, its
+/// wall-clock deadline and its sub-batch.
 struct Window<'a> {
     run: &'a RunSpec,
     watch: &'a Watch,
     deadline: Deadline,
+    batch: Picos,
 }
 
 impl Window<'_> {
@@ -319,11 +325,9 @@ impl Window<'_> {
         start: Picos,
         hit: &dyn Fn(&Scheduler<Ev>) -> Error,
     ) -> Result<(Picos, Batches)> {
-        let ms = |v: f64| Picos::from_secs(v / 1e3);
         let run = self.run;
         let ceiling = start + ms(run.duration_ms);
         let floor = start + ms(run.min_ms.min(run.duration_ms));
-        let batch = Picos(ms(run.batch_ms).0.max(1));
         let limits = Limits {
             max_time: ceiling,
             max_events: run.max_events,
@@ -335,7 +339,7 @@ impl Window<'_> {
         let mut end = start;
         let mut check = floor;
         while end < ceiling {
-            end = (end + batch).min(ceiling);
+            end = (end + self.batch).min(ceiling);
             if run_bounded(sys, s, end, limits, self.deadline)? == Stop::EventLimit {
                 return Err(hit(s));
             }
@@ -355,15 +359,14 @@ impl Window<'_> {
     /// The [`StartDrift`] of the window from `start` to `end` measured in
     /// `batches`.
     fn drift(&self, batches: &Batches, start: Picos, end: Picos) -> Option<StartDrift> {
-        let batch = Picos(Picos::from_secs(self.run.batch_ms / 1e3).0.max(1));
         // A short last sub-batch (a window cut by its ceiling) would weigh
         // as much as a whole one.
         let recorded = batches.series.first().map_or(0, Vec::len);
-        let whole = recorded - usize::from(!(end - start).0.is_multiple_of(batch.0));
+        let whole = recorded - usize::from(!(end - start).0.is_multiple_of(self.batch.0));
         batches.start_drift(
             self.watch,
             whole,
-            batch.0 as f64 / 1e9,
+            self.batch.0 as f64 / 1e9,
             self.run.precision_pct,
         )
     }
