@@ -2,9 +2,10 @@
 //! of the precision its scenario asks for, a run measured again because
 //! its first window started before the steady state (`sim::StartDrift`),
 //! and a test bed that lacks what a workload needs (a netperf peer, a disk
-//! array) as far as the model can tell. `run`, `sweep`, `validate`, `place` and `report` print them on
-//! standard error and in their reports (`# warning:` header lines, a
-//! `warnings` array in JSON; a section of the HTML report).
+//! array) as far as the model can tell. `run`, `sweep`, `validate`, `place`
+//! and `report` print them on standard error and in their reports
+//! (`# warning:` header lines, a `warnings` array in JSON; a section of the
+//! HTML report).
 //!
 //! A test bed is known to lack a netperf peer when every cost of its peer
 //! is zero (`peer_turnaround` and `peer_cpu_per_segment` 0, the optional
